@@ -1,0 +1,260 @@
+#include "region/interval_set.hpp"
+
+#include <algorithm>
+#include <limits>
+
+namespace unimem {
+
+std::string Interval::to_string() const {
+  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+namespace {
+
+// First interval whose end is >= offset: the first one that may touch or follow offset.
+std::vector<Interval>::const_iterator first_ending_at_or_after(const std::vector<Interval>& v,
+                                                               std::uint64_t offset) {
+  return std::lower_bound(v.begin(), v.end(), offset,
+                          [](const Interval& i, std::uint64_t o) { return i.end < o; });
+}
+
+// First interval whose end is > offset: the first one that may contain offset or follow it.
+std::vector<Interval>::const_iterator first_ending_after(const std::vector<Interval>& v,
+                                                         std::uint64_t offset) {
+  return std::upper_bound(v.begin(), v.end(), offset,
+                          [](std::uint64_t o, const Interval& i) { return o < i.end; });
+}
+
+}  // namespace
+
+IntervalSet::IntervalSet(Interval interval) {
+  if (!interval.empty()) intervals_.push_back(interval);
+}
+
+IntervalSet::IntervalSet(std::initializer_list<Interval> intervals)
+    : IntervalSet(from_unsorted(std::vector<Interval>(intervals))) {}
+
+IntervalSet IntervalSet::from_unsorted(std::vector<Interval> intervals) {
+  std::erase_if(intervals, [](const Interval& i) { return i.empty(); });
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  IntervalSet out;
+  for (const Interval& i : intervals) {
+    if (!out.intervals_.empty() && i.begin <= out.intervals_.back().end) {
+      out.intervals_.back().end = std::max(out.intervals_.back().end, i.end);
+    } else {
+      out.intervals_.push_back(i);
+    }
+  }
+  return out;
+}
+
+IntervalSet IntervalSet::from_normalized(std::vector<Interval> intervals) {
+  IntervalSet out;
+  out.intervals_ = std::move(intervals);
+#if UNIMEM_INVARIANTS_ENABLED
+  out.check_invariants();
+#endif
+  return out;
+}
+
+std::uint64_t IntervalSet::total_size() const {
+  std::uint64_t total = 0;
+  for (const Interval& i : intervals_) total += i.size();
+  return total;
+}
+
+Interval IntervalSet::bounds() const {
+  if (intervals_.empty()) return {};
+  return {intervals_.front().begin, intervals_.back().end};
+}
+
+bool IntervalSet::contains(std::uint64_t offset) const {
+  auto it = first_ending_after(intervals_, offset);
+  return it != intervals_.end() && it->begin <= offset;
+}
+
+bool IntervalSet::contains(const Interval& interval) const {
+  if (interval.empty()) return true;
+  auto it = first_ending_after(intervals_, interval.begin);
+  return it != intervals_.end() && it->contains(interval);
+}
+
+bool IntervalSet::contains(const IntervalSet& other) const {
+  // Both lists are sorted: one merge pass.
+  auto it = intervals_.begin();
+  for (const Interval& o : other.intervals_) {
+    while (it != intervals_.end() && it->end <= o.begin) ++it;
+    if (it == intervals_.end() || !it->contains(o)) return false;
+  }
+  return true;
+}
+
+bool IntervalSet::intersects(const Interval& interval) const {
+  if (interval.empty()) return false;
+  auto it = first_ending_after(intervals_, interval.begin);
+  return it != intervals_.end() && it->begin < interval.end;
+}
+
+bool IntervalSet::intersects(const IntervalSet& other) const {
+  auto a = intervals_.begin();
+  auto b = other.intervals_.begin();
+  while (a != intervals_.end() && b != other.intervals_.end()) {
+    if (a->overlaps(*b)) return true;
+    if (a->end <= b->end) {
+      ++a;
+    } else {
+      ++b;
+    }
+  }
+  return false;
+}
+
+void IntervalSet::insert(const Interval& interval) {
+  if (interval.empty()) return;
+  // Intervals that touch [begin, end] (adjacent ones included) are absorbed into one.
+  auto first = first_ending_at_or_after(intervals_, interval.begin);
+  auto last = first;
+  Interval merged = interval;
+  while (last != intervals_.end() && last->begin <= interval.end) {
+    merged.begin = std::min(merged.begin, last->begin);
+    merged.end = std::max(merged.end, last->end);
+    ++last;
+  }
+  const auto index = first - intervals_.cbegin();
+  if (first == last) {
+    intervals_.insert(intervals_.begin() + index, merged);
+  } else {
+    intervals_[static_cast<std::size_t>(index)] = merged;
+    intervals_.erase(intervals_.begin() + index + 1,
+                     intervals_.begin() + (last - intervals_.cbegin()));
+  }
+}
+
+void IntervalSet::erase(const Interval& interval) {
+  if (interval.empty()) return;
+  auto first = first_ending_after(intervals_, interval.begin);
+  auto last = first;
+  while (last != intervals_.end() && last->begin < interval.end) ++last;
+  if (first == last) return;
+  // Up to two remnants survive: the part of the first interval before, the part of the last after.
+  std::vector<Interval> remnants;
+  if (first->begin < interval.begin) remnants.emplace_back(first->begin, interval.begin);
+  const Interval& back = *(last - 1);
+  if (back.end > interval.end) remnants.emplace_back(interval.end, back.end);
+  const auto index = first - intervals_.cbegin();
+  intervals_.erase(intervals_.begin() + index, intervals_.begin() + (last - intervals_.cbegin()));
+  intervals_.insert(intervals_.begin() + index, remnants.begin(), remnants.end());
+}
+
+IntervalSet IntervalSet::unite(const IntervalSet& other) const {
+  IntervalSet out;
+  out.intervals_.reserve(intervals_.size() + other.intervals_.size());
+  auto a = intervals_.begin();
+  auto b = other.intervals_.begin();
+  auto push = [&out](const Interval& i) {
+    if (!out.intervals_.empty() && i.begin <= out.intervals_.back().end) {
+      out.intervals_.back().end = std::max(out.intervals_.back().end, i.end);
+    } else {
+      out.intervals_.push_back(i);
+    }
+  };
+  while (a != intervals_.end() || b != other.intervals_.end()) {
+    if (b == other.intervals_.end() || (a != intervals_.end() && a->begin <= b->begin)) {
+      push(*a++);
+    } else {
+      push(*b++);
+    }
+  }
+  return out;
+}
+
+IntervalSet IntervalSet::intersect(const IntervalSet& other) const {
+  IntervalSet out;
+  auto a = intervals_.begin();
+  auto b = other.intervals_.begin();
+  while (a != intervals_.end() && b != other.intervals_.end()) {
+    const Interval common = a->intersect(*b);
+    if (!common.empty()) out.intervals_.push_back(common);
+    if (a->end <= b->end) {
+      ++a;
+    } else {
+      ++b;
+    }
+  }
+  return out;
+}
+
+IntervalSet IntervalSet::intersect(const Interval& interval) const {
+  IntervalSet out;
+  if (interval.empty()) return out;
+  for (auto it = first_ending_after(intervals_, interval.begin);
+       it != intervals_.end() && it->begin < interval.end; ++it) {
+    out.intervals_.push_back(it->intersect(interval));
+  }
+  return out;
+}
+
+IntervalSet IntervalSet::subtract(const IntervalSet& other) const {
+  IntervalSet out;
+  auto b = other.intervals_.begin();
+  for (Interval a : intervals_) {
+    while (b != other.intervals_.end() && b->end <= a.begin) ++b;
+    auto c = b;
+    while (c != other.intervals_.end() && c->begin < a.end) {
+      if (c->begin > a.begin) out.intervals_.emplace_back(a.begin, c->begin);
+      a.begin = std::min(std::max(a.begin, c->end), a.end);
+      if (c->end > a.end) break;
+      ++c;
+    }
+    if (!a.empty()) out.intervals_.push_back(a);
+  }
+  return out;
+}
+
+IntervalSet IntervalSet::shifted(std::int64_t delta) const {
+  IntervalSet out;
+  out.intervals_.reserve(intervals_.size());
+  for (const Interval& i : intervals_) {
+    if (delta < 0) {
+      const auto d = static_cast<std::uint64_t>(-(delta + 1)) + 1;
+      UNIMEM_REQUIRE(i.begin >= d, "IntervalSet::shifted: offset would become negative");
+      out.intervals_.emplace_back(i.begin - d, i.end - d);
+    } else {
+      const auto d = static_cast<std::uint64_t>(delta);
+      UNIMEM_REQUIRE(i.end <= std::numeric_limits<std::uint64_t>::max() - d,
+                     "IntervalSet::shifted: offset would overflow");
+      out.intervals_.emplace_back(i.begin + d, i.end + d);
+    }
+  }
+  return out;
+}
+
+void IntervalSet::check_invariants() const {
+  for (std::size_t i = 0; i < intervals_.size(); ++i) {
+    if (intervals_[i].empty()) {
+      detail::throw_invariant("IntervalSet holds an empty interval at index " + std::to_string(i),
+                              __FILE__, __LINE__);
+    }
+    if (i > 0 && intervals_[i - 1].end >= intervals_[i].begin) {
+      detail::throw_invariant("IntervalSet intervals " + intervals_[i - 1].to_string() + " and " +
+                                  intervals_[i].to_string() + " are not sorted and separated",
+                              __FILE__, __LINE__);
+    }
+  }
+}
+
+std::string IntervalSet::to_string() const {
+  std::string s = "{";
+  for (std::size_t i = 0; i < intervals_.size(); ++i) {
+    if (i > 0) s += ", ";
+    s += intervals_[i].to_string();
+  }
+  return s + "}";
+}
+
+IntervalSet operator|(const IntervalSet& a, const IntervalSet& b) { return a.unite(b); }
+IntervalSet operator&(const IntervalSet& a, const IntervalSet& b) { return a.intersect(b); }
+IntervalSet operator-(const IntervalSet& a, const IntervalSet& b) { return a.subtract(b); }
+
+}  // namespace unimem

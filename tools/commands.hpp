@@ -1,0 +1,10 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace unimem::tools {
+
+// Each subcommand lives in its own tools/command_<name>.cpp and registers itself on the app.
+void add_version_command(CLI::App& app);
+
+}  // namespace unimem::tools
