@@ -1,0 +1,145 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "device/device_error.hpp"
+#include "device/event.hpp"
+
+namespace unimem {
+
+/// Device memory returned by Device::allocate. The handle is the driver's own (a std::byte* for
+/// the host driver, a cl_mem for OpenCL); only the device that allocated it may interpret it.
+/// It is a plain value: ownership stays with the caller, who must hand it back to free().
+struct DeviceAllocation {
+  void* handle = nullptr;
+  std::uint64_t size = 0;
+  [[nodiscard]] bool valid() const { return handle != nullptr; }
+  friend bool operator==(const DeviceAllocation&, const DeviceAllocation&) = default;
+};
+
+/// A rectangular copy as clEnqueueCopyBufferRect describes it: origins and region are
+/// {bytes in x, rows in y, slices in z}, x fastest-varying; pitches in bytes.
+struct RectCopy {
+  std::array<std::uint64_t, 3> src_origin{};
+  std::array<std::uint64_t, 3> dst_origin{};
+  std::array<std::uint64_t, 3> region{};  ///< {width in bytes, height in rows, depth in slices}
+  std::uint64_t src_row_pitch = 0;
+  std::uint64_t src_slice_pitch = 0;
+  std::uint64_t dst_row_pitch = 0;
+  std::uint64_t dst_slice_pitch = 0;
+};
+
+/// An N-D index space (OpenCL NDRange) with a global offset. Unused dimensions have size 1 and
+/// offset 0. local[d] == 0 in every dimension lets the driver choose the work-group size.
+struct NDRange {
+  std::uint32_t dims = 1;
+  std::array<std::uint64_t, 3> offset{0, 0, 0};
+  std::array<std::uint64_t, 3> global{1, 1, 1};
+  std::array<std::uint64_t, 3> local{0, 0, 0};
+};
+
+/// A kernel compiled for one device (or one driver). Drivers subclass it; a device rejects, with
+/// a DeviceError, a kernel made by another driver.
+class CompiledKernel {
+ public:
+  virtual ~CompiledKernel() = default;
+  [[nodiscard]] virtual const std::string& name() const = 0;
+};
+
+/// One argument of a launch.
+struct KernelArg {
+  enum class Kind { buffer, scalar, local_memory };
+  Kind kind = Kind::scalar;
+  DeviceAllocation buffer;              ///< Kind::buffer: the device's own allocation
+  std::vector<std::byte> scalar_bytes;  ///< Kind::scalar: the value's bytes
+  std::uint64_t local_bytes = 0;        ///< Kind::local_memory: size of the __local buffer
+
+  static KernelArg of_buffer(DeviceAllocation a) {
+    KernelArg arg;
+    arg.kind = Kind::buffer;
+    arg.buffer = a;
+    return arg;
+  }
+  template <typename T>
+  static KernelArg of_scalar(const T& value) {
+    KernelArg arg;
+    arg.kind = Kind::scalar;
+    const auto* p = reinterpret_cast<const std::byte*>(&value);
+    arg.scalar_bytes.assign(p, p + sizeof(T));
+    return arg;
+  }
+  static KernelArg of_local(std::uint64_t bytes) {
+    KernelArg arg;
+    arg.kind = Kind::local_memory;
+    arg.local_bytes = bytes;
+    return arg;
+  }
+};
+
+/// The backend interface: one compute device with its own memory.
+///
+/// Contract for every hook unless it says otherwise:
+/// - Thread-safe: any thread may call any hook concurrently.
+/// - Asynchronous hooks return an Event at once; the operation starts only after every event in
+///   `deps` has completed (events of any driver are accepted) and runs in no particular order
+///   relative to other operations except through events. A failed dependency fails the operation.
+/// - Host pointers passed to copies must stay valid until the returned event completes.
+/// - Errors detected at call time throw DeviceError (or PreconditionError for bad arguments,
+///   e.g. a range outside the allocation); errors during execution fail the event.
+class Device {
+ public:
+  virtual ~Device() = default;
+
+  /// Human-readable name, unique within a DeviceRegistry ("host:0", "pocl:cpu-pthread#1").
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// The driver's name ("host", "opencl").
+  [[nodiscard]] virtual std::string driver() const = 0;
+  /// Bytes of device memory available for allocations.
+  [[nodiscard]] virtual std::uint64_t capacity() const = 0;
+
+  /// Synchronous. Throws DeviceError when the device is out of memory.
+  virtual DeviceAllocation allocate(std::uint64_t bytes) = 0;
+  /// Synchronous; waits for nothing: the caller must ensure no pending operation uses it.
+  virtual void free(DeviceAllocation allocation) = 0;
+
+  virtual Event copy_host_to_device(const std::byte* src, DeviceAllocation dst,
+                                    std::uint64_t dst_offset, std::uint64_t bytes,
+                                    std::span<const Event> deps) = 0;
+  virtual Event copy_device_to_host(DeviceAllocation src, std::uint64_t src_offset, std::byte* dst,
+                                    std::uint64_t bytes, std::span<const Event> deps) = 0;
+  /// Copies within this device's memory (src and dst both allocated here).
+  virtual Event copy_device_to_device(DeviceAllocation src, std::uint64_t src_offset,
+                                      DeviceAllocation dst, std::uint64_t dst_offset,
+                                      std::uint64_t bytes, std::span<const Event> deps) = 0;
+
+  /// Whether copy_from_peer can read allocations of `source` directly.
+  [[nodiscard]] virtual bool can_copy_from_peer(const Device& source) const {
+    return &source == this;
+  }
+  /// Copies from an allocation of `source` into one of this device, without the host. Only when
+  /// can_copy_from_peer(source); otherwise throws DeviceError.
+  virtual Event copy_from_peer(const Device& source, DeviceAllocation src, std::uint64_t src_offset,
+                               DeviceAllocation dst, std::uint64_t dst_offset, std::uint64_t bytes,
+                               std::span<const Event> deps);
+
+  /// Rectangular copies. Optional: the defaults issue one 1-D copy per contiguous row.
+  virtual Event copy_host_to_device_rect(const std::byte* src, DeviceAllocation dst,
+                                         const RectCopy& rect, std::span<const Event> deps);
+  virtual Event copy_device_to_host_rect(DeviceAllocation src, std::byte* dst, const RectCopy& rect,
+                                         std::span<const Event> deps);
+
+  /// Launches kernel over range with args (buffers must be this device's allocations).
+  virtual Event launch(const CompiledKernel& kernel, const NDRange& range,
+                       std::span<const KernelArg> args, std::span<const Event> deps) = 0;
+
+  /// Blocks until every operation submitted so far has finished.
+  virtual void finish() = 0;
+};
+
+}  // namespace unimem
