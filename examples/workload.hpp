@@ -1,0 +1,186 @@
+#pragma once
+
+// The seeds' workloads (issue 4, "Workloads"; DESIGN.md "Workloads the seeds evaluate") behind one
+// interface, so the bench command, the demo and the tests treat them alike. Each workload has:
+// OpenCL C kernels (examples/<name>/<name>.cl), a CPU reference with the kernels' arithmetic order,
+// a hand-written multi-device OpenCL version with minimal transfers (the speed and bytes
+// reference), and the exact byte counts of a K-device run computed from its geometry.
+//
+// Partitioning convention shared by every form (manual, unimem): a launch is split along its
+// slowest-varying dimension into K contiguous blocks of nearly equal size (split_evenly), block d
+// on device d. bytes_min and bytes_whole_buffer assume that split.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+typedef struct _cl_device_id* cl_device_id;
+
+namespace unimem::examples {
+
+struct ClPlatformDevices;
+
+/// Problem size: `size` is the workload's one size parameter (grid edge, node count, body count,
+/// option count, matrix edge); `steps` the number of time steps (ignored by workloads that run a
+/// fixed launch sequence: matmul, blackscholes, floyd-warshall, whose step count is its size).
+struct Problem {
+  std::uint64_t size = 0;
+  std::uint32_t steps = 1;
+};
+
+/// Bytes moved by a run, by direction. d2d counts each peer-to-peer copy once.
+struct TransferBytes {
+  std::uint64_t h2d = 0;
+  std::uint64_t d2h = 0;
+  std::uint64_t d2d = 0;
+  /// Total bytes moved; a device-to-device copy counts twice when the devices cannot copy peer to
+  /// peer (it goes through the host: down, then up).
+  [[nodiscard]] std::uint64_t total(bool peer_to_peer) const {
+    return h2d + d2h + (peer_to_peer ? d2d : 2 * d2d);
+  }
+  friend bool operator==(const TransferBytes&, const TransferBytes&) = default;
+};
+
+[[nodiscard]] std::string to_string(const TransferBytes& bytes);
+
+/// Named host arrays (inputs or outputs of a run), all float; a float4 array stores 4 floats per
+/// element. The names are the kernels' buffer names.
+using Arrays = std::map<std::string, std::vector<float>>;
+
+/// Allowed difference between a result and the CPU reference. Both zero: bitwise equality.
+struct Tolerance {
+  double max_abs = 0.0;  ///< |got - want| <= max_abs + max_rel * |want| passes
+  double max_rel = 0.0;
+  [[nodiscard]] bool bitwise() const { return max_abs == 0.0 && max_rel == 0.0; }
+};
+
+/// Result of comparing arrays against a reference.
+struct Comparison {
+  bool ok = true;
+  double max_abs_error = 0.0;
+  std::uint64_t mismatches = 0;
+  std::string first_mismatch;  ///< "array[index]: got X want Y", empty when ok
+};
+
+/// Compares every array of `want` with the array of the same name in `got` (bitwise when
+/// tolerance.bitwise(), NaN equal to NaN only bitwise). A missing array or a size mismatch fails.
+[[nodiscard]] Comparison compare(const Arrays& got, const Arrays& want, Tolerance tolerance);
+
+/// One kernel source file of a workload with the build options its kernels need.
+struct KernelSource {
+  std::string file;  ///< "stencil2d.cl"
+  std::string_view text;
+  std::string options;  ///< passed to clBuildProgram
+};
+
+/// A contiguous block [begin, end) of a split dimension.
+struct Block {
+  std::uint64_t begin = 0;
+  std::uint64_t end = 0;
+  [[nodiscard]] std::uint64_t size() const { return end - begin; }
+};
+
+/// Splits [0, total) into `parts` contiguous blocks whose sizes differ by at most one, larger
+/// blocks first. Requires parts >= 1 and total >= parts (no empty block).
+[[nodiscard]] std::vector<Block> split_evenly(std::uint64_t total, unsigned parts);
+
+/// `count` floats uniform in [low, high) from a fixed generator seeded with `seed` (the same on
+/// every platform: it does not use std::uniform_real_distribution).
+[[nodiscard]] std::vector<float> random_floats(std::size_t count, std::uint64_t seed, float low,
+                                               float high);
+
+/// Buffer-level description of a run, for the whole-buffer coherence model: the shared buffers,
+/// the launches in order with the buffers each reads and writes, and the buffers the host reads at
+/// the end. Every buffer starts valid on the host only (the host wrote the inputs).
+struct BufferPlan {
+  struct Launch {
+    std::string kernel;
+    std::vector<std::string> reads;
+    std::vector<std::string> writes;
+  };
+  std::map<std::string, std::uint64_t> buffer_bytes;
+  std::vector<Launch> launches;
+  std::vector<std::string> host_reads;
+};
+
+/// Bytes whole-buffer coherence moves for `plan` run with every launch split over `devices`
+/// devices. The model (validity tracked per buffer, as a directory without byte ranges would):
+/// - before a launch, each device gets a whole valid copy of every buffer the launch reads or
+///   writes that it does not hold (a partial writer needs the bytes it does not write): from the
+///   host when the host copy is valid (h2d), else from a device holding it (d2d);
+/// - after it, a buffer written by one device is valid there only; a buffer written in parts by
+///   several devices is merged on the host (each writer sends its whole copy: d2h), valid there;
+/// - at the end the host fetches each buffer it reads whose host copy is not valid (d2h).
+[[nodiscard]] TransferBytes whole_buffer_bytes(const BufferPlan& plan, unsigned devices);
+
+/// Result of the hand-written multi-device OpenCL version.
+struct ManualResult {
+  Arrays outputs;
+  TransferBytes moved;  ///< bytes its transfer calls moved
+  double seconds = 0;   ///< from the first upload to the last download (excludes program build)
+};
+
+/// A workload of the seeds' evaluations in every form built so far.
+class Workload {
+ public:
+  virtual ~Workload() = default;
+
+  [[nodiscard]] virtual std::string name() const = 0;
+  /// One line: what it computes and how it is split.
+  [[nodiscard]] virtual std::string description() const = 0;
+  /// A size for tests (seconds on POCL) and one for benchmarks.
+  [[nodiscard]] virtual Problem small_problem() const = 0;
+  [[nodiscard]] virtual Problem medium_problem() const = 0;
+  /// Throws PreconditionError naming the workload when `problem` cannot run on `devices` devices
+  /// (e.g. fewer rows than devices).
+  virtual void validate(const Problem& problem, unsigned devices) const = 0;
+
+  [[nodiscard]] virtual std::vector<KernelSource> kernel_sources() const = 0;
+  /// Deterministic inputs for `seed`.
+  [[nodiscard]] virtual Arrays make_inputs(const Problem& problem, std::uint64_t seed) const = 0;
+  /// The CPU reference: the outputs, computed in the kernels' arithmetic order.
+  [[nodiscard]] virtual Arrays reference(const Problem& problem, const Arrays& inputs) const = 0;
+  /// How close the OpenCL results must be to the reference (bitwise unless transcendental
+  /// functions are involved).
+  [[nodiscard]] virtual Tolerance tolerance() const { return {}; }
+
+  /// Runs the hand-written version on `devices` (a subset of `platform`'s devices, at least 1).
+  [[nodiscard]] virtual ManualResult run_manual(const ClPlatformDevices& platform,
+                                                std::span<const cl_device_id> devices,
+                                                const Problem& problem,
+                                                const Arrays& inputs) const = 0;
+
+  /// The exact minimum a run on `devices` devices must move with the split_evenly partition: the
+  /// bytes each device reads before any device of the run wrote them (uploaded once), the bytes
+  /// it reads that another device wrote since it last held them (peer copies), and the outputs
+  /// (downloaded once).
+  [[nodiscard]] virtual TransferBytes bytes_min(const Problem& problem, unsigned devices) const = 0;
+  /// The buffer-level launch sequence of the run (for whole-buffer coherence and the unimem
+  /// version).
+  [[nodiscard]] virtual BufferPlan buffer_plan(const Problem& problem) const = 0;
+  /// What whole-buffer coherence would move (see whole_buffer_bytes).
+  [[nodiscard]] TransferBytes bytes_whole_buffer(const Problem& problem, unsigned devices) const {
+    return whole_buffer_bytes(buffer_plan(problem), devices);
+  }
+};
+
+/// Every workload, in a fixed order.
+[[nodiscard]] std::vector<std::unique_ptr<Workload>> all_workloads();
+/// The workload called `name`; throws PreconditionError listing the known names otherwise.
+[[nodiscard]] std::unique_ptr<Workload> find_workload(std::string_view name);
+
+std::unique_ptr<Workload> make_stencil2d();
+std::unique_ptr<Workload> make_heat3d();
+std::unique_ptr<Workload> make_fdtd2d();
+std::unique_ptr<Workload> make_floyd_warshall();
+std::unique_ptr<Workload> make_matmul();
+std::unique_ptr<Workload> make_nbody();
+std::unique_ptr<Workload> make_blackscholes();
+std::unique_ptr<Workload> make_hotspot();
+
+}  // namespace unimem::examples
