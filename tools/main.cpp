@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("unimem ") + std::string(unimem::version()));
   app.require_subcommand(0, 1);
   unimem::tools::add_version_command(app);
+  unimem::tools::add_selftest_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

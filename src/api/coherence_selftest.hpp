@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "coherence/update_strategy.hpp"
+
+namespace unimem {
+
+struct CoherenceSelftestOptions {
+  std::uint64_t seed = 1;
+  std::size_t ops = 200;
+  std::size_t devices = 4;  ///< 1..16
+  std::size_t buffers = 3;  ///< >= 1
+  UpdateStrategy strategy = UpdateStrategy::lazy;
+  bool peer_copies = true;  ///< false forces device-to-device traffic through the host
+  std::uint64_t max_buffer_size = 512;
+};
+
+struct CoherenceSelftestResult {
+  bool ok = false;
+  std::uint64_t mismatched_bytes = 0;
+  std::uint64_t bytes_copied = 0;
+  std::uint64_t minimum_bytes = 0;  ///< what the lazy protocol must copy for this program
+  std::uint64_t copies = 0;
+  std::uint64_t replays = 0;         ///< adaptive: copy sequences replayed
+  std::uint64_t mispredictions = 0;  ///< adaptive: replays that did not recur
+  std::uint64_t prefetch_bytes = 0;  ///< adaptive: bytes copied by replays
+  std::size_t launches = 0;
+  std::size_t partitioned_launches = 0;
+  std::size_t host_reads = 0;
+  std::size_t host_writes = 0;
+  std::string error;  ///< exception text if the run threw
+  /// One JSON line: {"ok":..,"seed":..,"ops":..,"devices":..,"buffers":..,"strategy":..,
+  /// "mismatched_bytes":..,"bytes_copied":..,"minimum_bytes":..,...}
+  [[nodiscard]] std::string to_json(const CoherenceSelftestOptions& options) const;
+};
+
+/// The randomized differential checker: a seeded random program of host writes, host reads and
+/// kernel launches (single-device and partitioned, random and sometimes overlapping read / write /
+/// may-write sets, many in flight at once) runs through a Runtime over `devices` host-driver
+/// devices and, op by op, on one flat memory. Every host read and the final contents must match
+/// byte for byte; under the lazy strategy the bytes copied must equal the protocol's minimum
+/// (each byte a reader lacks is copied once, plus a write-back when no peer path exists). The same
+/// options always generate the same program.
+CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& options);
+
+}  // namespace unimem

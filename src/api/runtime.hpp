@@ -1,0 +1,172 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "coherence/agent_mask.hpp"
+#include "coherence/shared_buffer.hpp"
+#include "coherence/transfer_stats.hpp"
+#include "coherence/update_strategy.hpp"
+#include "device/device.hpp"
+#include "device/device_registry.hpp"
+#include "device/work_queue.hpp"
+#include "region/interval_map.hpp"
+#include "region/interval_set.hpp"
+
+namespace unimem {
+
+/// A shared buffer created by a Runtime.
+struct BufferId {
+  std::uint32_t value = 0;
+  friend auto operator<=>(const BufferId&, const BufferId&) = default;
+};
+
+/// What one kernel (or one partition of it) does to a buffer argument, in bytes of the buffer.
+/// reads may over-approximate; writes are bytes it certainly writes (no fetch needed); may_writes
+/// are bytes it might write (fetched first, like reads, so unwritten ones stay right).
+struct BufferAccess {
+  IntervalSet reads;
+  IntervalSet writes;
+  IntervalSet may_writes;
+};
+
+/// One argument of a launch: a shared buffer with its access sets, a scalar, or __local memory.
+struct LaunchArg {
+  KernelArg::Kind kind = KernelArg::Kind::scalar;
+  BufferId buffer;
+  BufferAccess access;
+  std::vector<std::byte> scalar_bytes;
+  std::uint64_t local_bytes = 0;
+
+  static LaunchArg of_buffer(BufferId b, IntervalSet reads, IntervalSet writes,
+                             IntervalSet may_writes = {}) {
+    LaunchArg a;
+    a.kind = KernelArg::Kind::buffer;
+    a.buffer = b;
+    a.access = {std::move(reads), std::move(writes), std::move(may_writes)};
+    return a;
+  }
+  template <typename T>
+  static LaunchArg of_scalar(const T& value) {
+    LaunchArg a;
+    a.scalar_bytes = KernelArg::of_scalar(value).scalar_bytes;
+    return a;
+  }
+  static LaunchArg of_local(std::uint64_t bytes) {
+    LaunchArg a;
+    a.kind = KernelArg::Kind::local_memory;
+    a.local_bytes = bytes;
+    return a;
+  }
+};
+
+/// A kernel launch on one device.
+struct Launch {
+  std::size_t device = 0;
+  std::shared_ptr<const CompiledKernel> kernel;
+  NDRange range;
+  std::vector<LaunchArg> args;
+};
+
+/// One partition of a split launch: its device, the kernel compiled for that device, its slice
+/// of the index space, and per argument index the access sets of this partition (arguments not
+/// listed access nothing).
+struct LaunchPartition {
+  std::size_t device = 0;
+  std::shared_ptr<const CompiledKernel> kernel;
+  NDRange range;
+  std::map<std::size_t, BufferAccess> accesses;
+};
+
+struct RuntimeOptions {
+  UpdateStrategy strategy = UpdateStrategy::adaptive;
+};
+
+/// The first public API: shared buffers over the host and N devices, kernel launches with exact
+/// per-buffer access sets, and host reads and writes of byte ranges.
+///
+/// Every operation takes effect in submission order: the result equals running everything one
+/// after another on a single memory (DESIGN.md invariant 5). Operations run asynchronously; each
+/// waits only for the earlier operations it conflicts with (RAW, WAR, WAW, per byte and per
+/// copy), so independent launches on different devices run concurrently.
+///
+/// Thread-safe: any thread may call any member; calls are ordered by the order in which they
+/// take the runtime's lock.
+class Runtime {
+ public:
+  explicit Runtime(DeviceRegistry devices, RuntimeOptions options = {});
+  /// Waits for everything submitted, then frees all buffers.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  [[nodiscard]] std::size_t device_count() const { return registry_.size(); }
+  [[nodiscard]] Device& device(std::size_t index) const { return registry_.at(index); }
+
+  /// A new buffer of size bytes (> 0), initially all zero. strategy overrides the runtime's.
+  BufferId create_buffer(std::uint64_t size, std::string name = {},
+                         std::optional<UpdateStrategy> strategy = std::nullopt);
+  /// Waits for the buffer's pending operations and frees it; its copy counts stay in stats().
+  void release_buffer(BufferId buffer);
+  [[nodiscard]] std::uint64_t buffer_size(BufferId buffer) const;
+
+  void set_strategy(UpdateStrategy strategy);
+  [[nodiscard]] UpdateStrategy strategy() const;
+  /// Overrides (or, with nullopt, stops overriding) the strategy for one buffer.
+  void set_buffer_strategy(BufferId buffer, std::optional<UpdateStrategy> strategy);
+
+  /// Copies data into bytes [offset, offset + data.size()) of buffer. Non-blocking: data must
+  /// stay valid until the returned event completes.
+  Event write(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data);
+  void write_blocking(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data);
+  /// Copies bytes [offset, offset + out.size()) of buffer into out, as they are after everything
+  /// submitted before. Non-blocking: out must stay valid and untouched until the event completes.
+  Event read(BufferId buffer, std::uint64_t offset, std::span<std::byte> out);
+  void read_blocking(BufferId buffer, std::uint64_t offset, std::span<std::byte> out);
+
+  /// Runs a kernel on one device: makes every read and may-write byte current on the device
+  /// before it starts and records the write and may-write bytes as the device's afterwards.
+  Event launch(const Launch& launch);
+  /// One launch split over several devices (distinct, one partition each). Every partition reads
+  /// the bytes as they were before the launch; their write sets must be disjoint.
+  Event launch_partitioned(std::span<const LaunchArg> args,
+                           std::span<const LaunchPartition> partitions);
+
+  /// Blocks until everything submitted so far has finished; rethrows the first failure.
+  void finish();
+
+  /// Copies issued so far: all buffers (including released ones), or one buffer.
+  [[nodiscard]] TransferStats stats() const;
+  [[nodiscard]] TransferStats buffer_stats(BufferId buffer) const;
+  /// {"total": {...}, "buffers": [{"id":..,"name":..,"size":..,"stats":{...}}, ...]}
+  [[nodiscard]] std::string stats_json() const;
+
+  /// The agents holding current copies of byte offset (for tests and tools).
+  [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
+  [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
+      BufferId buffer) const;
+
+ private:
+  SharedBuffer& buffer_locked(BufferId id) const;
+  UpdateStrategy strategy_for(const SharedBuffer& b) const;
+  void track(const Event& e);
+
+  DeviceRegistry registry_;
+  CoherenceContext context_;
+  mutable std::mutex mutex_;
+  UpdateStrategy strategy_;
+  std::map<std::uint32_t, std::unique_ptr<SharedBuffer>> buffers_;
+  std::uint32_t next_id_ = 1;
+  TransferStats released_stats_;
+  EventList inflight_;
+  detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches
+};
+
+}  // namespace unimem

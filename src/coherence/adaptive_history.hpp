@@ -1,0 +1,70 @@
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "coherence/agent_mask.hpp"
+#include "region/interval_set.hpp"
+
+namespace unimem {
+
+/// One entry of an operation history: after the recorded kernel run, agent needed these bytes
+/// that it did not hold (they were copied to it, on demand or by a replay).
+struct Demand {
+  Agent agent = kHostAgent;
+  IntervalSet bytes;
+  friend bool operator==(const Demand&, const Demand&) = default;
+};
+using DemandSequence = std::vector<Demand>;
+
+/// The adaptive update strategy's memory for one buffer (DSOM section 4.2.3, Fig. 7): per kernel
+/// x writing devices, the sequence of copies that followed a run until the buffer was next
+/// written. Once a run is followed by the same sequence as the previous run (two occurrences in a
+/// row), the next run's sequence is predicted and replayed as soon as the kernel completes.
+/// Recording compares what readers needed, not what was copied, so a replayed sequence that is
+/// consumed again records the same as the demand copies it replaced; a sequence that does not
+/// recur is a misprediction and is not replayed again until it has recurred twice anew.
+/// Not thread-safe.
+class AdaptiveHistory {
+ public:
+  struct Key {
+    std::string kernel;
+    AgentMask writers;
+    friend auto operator<=>(const Key&, const Key&) = default;
+  };
+
+  /// A reader (agent) is about to read bytes, of which `missing` are not valid on it. Recorded
+  /// when a recording is open.
+  void observe_read(Agent agent, const IntervalSet& bytes, const IntervalSet& missing);
+  /// The buffer is written: the open recording (if any) ends and updates the history. Returns
+  /// true when the recording had replayed a prediction that turned out wrong.
+  bool close();
+  /// Kernel key has written the buffer: starts a recording; returns the sequence to replay now,
+  /// if the same sequence followed the previous two runs.
+  std::optional<DemandSequence> open(const Key& key);
+  /// Bytes a replay made valid on agent (consumed by later observe_read calls).
+  void note_prefetched(Agent agent, const IntervalSet& bytes);
+
+  [[nodiscard]] bool recording() const { return open_.has_value(); }
+  /// How many runs in a row were followed by the stored sequence of key (0 if unknown).
+  [[nodiscard]] int repeat_count(const Key& key) const;
+
+ private:
+  struct Entry {
+    DemandSequence sequence;
+    int repeats = 0;
+  };
+  struct Recording {
+    Key key;
+    DemandSequence sequence;
+    std::map<Agent, IntervalSet> prefetched;
+    bool replayed = false;
+  };
+  std::map<Key, Entry> entries_;
+  std::optional<Recording> open_;
+};
+
+}  // namespace unimem

@@ -1,0 +1,62 @@
+#include "coherence/hazard_tracker.hpp"
+
+#include <algorithm>
+
+namespace unimem {
+
+void add_dependency(EventList& events, const Event& e) {
+  if (e.is_null() || e.is_complete()) return;
+  if (std::find(events.begin(), events.end(), e) != events.end()) return;
+  events.push_back(e);
+}
+
+void HazardTracker::collect(const IntervalSet& bytes, bool writes_only, EventList& deps) const {
+  if (bytes.empty()) return;
+  const Interval b = bytes.bounds();
+  for (const Record& r : records_) {
+    if (writes_only && !r.write) continue;
+    if (!r.bounds.overlaps(b)) continue;
+    if (r.bytes.intersects(bytes)) add_dependency(deps, r.event);
+  }
+}
+
+void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) const {
+  collect(bytes, true, deps);
+}
+
+void HazardTracker::deps_for_write(const IntervalSet& bytes, EventList& deps) const {
+  collect(bytes, false, deps);
+}
+
+void HazardTracker::record_read(const IntervalSet& bytes, const Event& event) {
+  prune();
+  if (bytes.empty() || event.is_null()) return;
+  records_.push_back({bytes, bytes.bounds(), event, false});
+}
+
+void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
+  prune();
+  if (bytes.empty() || event.is_null()) return;
+  // The new write depends on every older access to these bytes, so later accesses to them need
+  // only wait for it.
+  const Interval b = bytes.bounds();
+  for (Record& r : records_) {
+    if (!r.bounds.overlaps(b) || !r.bytes.intersects(bytes)) continue;
+    r.bytes = r.bytes.subtract(bytes);
+    r.bounds = r.bytes.bounds();
+  }
+  std::erase_if(records_, [](const Record& r) { return r.bytes.empty(); });
+  records_.push_back({bytes, b, event, true});
+}
+
+EventList HazardTracker::pending() const {
+  EventList out;
+  for (const Record& r : records_) add_dependency(out, r.event);
+  return out;
+}
+
+void HazardTracker::prune() {
+  std::erase_if(records_, [](const Record& r) { return r.event.is_complete(); });
+}
+
+}  // namespace unimem

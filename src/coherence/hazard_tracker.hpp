@@ -1,0 +1,45 @@
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "device/event.hpp"
+#include "region/interval_set.hpp"
+
+namespace unimem {
+
+/// The in-flight accesses to one copy (the home copy or one device mirror) of one buffer, so that
+/// a new access waits exactly for the earlier ones it conflicts with: a read for the earlier
+/// writes of its bytes (RAW), a write for the earlier reads and writes of its bytes (WAR, WAW).
+/// A recorded write shadows older accesses to its bytes (it already waits for them), so they are
+/// dropped; finished accesses are dropped too. Not thread-safe.
+class HazardTracker {
+ public:
+  /// Appends to deps the events of unfinished writes that overlap bytes.
+  void deps_for_read(const IntervalSet& bytes, EventList& deps) const;
+  /// Appends to deps the events of unfinished reads and writes that overlap bytes.
+  void deps_for_write(const IntervalSet& bytes, EventList& deps) const;
+  void record_read(const IntervalSet& bytes, const Event& event);
+  void record_write(const IntervalSet& bytes, const Event& event);
+
+  /// Every unfinished event (for waiting before the copy goes away).
+  [[nodiscard]] EventList pending() const;
+  [[nodiscard]] std::size_t record_count() const { return records_.size(); }
+
+ private:
+  struct Record {
+    IntervalSet bytes;
+    Interval bounds;
+    Event event;
+    bool write;
+  };
+  void collect(const IntervalSet& bytes, bool writes_only, EventList& deps) const;
+  void prune();
+
+  std::vector<Record> records_;
+};
+
+/// Appends e to events unless it is null, complete or already present.
+void add_dependency(EventList& events, const Event& e);
+
+}  // namespace unimem

@@ -1,0 +1,158 @@
+#include "coherence/shared_buffer.hpp"
+
+namespace unimem {
+
+CoherenceContext CoherenceContext::of(std::vector<Device*> devices) {
+  CoherenceContext c;
+  c.devices = std::move(devices);
+  const std::size_t n = c.devices.size();
+  c.peer.assign(n, std::vector<char>(n, 0));
+  for (std::size_t from = 0; from < n; ++from) {
+    for (std::size_t to = 0; to < n; ++to) {
+      c.peer[from][to] = c.devices[to]->can_copy_from_peer(*c.devices[from]) ? 1 : 0;
+    }
+  }
+  return c;
+}
+
+SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t size,
+                           const CoherenceContext& context)
+    : id_(id),
+      name_(std::move(name)),
+      size_(size),
+      context_(context),
+      home_(std::make_unique<std::byte[]>(size)),  // value-initialised: a new buffer reads zeros
+      mirrors_(context.devices.size()),
+      directory_(size, context.agent_count()),
+      trackers_(context.agent_count()),
+      peer_([&context](Agent from, Agent to) { return context.can_peer(from, to); }) {}
+
+SharedBuffer::~SharedBuffer() {
+  try {
+    wait_all(pending());
+  } catch (...) {  // failures were reported through the operations' own events
+  }
+  for (std::size_t i = 0; i < mirrors_.size(); ++i) {
+    if (mirrors_[i].valid()) context_.devices[i]->free(mirrors_[i]);
+  }
+}
+
+std::string SharedBuffer::describe() const {
+  return "buffer '" + name_ + "' (#" + std::to_string(id_) + ", " + std::to_string(size_) +
+         " bytes)";
+}
+
+void SharedBuffer::require_inside(const IntervalSet& ranges, const std::string& what) const {
+  if (!ranges.empty() && ranges.bounds().end > size_) {
+    throw PreconditionError(describe() + ": " + what + " " + ranges.to_string() +
+                            " reaches outside the buffer");
+  }
+}
+
+DeviceAllocation SharedBuffer::mirror(Agent d) {
+  UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
+                 "SharedBuffer::mirror: agent is not a device");
+  DeviceAllocation& m = mirrors_[device_of_agent(d)];
+  if (!m.valid()) m = context_.devices[device_of_agent(d)]->allocate(size_);
+  return m;
+}
+
+void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
+  if (bytes.empty()) return;
+  if (demand && history_.recording()) {
+    history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
+  }
+  if (agent != kHostAgent) (void)mirror(agent);
+  const std::vector<Transfer> transfers = agent == kHostAgent
+                                              ? directory_.apply_host_read(bytes)
+                                              : directory_.apply_device_read(agent, bytes, peer_);
+  for (const Transfer& t : transfers) issue(t);
+}
+
+void SharedBuffer::issue(const Transfer& t) {
+  const IntervalSet r(t.range);
+  const std::uint64_t off = t.range.begin;
+  const std::uint64_t len = t.range.size();
+  EventList deps;
+  trackers_[t.from].deps_for_read(r, deps);
+  trackers_[t.to].deps_for_write(r, deps);
+  Event e;
+  if (t.from == kHostAgent) {
+    Device& dst = *context_.devices[device_of_agent(t.to)];
+    e = dst.copy_host_to_device(home_.get() + off, mirror(t.to), off, len, deps);
+    stats_.host_to_device.add(len);
+  } else if (t.to == kHostAgent) {
+    Device& src = *context_.devices[device_of_agent(t.from)];
+    e = src.copy_device_to_host(mirror(t.from), off, home_.get() + off, len, deps);
+    stats_.device_to_host.add(len);
+  } else {
+    Device& src = *context_.devices[device_of_agent(t.from)];
+    Device& dst = *context_.devices[device_of_agent(t.to)];
+    e = dst.copy_from_peer(src, mirror(t.from), off, mirror(t.to), off, len, deps);
+    stats_.device_to_device.add(len);
+  }
+  trackers_[t.from].record_read(r, e);
+  trackers_[t.to].record_write(r, e);
+}
+
+void SharedBuffer::begin_write() {
+  if (history_.close()) ++stats_.mispredictions;
+}
+
+void SharedBuffer::after_device_writes(std::span<const std::pair<Agent, IntervalSet>> writes,
+                                       const std::string& kernel, UpdateStrategy strategy) {
+  AgentMask writers;
+  for (const auto& [agent, bytes] : writes) {
+    directory_.apply_device_write(agent, bytes);
+    writers = writers.with(agent);
+  }
+  switch (strategy) {
+    case UpdateStrategy::lazy:
+      break;
+    case UpdateStrategy::balance:
+      for (const auto& [agent, bytes] : writes) acquire(kHostAgent, bytes, false);
+      break;
+    case UpdateStrategy::batch:
+      for (const auto& [agent, bytes] : writes) {
+        acquire(kHostAgent, bytes, false);
+        for (std::size_t d = 0; d < context_.devices.size(); ++d) {
+          acquire(agent_of_device(d), bytes, false);
+        }
+      }
+      break;
+    case UpdateStrategy::adaptive: {
+      std::optional<DemandSequence> replay = history_.open({kernel, writers});
+      if (!replay) break;
+      // The copies depend on the kernel's events (already in the trackers), so they start the
+      // moment it completes and overlap whatever runs next.
+      ++stats_.replays;
+      const std::uint64_t before = stats_.total_bytes();
+      for (const Demand& d : *replay) {
+        if (d.bytes.bounds().end > size_ || d.agent >= context_.agent_count()) continue;
+        acquire(d.agent, d.bytes, false);
+        history_.note_prefetched(d.agent, d.bytes);
+      }
+      stats_.prefetch_bytes += stats_.total_bytes() - before;
+      break;
+    }
+  }
+}
+
+void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy strategy) {
+  directory_.apply_host_write(bytes);
+  if (strategy == UpdateStrategy::batch) {
+    for (std::size_t d = 0; d < context_.devices.size(); ++d) {
+      acquire(agent_of_device(d), bytes, false);
+    }
+  }
+}
+
+EventList SharedBuffer::pending() const {
+  EventList out;
+  for (const HazardTracker& t : trackers_) {
+    for (const Event& e : t.pending()) add_dependency(out, e);
+  }
+  return out;
+}
+
+}  // namespace unimem

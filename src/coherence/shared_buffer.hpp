@@ -1,0 +1,106 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "coherence/adaptive_history.hpp"
+#include "coherence/agent_mask.hpp"
+#include "coherence/directory.hpp"
+#include "coherence/hazard_tracker.hpp"
+#include "coherence/transfer_stats.hpp"
+#include "coherence/update_strategy.hpp"
+#include "device/device.hpp"
+
+namespace unimem {
+
+/// The devices a set of shared buffers lives on, and which of them can copy from which.
+struct CoherenceContext {
+  std::vector<Device*> devices;  ///< device i is agent i + 1; not owned
+  /// peer[from][to]: device `to` can copy directly from device `from` (Device::can_copy_from_peer).
+  std::vector<std::vector<char>> peer;
+
+  static CoherenceContext of(std::vector<Device*> devices);
+  [[nodiscard]] std::size_t agent_count() const { return devices.size() + 1; }
+  [[nodiscard]] bool can_peer(Agent from, Agent to) const {
+    return peer[device_of_agent(from)][device_of_agent(to)] != 0;
+  }
+};
+
+/// A shared buffer (DSOM section 4.2.1, Fig. 5): the host copy is home, each device holds a
+/// full-size mirror allocated on first use, and a Directory says which copy of each byte is
+/// current. acquire() performs the Table 1 read actions by issuing asynchronous copies; each copy
+/// and each access recorded by the caller is ordered through per-copy HazardTrackers, so the
+/// directory always describes the state after everything issued so far has run.
+///
+/// Not thread-safe: the owner (Runtime) serialises calls. The context's devices must outlive the
+/// buffer; the destructor waits for the buffer's pending operations and frees its mirrors.
+class SharedBuffer {
+ public:
+  SharedBuffer(std::uint32_t id, std::string name, std::uint64_t size,
+               const CoherenceContext& context);
+  ~SharedBuffer();
+  SharedBuffer(const SharedBuffer&) = delete;
+  SharedBuffer& operator=(const SharedBuffer&) = delete;
+
+  [[nodiscard]] std::uint32_t id() const { return id_; }
+  [[nodiscard]] const std::string& name() const { return name_; }
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+  /// "buffer 'name' (#id, N bytes)", for error messages.
+  [[nodiscard]] std::string describe() const;
+  /// Throws PreconditionError naming the buffer, `what` and the range unless ranges lie inside.
+  void require_inside(const IntervalSet& ranges, const std::string& what) const;
+
+  /// The home copy. Its bytes may only be touched by operations ordered through tracker(host).
+  [[nodiscard]] std::byte* home() { return home_.get(); }
+  /// The mirror on device agent d, allocated (and poisoned by the driver) on first use.
+  DeviceAllocation mirror(Agent d);
+  [[nodiscard]] bool has_mirror(Agent d) const { return mirrors_[device_of_agent(d)].valid(); }
+
+  [[nodiscard]] const Directory& directory() const { return directory_; }
+  [[nodiscard]] HazardTracker& tracker(Agent a) { return trackers_[a]; }
+  [[nodiscard]] const TransferStats& stats() const { return stats_; }
+  [[nodiscard]] const AdaptiveHistory& history() const { return history_; }
+
+  [[nodiscard]] std::optional<UpdateStrategy> strategy_override() const { return override_; }
+  void set_strategy_override(std::optional<UpdateStrategy> s) { override_ = s; }
+
+  /// Makes bytes current on agent (Table 1 device read / host read), issuing the copies. A demand
+  /// acquire is a real reader and is observed by the adaptive history; prefetches are not.
+  void acquire(Agent agent, const IntervalSet& bytes, bool demand = true);
+
+  /// The buffer is about to be written (by the host or a kernel): ends the adaptive recording.
+  void begin_write();
+  /// Records that kernel `kernel` wrote, on each device agent, its bytes (the kernel events are
+  /// already recorded in the trackers), then applies strategy's post-write actions.
+  void after_device_writes(std::span<const std::pair<Agent, IntervalSet>> writes,
+                           const std::string& kernel, UpdateStrategy strategy);
+  /// Records a host write of bytes (already ordered in tracker(host)); batch pushes them out.
+  void after_host_write(const IntervalSet& bytes, UpdateStrategy strategy);
+
+  /// Unfinished operations on any copy of the buffer.
+  [[nodiscard]] EventList pending() const;
+
+ private:
+  void issue(const Transfer& t);
+
+  std::uint32_t id_;
+  std::string name_;
+  std::uint64_t size_;
+  const CoherenceContext& context_;
+  std::unique_ptr<std::byte[]> home_;
+  std::vector<DeviceAllocation> mirrors_;
+  Directory directory_;
+  std::vector<HazardTracker> trackers_;
+  AdaptiveHistory history_;
+  TransferStats stats_;
+  std::optional<UpdateStrategy> override_;
+  PeerPolicy peer_;
+};
+
+}  // namespace unimem

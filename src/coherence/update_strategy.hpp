@@ -1,0 +1,22 @@
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace unimem {
+
+/// When results move after a kernel writes them (DSOM section 4.2.3; DESIGN.md). A strategy only
+/// decides when copies happen, never whether the result is right.
+enum class UpdateStrategy {
+  batch,     ///< after each write: write back to the host and update every device
+  balance,   ///< after each write: write back to the host only
+  lazy,      ///< copy only when a reader needs the bytes (minimal bytes)
+  adaptive,  ///< lazy, plus replaying a copy sequence seen twice after the same kernel
+};
+
+[[nodiscard]] std::string_view to_string(UpdateStrategy s);
+/// "batch" / "balance" / "lazy" / "adaptive"; nullopt for anything else.
+[[nodiscard]] std::optional<UpdateStrategy> parse_update_strategy(std::string_view text);
+
+}  // namespace unimem

@@ -1,0 +1,349 @@
+#include "api/runtime.hpp"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "device/host/host_platform.hpp"
+
+namespace unimem {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::vector<std::byte> bytes(std::size_t n, int start) {
+  std::vector<std::byte> v(n);
+  for (std::size_t i = 0; i < n; ++i)
+    v[i] = static_cast<std::byte>((start + static_cast<int>(i)) & 0xFF);
+  return v;
+}
+
+// Adds `delta` to every byte of its write set [first, last) after reading it (read = write set).
+std::shared_ptr<HostKernel> add_kernel(std::function<void()> before = {}) {
+  return std::make_shared<HostKernel>("add", [before](const HostKernelContext& ctx) {
+    if (before) before();
+    auto* p = ctx.buffer<std::byte>(0);
+    const auto first = ctx.scalar<std::uint64_t>(1);
+    const auto last = ctx.scalar<std::uint64_t>(2);
+    const auto delta = ctx.scalar<int>(3);
+    for (auto i = first; i < last; ++i) {
+      p[i] = static_cast<std::byte>((std::to_integer<int>(p[i]) + delta) & 0xFF);
+    }
+  });
+}
+
+Launch add(std::size_t device, BufferId b, std::uint64_t first, std::uint64_t last, int delta,
+           std::shared_ptr<HostKernel> k = add_kernel()) {
+  Launch l;
+  l.device = device;
+  l.kernel = std::move(k);
+  const IntervalSet r{{first, last}};
+  l.args = {LaunchArg::of_buffer(b, r, r), LaunchArg::of_scalar(first), LaunchArg::of_scalar(last),
+            LaunchArg::of_scalar(delta)};
+  return l;
+}
+
+// Copies bytes [first, last) of argument 0 to the same offsets of argument 1.
+Launch copy_launch(std::size_t device, BufferId from, BufferId to, std::uint64_t first,
+                   std::uint64_t last, std::function<void()> before = {}) {
+  Launch l;
+  l.device = device;
+  l.kernel = std::make_shared<HostKernel>("copy", [before](const HostKernelContext& ctx) {
+    if (before) before();
+    const auto f = ctx.scalar<std::uint64_t>(2);
+    const auto e = ctx.scalar<std::uint64_t>(3);
+    for (auto i = f; i < e; ++i) ctx.buffer<std::byte>(1)[i] = ctx.buffer<std::byte>(0)[i];
+  });
+  const IntervalSet r{{first, last}};
+  l.args = {LaunchArg::of_buffer(from, r, {}), LaunchArg::of_buffer(to, {}, r),
+            LaunchArg::of_scalar(first), LaunchArg::of_scalar(last)};
+  return l;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Runtime, HostWriteThenReadRoundTripsAndNewBuffersAreZero) {
+  Runtime rt(make_host_devices(2));
+  BufferId b = rt.create_buffer(100, "b");
+  EXPECT_EQ(rt.buffer_size(b), 100u);
+  std::vector<std::byte> out(100, std::byte{9});
+  rt.read_blocking(b, 0, out);
+  EXPECT_EQ(out, std::vector<std::byte>(100, std::byte{0}));
+  auto data = bytes(30, 5);
+  rt.write_blocking(b, 10, data);
+  std::vector<std::byte> part(30);
+  rt.read_blocking(b, 10, part);
+  EXPECT_EQ(part, data);
+}
+
+TEST(Runtime, KernelsOnSeveralDevicesSeeEachOthersResults) {
+  Runtime rt(make_host_devices(4), RuntimeOptions{UpdateStrategy::lazy});
+  BufferId b = rt.create_buffer(64, "b");
+  rt.write_blocking(b, 0, bytes(64, 0));
+  for (int round = 0; round < 3; ++round) {
+    for (std::size_t d = 0; d < 4; ++d) rt.launch(add(d, b, 8 * d, 8 * d + 40, 1));
+  }
+  std::vector<std::byte> out(64);
+  rt.read_blocking(b, 0, out);
+  for (std::size_t i = 0; i < 64; ++i) {
+    int hits = 0;
+    for (std::size_t d = 0; d < 4; ++d) hits += (i >= 8 * d && i < 8 * d + 40) ? 3 : 0;
+    EXPECT_EQ(std::to_integer<int>(out[i]), static_cast<int>(i) + hits) << i;
+  }
+  const TransferStats s = rt.stats();
+  EXPECT_GT(s.device_to_device.copies, 0u);  // peers fetched from each other
+  EXPECT_GT(s.device_to_host.bytes, 0u);     // the final read wrote back
+}
+
+TEST(Runtime, MayWriteBytesAreFetchedSoUnwrittenOnesStayRight) {
+  Runtime rt(make_host_devices(2), RuntimeOptions{UpdateStrategy::lazy});
+  BufferId b = rt.create_buffer(16, "b");
+  rt.write_blocking(b, 0, bytes(16, 100));
+  Launch l;
+  l.device = 1;
+  l.kernel = std::make_shared<HostKernel>("evens", [](const HostKernelContext& ctx) {
+    for (int i = 0; i < 16; i += 2) ctx.buffer<std::byte>(0)[i] = std::byte{0};
+  });
+  l.args = {LaunchArg::of_buffer(b, {}, {}, IntervalSet{{0, 16}})};
+  rt.launch(l);
+  std::vector<std::byte> out(16);
+  rt.read_blocking(b, 0, out);
+  for (int i = 0; i < 16; ++i) {
+    EXPECT_EQ(std::to_integer<int>(out[i]), i % 2 == 0 ? 0 : 100 + i) << i;
+  }
+  EXPECT_EQ(rt.buffer_stats(b).host_to_device.bytes, 16u);
+}
+
+TEST(Runtime, ErrorsNameTheBufferDeviceKernelAndRange) {
+  Runtime rt(make_host_devices(2));
+  BufferId b = rt.create_buffer(32, "weights");
+  std::vector<std::byte> buf(16);
+  std::string e = error_of([&] { rt.write(b, 20, buf); });
+  EXPECT_NE(e.find("'weights'"), std::string::npos) << e;
+  EXPECT_NE(e.find("[20, 36)"), std::string::npos) << e;
+  e = error_of([&] { rt.read(b, 40, std::span(buf.data(), 1)); });
+  EXPECT_NE(e.find("[40, 41)"), std::string::npos) << e;
+
+  Launch l = add(5, b, 0, 8, 1);
+  e = error_of([&] { rt.launch(l); });
+  EXPECT_NE(e.find("unknown device 5"), std::string::npos) << e;
+  EXPECT_NE(e.find("'add'"), std::string::npos) << e;
+  EXPECT_NE(e.find("2 devices"), std::string::npos) << e;
+
+  l = add(0, b, 30, 40, 1);
+  e = error_of([&] { rt.launch(l); });
+  EXPECT_NE(e.find("'weights'"), std::string::npos) << e;
+  EXPECT_NE(e.find("[30, 40)"), std::string::npos) << e;
+  EXPECT_NE(e.find("argument 0"), std::string::npos) << e;
+
+  l = add(0, BufferId{77}, 0, 1, 1);
+  e = error_of([&] { rt.launch(l); });
+  EXPECT_NE(e.find("unknown buffer #77"), std::string::npos) << e;
+
+  l = add(0, b, 0, 8, 1);
+  l.kernel = nullptr;
+  EXPECT_THROW(rt.launch(l), PreconditionError);
+  EXPECT_THROW(rt.create_buffer(0, "empty"), PreconditionError);
+  EXPECT_THROW(Runtime(DeviceRegistry{}), PreconditionError);
+  // A rejected launch changed nothing.
+  EXPECT_EQ(rt.stats().total_copies(), 0u);
+  EXPECT_EQ(rt.directory_segments(b).size(), 1u);
+}
+
+TEST(Runtime, PartitionedLaunchReadsThePreLaunchState) {
+  Runtime rt(make_host_devices(2), RuntimeOptions{UpdateStrategy::lazy});
+  BufferId b = rt.create_buffer(16, "b");
+  rt.write_blocking(b, 0, bytes(16, 1));  // b[i] = i + 1
+  // Each partition writes b[i] = b[15 - i] over its half: a mirror image only if both read the
+  // state from before the launch.
+  auto k = std::make_shared<HostKernel>("mirror", [](const HostKernelContext& ctx) {
+    auto* p = ctx.buffer<std::byte>(0);
+    const auto first = ctx.range().offset[0];
+    const auto last = first + ctx.range().global[0];
+    for (auto i = first; i < last; ++i) p[i] = p[15 - i];
+  });
+  std::vector<LaunchArg> args{LaunchArg::of_buffer(b, {}, {})};
+  std::vector<LaunchPartition> parts(2);
+  for (std::size_t p = 0; p < 2; ++p) {
+    parts[p].device = p;
+    parts[p].kernel = k;
+    parts[p].range.offset[0] = 8 * p;
+    parts[p].range.global[0] = 8;
+    parts[p].accesses[0] = {
+        IntervalSet{{8 - 8 * p, 16 - 8 * p}}, IntervalSet{{8 * p, 8 * p + 8}}, {}};
+  }
+  // d0 alone holds the lower half and d1 the upper: each partition fetches from the device
+  // whose partition overwrites those bytes, so the copies must finish before those kernels run.
+  rt.launch(add(0, b, 0, 8, 0));
+  rt.launch(add(1, b, 8, 16, 0));
+  rt.launch_partitioned(args, parts);
+  std::vector<std::byte> out(16);
+  rt.read_blocking(b, 0, out);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(std::to_integer<int>(out[i]), 16 - i) << i;
+  EXPECT_EQ(rt.buffer_stats(b).device_to_device.bytes, 16u);
+
+  parts[1].accesses[0].writes = IntervalSet{{4, 12}};
+  std::string e = error_of([&] { rt.launch_partitioned(args, parts); });
+  EXPECT_NE(e.find("both write"), std::string::npos) << e;
+  parts[1].device = 0;
+  parts[1].accesses[0].writes = IntervalSet{{8, 16}};
+  EXPECT_THROW(rt.launch_partitioned(args, parts), PreconditionError);
+}
+
+TEST(Runtime, StatsAreCountedPerBufferAndPrintedAsJson) {
+  Runtime rt(make_host_devices(2), RuntimeOptions{UpdateStrategy::lazy});
+  BufferId a = rt.create_buffer(32, "a\"q");
+  BufferId b = rt.create_buffer(8, "b");
+  rt.write_blocking(a, 0, bytes(32, 0));
+  rt.launch(add(0, a, 0, 32, 1));  // h2d 32
+  rt.launch(add(1, a, 0, 16, 1));  // d2d 16
+  std::vector<std::byte> out(32);
+  rt.read_blocking(a, 0, out);  // d2h 16 from d1, 16 from d0
+  const TransferStats sa = rt.buffer_stats(a);
+  EXPECT_EQ(sa.host_to_device, (CopyCount{32, 1}));
+  EXPECT_EQ(sa.device_to_device, (CopyCount{16, 1}));
+  EXPECT_EQ(sa.device_to_host, (CopyCount{32, 2}));
+  EXPECT_EQ(rt.buffer_stats(b).total_bytes(), 0u);
+  EXPECT_EQ(rt.stats().total_bytes(), 80u);
+  const std::string json = rt.stats_json();
+  EXPECT_NE(json.find("\"total\":{\"h2d\":{\"bytes\":32,\"copies\":1}"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"name\":\"a\\\"q\""), std::string::npos) << json;
+  rt.release_buffer(a);
+  EXPECT_EQ(rt.stats().total_bytes(), 80u);  // released buffers still count
+  EXPECT_THROW((void)rt.buffer_stats(a), PreconditionError);
+}
+
+TEST(Runtime, KernelFailureSurfacesInItsEventAndFinish) {
+  Runtime rt(make_host_devices(1));
+  BufferId b = rt.create_buffer(8, "b");
+  Launch l = add(0, b, 0, 8, 1);
+  l.kernel = std::make_shared<HostKernel>(
+      "bad", [](const HostKernelContext&) { throw std::runtime_error("kernel bad exploded"); });
+  Event e = rt.launch(l);
+  EXPECT_THROW(e.wait(), std::runtime_error);
+  EXPECT_THROW(rt.finish(), std::runtime_error);
+}
+
+// A kernel that blocks until released: lets tests observe what waits for what.
+struct Gate {
+  std::promise<void> open;
+  std::shared_future<void> opened = open.get_future().share();
+  std::atomic<bool> entered{false};
+  std::function<void()> body() {
+    return [this] {
+      entered = true;
+      opened.wait();
+    };
+  }
+};
+
+TEST(RuntimeConcurrency, IndependentLaunchesOnDifferentDevicesOverlap) {
+  Runtime rt(make_host_devices(2), RuntimeOptions{UpdateStrategy::lazy});
+  BufferId a = rt.create_buffer(16, "a");
+  BufferId b = rt.create_buffer(16, "b");
+  Gate gate;
+  Event first = rt.launch(add(0, a, 0, 16, 1, add_kernel(gate.body())));
+  // Touches other bytes on another device: must run while the first one is still blocked.
+  Event second = rt.launch(add(1, b, 0, 16, 1));
+  EXPECT_NO_THROW(second.wait());
+  EXPECT_FALSE(first.is_complete());
+  gate.open.set_value();
+  first.wait();
+}
+
+TEST(RuntimeConcurrency, ConflictingLaunchesWaitRawWarWaw) {
+  Runtime rt(make_host_devices(3), RuntimeOptions{UpdateStrategy::lazy});
+  BufferId a = rt.create_buffer(16, "a");
+  BufferId b = rt.create_buffer(16, "b");
+  rt.write_blocking(a, 0, bytes(16, 10));
+  rt.write_blocking(b, 0, bytes(16, 50));
+  Gate gate;
+  // d0 copies a -> b over [0, 8) but is held at the gate.
+  Event writer = rt.launch(copy_launch(0, a, b, 0, 8, gate.body()));
+  Event raw = rt.launch(add(1, b, 4, 12, 1));         // reads b[4, 8) written by d0
+  Event war = rt.launch(add(2, a, 0, 4, 100));        // writes a[0, 4) that d0 reads
+  Event waw = rt.launch(copy_launch(1, a, b, 6, 8));  // writes b[6, 8) after d0 and raw
+  Event independent = rt.launch(add(2, b, 12, 16, 1));
+  independent.wait();
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(raw.is_complete());
+  EXPECT_FALSE(waw.is_complete());
+  gate.open.set_value();
+  rt.finish();
+  std::vector<std::byte> out_a(16), out_b(16);
+  rt.read_blocking(a, 0, out_a);
+  rt.read_blocking(b, 0, out_b);
+  // Sequential semantics: b[0,8) = a_old; b[4,12) += 1; a[0,4) += 100; b[6,8) = a_new; b[12,16) +=
+  // 1
+  for (int i = 0; i < 16; ++i) {
+    const int a_old = 10 + i;
+    const int a_new = i < 4 ? a_old + 100 : a_old;
+    int bv = 50 + i;
+    if (i < 8) bv = a_old;
+    if (i >= 4 && i < 12) bv += 1;
+    if (i >= 6 && i < 8) bv = a_new;
+    if (i >= 12) bv += 1;
+    EXPECT_EQ(std::to_integer<int>(out_a[i]), a_new & 0xFF) << "a " << i;
+    EXPECT_EQ(std::to_integer<int>(out_b[i]), bv & 0xFF) << "b " << i;
+  }
+  (void)war;
+}
+
+TEST(RuntimeConcurrency, HostAccessIsOrderedWithEarlierLaunches) {
+  Runtime rt(make_host_devices(2), RuntimeOptions{UpdateStrategy::lazy});
+  BufferId b = rt.create_buffer(8, "b");
+  Gate gate;
+  rt.launch(add(0, b, 0, 8, 5, add_kernel(gate.body())));
+  std::vector<std::byte> out(8, std::byte{0xEE});
+  Event read = rt.read(b, 0, out);  // non-blocking: must see the kernel's result
+  auto data = bytes(4, 200);
+  Event write = rt.write(b, 0, data);  // after the read, before the next launch
+  rt.launch(add(1, b, 0, 8, 1));
+  EXPECT_FALSE(read.is_complete());
+  gate.open.set_value();
+  read.wait();
+  write.wait();
+  EXPECT_EQ(out, std::vector<std::byte>(8, std::byte{5}));
+  std::vector<std::byte> final_bytes(8);
+  rt.read_blocking(b, 0, final_bytes);
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(std::to_integer<int>(final_bytes[i]), i < 4 ? 201 + i : 6) << i;
+  }
+}
+
+TEST(RuntimeConcurrency, ManyThreadsSubmittingToOneRuntime) {
+  Runtime rt(make_host_devices(4), RuntimeOptions{UpdateStrategy::adaptive});
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 25;
+  std::vector<BufferId> bufs;
+  for (int t = 0; t < kThreads; ++t) bufs.push_back(rt.create_buffer(32, "t" + std::to_string(t)));
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        rt.launch(add(static_cast<std::size_t>((t + r) % 4), bufs[t], 0, 32, 1));
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) {
+    std::vector<std::byte> out(32);
+    rt.read_blocking(bufs[t], 0, out);
+    EXPECT_EQ(out, std::vector<std::byte>(32, std::byte{kRounds})) << t;
+  }
+}
+
+}  // namespace
+}  // namespace unimem

@@ -1,0 +1,80 @@
+// The randomized differential checker (api/coherence_selftest.hpp) with fixed seeds: every
+// strategy, 1..16 devices, with and without peer copies. Reproduce a failure with
+// `unimem selftest coherence --seed S --ops N --devices D --buffers B --strategy X [--no-peer]`.
+#include "api/coherence_selftest.hpp"
+
+#include <gtest/gtest.h>
+
+namespace unimem {
+namespace {
+
+void expect_ok(const CoherenceSelftestOptions& o) {
+  const CoherenceSelftestResult r = run_coherence_selftest(o);
+  SCOPED_TRACE(r.to_json(o));
+  EXPECT_TRUE(r.error.empty()) << r.error;
+  EXPECT_EQ(r.mismatched_bytes, 0u);
+  if (o.strategy == UpdateStrategy::lazy) {
+    EXPECT_EQ(r.bytes_copied, r.minimum_bytes);
+  }
+  EXPECT_TRUE(r.ok);
+  EXPECT_GT(r.launches, 0u);
+}
+
+class CoherenceSelftest : public ::testing::TestWithParam<UpdateStrategy> {};
+
+TEST_P(CoherenceSelftest, RandomProgramsMatchFlatMemory) {
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    CoherenceSelftestOptions o;
+    o.seed = seed;
+    o.ops = 150;
+    o.devices = 1 + (seed * 5) % 16;
+    o.buffers = 1 + seed % 4;
+    o.strategy = GetParam();
+    o.peer_copies = seed % 3 != 0;
+    expect_ok(o);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, CoherenceSelftest,
+                         ::testing::Values(UpdateStrategy::lazy, UpdateStrategy::balance,
+                                           UpdateStrategy::batch, UpdateStrategy::adaptive),
+                         [](const ::testing::TestParamInfo<UpdateStrategy>& param_info) {
+                           return std::string(to_string(param_info.param));
+                         });
+
+TEST(CoherenceSelftest, SameSeedSameProgram) {
+  CoherenceSelftestOptions o;
+  o.seed = 99;
+  o.ops = 120;
+  const auto a = run_coherence_selftest(o);
+  const auto b = run_coherence_selftest(o);
+  EXPECT_EQ(a.to_json(o), b.to_json(o));
+  o.seed = 100;
+  EXPECT_NE(run_coherence_selftest(o).minimum_bytes, a.minimum_bytes);
+}
+
+// The same checker with a smaller budget, labelled for the ThreadSanitizer run.
+class CoherenceSelftestConcurrency : public ::testing::TestWithParam<UpdateStrategy> {};
+
+TEST_P(CoherenceSelftestConcurrency, RandomProgramsOnManyDevices) {
+  for (std::uint64_t seed : {7u, 8u}) {
+    CoherenceSelftestOptions o;
+    o.seed = seed;
+    o.ops = 80;
+    o.devices = seed == 7 ? 16 : 4;
+    o.buffers = 3;
+    o.strategy = GetParam();
+    o.peer_copies = seed == 7;
+    expect_ok(o);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Strategies, CoherenceSelftestConcurrency,
+                         ::testing::Values(UpdateStrategy::lazy, UpdateStrategy::balance,
+                                           UpdateStrategy::batch, UpdateStrategy::adaptive),
+                         [](const ::testing::TestParamInfo<UpdateStrategy>& param_info) {
+                           return std::string(to_string(param_info.param));
+                         });
+
+}  // namespace
+}  // namespace unimem

@@ -1,0 +1,199 @@
+// Table-driven tests of the four update strategies (DSOM section 4.2.3, seed
+// 000_7b2a075be0870d8f.txt; DESIGN.md), run through the Runtime on host-driver devices.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "api/runtime.hpp"
+#include "device/host/host_platform.hpp"
+
+namespace unimem {
+namespace {
+
+constexpr std::uint64_t kSize = 64;
+
+std::shared_ptr<HostKernel> fill_kernel(std::string name, std::byte value) {
+  return std::make_shared<HostKernel>(std::move(name), [value](const HostKernelContext& ctx) {
+    auto* p = ctx.buffer<std::byte>(0);
+    const auto first = ctx.scalar<std::uint64_t>(1);
+    const auto last = ctx.scalar<std::uint64_t>(2);
+    for (std::uint64_t i = first; i < last; ++i) p[i] = value;
+  });
+}
+
+// Sums bytes [first, last) of argument 0 into the first byte of argument 3.
+std::shared_ptr<HostKernel> sum_kernel(std::string name) {
+  return std::make_shared<HostKernel>(std::move(name), [](const HostKernelContext& ctx) {
+    const auto* p = ctx.buffer<std::byte>(0);
+    const auto first = ctx.scalar<std::uint64_t>(1);
+    const auto last = ctx.scalar<std::uint64_t>(2);
+    unsigned sum = 0;
+    for (std::uint64_t i = first; i < last; ++i) sum += std::to_integer<unsigned>(p[i]);
+    ctx.buffer<std::byte>(3)[0] = static_cast<std::byte>(sum & 0xFF);
+  });
+}
+
+Launch fill(std::size_t device, BufferId b, std::uint64_t first, std::uint64_t last,
+            std::byte value, std::string name = "fill") {
+  Launch l;
+  l.device = device;
+  l.kernel = fill_kernel(std::move(name), value);
+  l.args = {LaunchArg::of_buffer(b, {}, IntervalSet{{first, last}}), LaunchArg::of_scalar(first),
+            LaunchArg::of_scalar(last)};
+  return l;
+}
+
+Launch sum(std::size_t device, BufferId in, std::uint64_t first, std::uint64_t last, BufferId out) {
+  Launch l;
+  l.device = device;
+  l.kernel = sum_kernel("sum");
+  l.args = {LaunchArg::of_buffer(in, IntervalSet{{first, last}}, {}), LaunchArg::of_scalar(first),
+            LaunchArg::of_scalar(last), LaunchArg::of_buffer(out, {}, IntervalSet{{0, 1}})};
+  return l;
+}
+
+struct StrategyRow {
+  UpdateStrategy strategy;
+  bool peer;
+  // Copies right after: host write of the whole buffer, then a kernel on d0 writing [0, 32).
+  CopyCount h2d, d2h, d2d;
+  AgentMask mask_of_written;  // mask of byte 0 afterwards
+};
+
+AgentMask agents(std::initializer_list<Agent> list) {
+  AgentMask m;
+  for (Agent a : list) m = m.with(a);
+  return m;
+}
+
+class UpdateStrategyTable : public ::testing::TestWithParam<StrategyRow> {};
+
+TEST_P(UpdateStrategyTable, CopiesAfterHostWriteAndKernelWrite) {
+  const StrategyRow& row = GetParam();
+  HostDeviceOptions opt;
+  opt.peer_copies = row.peer;
+  Runtime rt(make_host_devices(3, opt), RuntimeOptions{row.strategy});
+  BufferId b = rt.create_buffer(kSize, "data");
+  std::vector<std::byte> init(kSize, std::byte{1});
+  rt.write_blocking(b, 0, init);
+  rt.launch(fill(0, b, 0, 32, std::byte{7}));
+  rt.finish();
+  const TransferStats s = rt.buffer_stats(b);
+  EXPECT_EQ(s.host_to_device, row.h2d);
+  EXPECT_EQ(s.device_to_host, row.d2h);
+  EXPECT_EQ(s.device_to_device, row.d2d);
+  EXPECT_EQ(rt.valid_agents(b, 0), row.mask_of_written);
+  // Whatever moved when, everyone sees the same bytes.
+  BufferId out = rt.create_buffer(1, "sum");
+  for (std::size_t d = 0; d < 3; ++d) {
+    rt.launch(sum(d, b, 0, kSize, out));
+    std::byte got{};
+    rt.read_blocking(out, 0, std::span(&got, 1));
+    EXPECT_EQ(std::to_integer<unsigned>(got), (32u * 7u + 32u * 1u) & 0xFF) << "device " << d;
+  }
+}
+
+const Agent H = kHostAgent, D0 = agent_of_device(0), D1 = agent_of_device(1),
+            D2 = agent_of_device(2);
+
+INSTANTIATE_TEST_SUITE_P(
+    Strategies, UpdateStrategyTable,
+    ::testing::Values(
+        // lazy: nothing moves until someone reads.
+        StrategyRow{UpdateStrategy::lazy, true, {}, {}, {}, agents({D0})},
+        // balance: the kernel's result is written back to the host only.
+        StrategyRow{UpdateStrategy::balance, true, {}, {32, 1}, {}, agents({H, D0})},
+        // batch: the host write goes to every device, the kernel result back home and to all.
+        StrategyRow{UpdateStrategy::batch,
+                    true,
+                    {64 * 3 + 32 * 2, 5},
+                    {32, 1},
+                    {},
+                    agents({H, D0, D1, D2})},
+        StrategyRow{UpdateStrategy::batch,
+                    false,
+                    {64 * 3 + 32 * 2, 5},
+                    {32, 1},
+                    {},
+                    agents({H, D0, D1, D2})},
+        // adaptive: lazy until a history repeats.
+        StrategyRow{UpdateStrategy::adaptive, true, {}, {}, {}, agents({D0})}),
+    [](const ::testing::TestParamInfo<StrategyRow>& param_info) {
+      return std::string(to_string(param_info.param.strategy)) +
+             (param_info.param.peer ? "_peer" : "_nopeer");
+    });
+
+// The DSOM Fig. 7 pattern: a producer on d0 and a consumer on d1 in a loop. Lazy fetches after
+// each production; adaptive learns the sequence and pushes it the moment the producer completes.
+TEST(AdaptiveStrategy, LearnsRepeatingLoopAndReplaysEagerly) {
+  Runtime rt(make_host_devices(2));  // default strategy: adaptive
+  ASSERT_EQ(rt.strategy(), UpdateStrategy::adaptive);
+  BufferId a = rt.create_buffer(kSize, "a");
+  BufferId out = rt.create_buffer(1, "out");
+  for (int it = 0; it < 6; ++it) {
+    const auto v = static_cast<std::byte>(it + 1);
+    rt.launch(fill(0, a, 0, 32, v, "produce"));
+    if (it >= 2) {
+      // Replayed at submission: d1 already counts as holding the new bytes (copy in flight).
+      EXPECT_TRUE(rt.valid_agents(a, 0).contains(D1)) << "iteration " << it;
+    } else {
+      EXPECT_FALSE(rt.valid_agents(a, 0).contains(D1)) << "iteration " << it;
+    }
+    rt.launch(sum(1, a, 0, 32, out));
+    std::byte got{};
+    rt.read_blocking(out, 0, std::span(&got, 1));
+    EXPECT_EQ(std::to_integer<unsigned>(got), (32u * static_cast<unsigned>(it + 1)) & 0xFF);
+  }
+  const TransferStats s = rt.buffer_stats(a);
+  EXPECT_EQ(s.replays, 4u);
+  EXPECT_EQ(s.mispredictions, 0u);
+  EXPECT_EQ(s.prefetch_bytes, 4u * 32u);
+  EXPECT_EQ(s.device_to_device.bytes, 6u * 32u);  // no more than lazy
+  EXPECT_EQ(s.host_to_device.bytes, 0u);
+}
+
+TEST(AdaptiveStrategy, WrongPredictionCostsBytesOnlyAndStopsReplaying) {
+  Runtime rt(make_host_devices(3), RuntimeOptions{UpdateStrategy::adaptive});
+  BufferId a = rt.create_buffer(kSize, "a");
+  BufferId out = rt.create_buffer(1, "out");
+  auto iteration = [&](int it, std::size_t consumer) {
+    rt.launch(fill(0, a, 0, 32, static_cast<std::byte>(it), "produce"));
+    rt.launch(sum(consumer, a, 0, 32, out));
+    std::byte got{};
+    rt.read_blocking(out, 0, std::span(&got, 1));
+    EXPECT_EQ(std::to_integer<unsigned>(got), (32u * static_cast<unsigned>(it)) & 0xFF);
+  };
+  for (int it = 1; it <= 3; ++it) iteration(it, 1);  // learned; iteration 3 replays to d1
+  EXPECT_EQ(rt.buffer_stats(a).replays, 1u);
+  iteration(4, 2);  // replays to d1 again, but d2 reads: wrong
+  iteration(5, 2);  // the wrong guess is noticed here and not replayed
+  const TransferStats s = rt.buffer_stats(a);
+  EXPECT_EQ(s.replays, 2u);
+  EXPECT_EQ(s.mispredictions, 1u);
+  EXPECT_EQ(s.device_to_device.bytes, 6u * 32u);  // 5 needed + 1 wasted prediction
+}
+
+TEST(UpdateStrategy, PerBufferOverrideBeatsRuntimeDefault) {
+  Runtime rt(make_host_devices(2), RuntimeOptions{UpdateStrategy::lazy});
+  BufferId lazy = rt.create_buffer(kSize, "lazy");
+  BufferId balanced = rt.create_buffer(kSize, "balanced", UpdateStrategy::balance);
+  rt.launch(fill(0, lazy, 0, 16, std::byte{3}));
+  rt.launch(fill(0, balanced, 0, 16, std::byte{3}));
+  rt.finish();
+  EXPECT_EQ(rt.buffer_stats(lazy).device_to_host.bytes, 0u);
+  EXPECT_EQ(rt.buffer_stats(balanced).device_to_host.bytes, 16u);
+  rt.set_buffer_strategy(lazy, UpdateStrategy::batch);
+  rt.set_buffer_strategy(balanced, std::nullopt);
+  rt.launch(fill(0, lazy, 16, 32, std::byte{3}));
+  rt.launch(fill(0, balanced, 16, 32, std::byte{3}));
+  rt.finish();
+  EXPECT_EQ(rt.buffer_stats(lazy).device_to_host.bytes, 16u);
+  EXPECT_EQ(rt.buffer_stats(lazy).host_to_device.bytes, 16u);      // pushed to d1
+  EXPECT_EQ(rt.buffer_stats(balanced).device_to_host.bytes, 16u);  // now lazy: no new copy
+  EXPECT_EQ(parse_update_strategy("adaptive"), UpdateStrategy::adaptive);
+  EXPECT_EQ(parse_update_strategy("eager"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace unimem

@@ -1,0 +1,43 @@
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "api/coherence_selftest.hpp"
+#include "commands.hpp"
+
+namespace unimem::tools {
+
+void add_selftest_command(CLI::App& app) {
+  auto* selftest = app.add_subcommand("selftest", "Run a built-in randomized self-check");
+  selftest->require_subcommand(1);
+  auto* coherence = selftest->add_subcommand(
+      "coherence",
+      "Differential check of the coherence layer: a seeded random program of host writes, host "
+      "reads and kernel launches on host-driver devices, compared byte for byte with one flat "
+      "memory. Prints one JSON line; exits 0 only when ok.");
+  auto options = std::make_shared<CoherenceSelftestOptions>();
+  auto strategy = std::make_shared<std::string>("lazy");
+  auto no_peer = std::make_shared<bool>(false);
+  coherence->add_option("--seed", options->seed, "Random seed (any 64-bit value)");
+  coherence->add_option("--ops", options->ops, "Number of operations in the program");
+  coherence->add_option("--devices", options->devices, "Number of host devices")
+      ->check(CLI::Range(1, 16));
+  coherence->add_option("--buffers", options->buffers, "Number of shared buffers")
+      ->check(CLI::Range(1, 64));
+  coherence->add_option("--strategy", *strategy, "Update strategy")
+      ->check(CLI::IsMember({"lazy", "balance", "batch", "adaptive"}));
+  coherence
+      ->add_option("--max-buffer-size", options->max_buffer_size, "Largest buffer size in bytes")
+      ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
+  coherence->add_flag("--no-peer", *no_peer,
+                      "Forbid peer copies: device-to-device traffic goes through the host");
+  coherence->callback([options, strategy, no_peer] {
+    options->strategy = *parse_update_strategy(*strategy);
+    options->peer_copies = !*no_peer;
+    const CoherenceSelftestResult r = run_coherence_selftest(*options);
+    std::cout << r.to_json(*options) << std::endl;
+    if (!r.ok) std::exit(1);
+  });
+}
+
+}  // namespace unimem::tools
