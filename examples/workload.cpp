@@ -136,6 +136,11 @@ TransferBytes whole_buffer_bytes(const BufferPlan& plan, unsigned devices) {
 std::vector<std::unique_ptr<Workload>> all_workloads() {
   std::vector<std::unique_ptr<Workload>> all;
   all.push_back(make_stencil2d());
+  all.push_back(make_heat3d());
+  all.push_back(make_hotspot());
+  all.push_back(make_matmul());
+  all.push_back(make_blackscholes());
+  all.push_back(make_nbody());
   return all;
 }
 
