@@ -137,10 +137,12 @@ std::vector<std::unique_ptr<Workload>> all_workloads() {
   std::vector<std::unique_ptr<Workload>> all;
   all.push_back(make_stencil2d());
   all.push_back(make_heat3d());
-  all.push_back(make_hotspot());
+  all.push_back(make_fdtd2d());
+  all.push_back(make_floyd_warshall());
   all.push_back(make_matmul());
-  all.push_back(make_blackscholes());
   all.push_back(make_nbody());
+  all.push_back(make_blackscholes());
+  all.push_back(make_hotspot());
   return all;
 }
 

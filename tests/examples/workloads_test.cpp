@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include <optional>
+#include <ostream>
 
 #include "examples/manual_opencl.hpp"
 #include "examples/workload.hpp"
@@ -28,6 +28,10 @@ struct Case {
   std::string workload;
   unsigned devices;
 };
+
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.workload << " on " << c.devices << " devices";
+}
 
 class ManualVersion : public ::testing::TestWithParam<Case> {};
 
