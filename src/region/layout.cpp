@@ -1,5 +1,6 @@
 #include "region/layout.hpp"
 
+#include <algorithm>
 #include <limits>
 #include <utility>
 
@@ -156,7 +157,10 @@ IntervalSet Layout::bytes_of(const Box<N>& box) const {
     run *= static_cast<std::uint64_t>(box.extent(outer));
   }
   const std::uint64_t start = first_byte(box);
+  std::uint64_t count = 1;
+  for (std::size_t d = 0; d < outer; ++d) count *= static_cast<std::uint64_t>(box.extent(d));
   std::vector<Interval> out;
+  out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(count, std::uint64_t{1} << 16)));
   // Pitches nest (each >= the span of the inner dimensions), so row-major order is sorted order.
   std::array<std::uint64_t, 3> index{};
   std::uint64_t offset = start;

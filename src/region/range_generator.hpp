@@ -50,7 +50,8 @@ struct GeneratedRanges {
 /// (each exceeds the span of all smaller ones) the intervals come out sorted and need no sort.
 ///
 /// max_intervals bounds the enumeration: if it would emit more intervals than that, the result is
-/// the covering interval with exact = false. An empty domain gives the empty set, exactly.
+/// the covering interval with exact = false. A result that is a single run needs no enumeration
+/// and is exact whatever the limit. An empty domain gives the empty set, exactly.
 /// Throws PreconditionError if element_size is 0, if some point of the domain has a negative
 /// element index (the message names the access and the smallest index), or if a byte offset would
 /// not fit in 64 bits.
