@@ -7,5 +7,6 @@ namespace unimem::tools {
 // Each subcommand lives in its own tools/command_<name>.cpp and registers itself on the app.
 void add_version_command(CLI::App& app);
 void add_selftest_command(CLI::App& app);
+void add_devices_command(CLI::App& app);
 
 }  // namespace unimem::tools

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(0, 1);
   unimem::tools::add_version_command(app);
   unimem::tools::add_selftest_command(app);
+  unimem::tools::add_devices_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,347 @@
+#include "device/opencl/opencl_device.hpp"
+
+#include <sstream>
+#include <vector>
+
+#include "common/check.hpp"
+#include "device/opencl/opencl_error.hpp"
+#include "device/opencl/opencl_event.hpp"
+#include "device/opencl/opencl_program.hpp"
+
+namespace unimem::opencl {
+
+namespace {
+
+std::string pointer_text(const void* p) {
+  std::ostringstream out;
+  out << p;
+  return out.str();
+}
+
+std::string triple_text(const std::array<std::uint64_t, 3>& v) {
+  return "{" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) +
+         "}";
+}
+
+// The bytes one side of a rect copy spans, from the start of its buffer: OpenCL's layout with
+// 0 pitches meaning tightly packed.
+std::uint64_t rect_extent(const std::array<std::uint64_t, 3>& origin,
+                          const std::array<std::uint64_t, 3>& region, std::uint64_t row_pitch,
+                          std::uint64_t slice_pitch) {
+  const std::uint64_t rp = row_pitch ? row_pitch : region[0];
+  const std::uint64_t sp = slice_pitch ? slice_pitch : region[1] * rp;
+  return origin[0] + origin[1] * rp + origin[2] * sp + region[0] + (region[1] - 1) * rp +
+         (region[2] - 1) * sp;
+}
+
+Event failed_event(std::exception_ptr error) {
+  auto [event, state] = Event::make_manual();
+  state->fail(std::move(error));
+  return event;
+}
+
+}  // namespace
+
+OpenCLDevice::OpenCLDevice(std::shared_ptr<const Context> context, DeviceInfo info,
+                           QueueOrder order)
+    : context_(std::move(context)),
+      info_(std::move(info)),
+      name_(info_.unimem_name()),
+      out_of_order_(order == QueueOrder::out_of_order && info_.out_of_order_queue) {
+  UNIMEM_REQUIRE(context_ != nullptr, "an OpenCL device needs a context");
+  bool in_context = false;
+  for (const DeviceInfo& d : context_->devices())
+    in_context = in_context || d.device == info_.device;
+  UNIMEM_REQUIRE(in_context, "an OpenCL device must belong to the context it is opened in");
+  const cl_command_queue_properties properties =
+      out_of_order_ ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0;
+  cl_int status = CL_SUCCESS;
+  queue_ = clCreateCommandQueue(context_->handle(), info_.device, properties, &status);
+  check(status, "clCreateCommandQueue", [this] { return "device " + name_; });
+}
+
+OpenCLDevice::~OpenCLDevice() {
+  clFinish(queue_);
+  for (const auto& [handle, size] : allocations_) {
+    clReleaseMemObject(static_cast<cl_mem>(handle));
+  }
+  clReleaseCommandQueue(queue_);
+}
+
+DeviceAllocation OpenCLDevice::allocate(std::uint64_t bytes) {
+  UNIMEM_REQUIRE(bytes > 0, "an allocation must have at least one byte");
+  if (bytes > info_.max_alloc_bytes) {
+    throw DeviceError("allocate: " + std::to_string(bytes) + " bytes on device " + name_ +
+                          " exceed its largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE = " +
+                          std::to_string(info_.max_alloc_bytes) + " bytes)",
+                      CL_INVALID_BUFFER_SIZE, "CL_INVALID_BUFFER_SIZE");
+  }
+  std::lock_guard lock(allocations_mutex_);
+  if (bytes > capacity() - allocated_bytes_) {
+    throw DeviceError("allocate: " + std::to_string(bytes) + " bytes on device " + name_ +
+                          " do not fit: " + std::to_string(allocated_bytes_) + " of " +
+                          std::to_string(capacity()) + " bytes are in use",
+                      CL_MEM_OBJECT_ALLOCATION_FAILURE, "CL_MEM_OBJECT_ALLOCATION_FAILURE");
+  }
+  cl_int status = CL_SUCCESS;
+  cl_mem mem = clCreateBuffer(context_->handle(), CL_MEM_READ_WRITE, bytes, nullptr, &status);
+  check(status, "clCreateBuffer",
+        [&] { return "device " + name_ + " (" + std::to_string(bytes) + " bytes)"; });
+  allocations_.emplace(mem, bytes);
+  allocated_bytes_ += bytes;
+  return DeviceAllocation{mem, bytes};
+}
+
+void OpenCLDevice::free(DeviceAllocation allocation) {
+  std::lock_guard lock(allocations_mutex_);
+  const auto it = allocations_.find(allocation.handle);
+  if (it == allocations_.end()) {
+    throw PreconditionError("free: allocation " + pointer_text(allocation.handle) +
+                            " is not a live allocation of device " + name_);
+  }
+  allocated_bytes_ -= it->second;
+  allocations_.erase(it);
+  check(clReleaseMemObject(static_cast<cl_mem>(allocation.handle)), "clReleaseMemObject",
+        [&] { return "device " + name_ + ", buffer " + pointer_text(allocation.handle); });
+}
+
+std::uint64_t OpenCLDevice::allocated_bytes() const {
+  std::lock_guard lock(allocations_mutex_);
+  return allocated_bytes_;
+}
+
+cl_mem OpenCLDevice::buffer(DeviceAllocation allocation, std::uint64_t offset, std::uint64_t bytes,
+                            std::string_view operation) const {
+  std::uint64_t size = 0;
+  {
+    std::lock_guard lock(allocations_mutex_);
+    const auto it = allocations_.find(allocation.handle);
+    if (it == allocations_.end()) {
+      throw PreconditionError(std::string(operation) + ": allocation " +
+                              pointer_text(allocation.handle) +
+                              " is not a live allocation of device " + name_);
+    }
+    size = it->second;
+  }
+  if (offset > size || bytes > size - offset) {
+    throw PreconditionError(std::string(operation) + ": bytes [" + std::to_string(offset) + ", " +
+                            std::to_string(offset) + " + " + std::to_string(bytes) +
+                            ") lie outside allocation " + pointer_text(allocation.handle) + " (" +
+                            std::to_string(size) + " bytes) of device " + name_);
+  }
+  return static_cast<cl_mem>(allocation.handle);
+}
+
+template <typename Enqueue>
+Event OpenCLDevice::submit(std::string_view call, std::string operation,
+                           std::span<const Event> deps, Enqueue&& enqueue) {
+  WaitList wait_list(context_->handle(), deps, operation);
+  if (auto failed = wait_list.failed_dependency()) return failed_event(std::move(failed));
+  cl_event event = nullptr;
+  check(enqueue(wait_list.size(), wait_list.data(), &event), call, operation);
+  wait_list.arm();
+  Event result = make_event(event, context_->handle(), std::move(operation));
+  // Start the command now: without a flush an implementation may hold it until a blocking call.
+  check(clFlush(queue_), "clFlush", [this] { return "device " + name_; });
+  return result;
+}
+
+Event OpenCLDevice::copy_host_to_device(const std::byte* src, DeviceAllocation dst,
+                                        std::uint64_t dst_offset, std::uint64_t bytes,
+                                        std::span<const Event> deps) {
+  cl_mem mem = buffer(dst, dst_offset, bytes, "copy_host_to_device");
+  if (bytes == 0) return when_all(deps);
+  UNIMEM_REQUIRE(src != nullptr, "copy_host_to_device needs a source pointer");
+  return submit(
+      "clEnqueueWriteBuffer",
+      "copy of " + std::to_string(bytes) + " bytes from host " + pointer_text(src) + " to buffer " +
+          pointer_text(mem) + "+" + std::to_string(dst_offset) + " on device " + name_,
+      deps, [&](cl_uint n, const cl_event* wait, cl_event* event) {
+        return clEnqueueWriteBuffer(queue_, mem, CL_FALSE, dst_offset, bytes, src, n, wait, event);
+      });
+}
+
+Event OpenCLDevice::copy_device_to_host(DeviceAllocation src, std::uint64_t src_offset,
+                                        std::byte* dst, std::uint64_t bytes,
+                                        std::span<const Event> deps) {
+  cl_mem mem = buffer(src, src_offset, bytes, "copy_device_to_host");
+  if (bytes == 0) return when_all(deps);
+  UNIMEM_REQUIRE(dst != nullptr, "copy_device_to_host needs a destination pointer");
+  return submit(
+      "clEnqueueReadBuffer",
+      "copy of " + std::to_string(bytes) + " bytes from buffer " + pointer_text(mem) + "+" +
+          std::to_string(src_offset) + " on device " + name_ + " to host " + pointer_text(dst),
+      deps, [&](cl_uint n, const cl_event* wait, cl_event* event) {
+        return clEnqueueReadBuffer(queue_, mem, CL_FALSE, src_offset, bytes, dst, n, wait, event);
+      });
+}
+
+Event OpenCLDevice::copy_device_to_device(DeviceAllocation src, std::uint64_t src_offset,
+                                          DeviceAllocation dst, std::uint64_t dst_offset,
+                                          std::uint64_t bytes, std::span<const Event> deps) {
+  return copy_from_peer(*this, src, src_offset, dst, dst_offset, bytes, deps);
+}
+
+bool OpenCLDevice::can_copy_from_peer(const Device& source) const {
+  const auto* peer = dynamic_cast<const OpenCLDevice*>(&source);
+  return peer != nullptr && peer->context_ == context_;
+}
+
+Event OpenCLDevice::copy_from_peer(const Device& source, DeviceAllocation src,
+                                   std::uint64_t src_offset, DeviceAllocation dst,
+                                   std::uint64_t dst_offset, std::uint64_t bytes,
+                                   std::span<const Event> deps) {
+  if (!can_copy_from_peer(source)) {
+    throw DeviceError("copy_from_peer: device " + name_ + " cannot read memory of device " +
+                      source.name() + " directly (not in the same OpenCL context)");
+  }
+  const auto& peer = static_cast<const OpenCLDevice&>(source);
+  cl_mem from = peer.buffer(src, src_offset, bytes, "copy_from_peer (source)");
+  cl_mem to = buffer(dst, dst_offset, bytes, "copy_from_peer (destination)");
+  if (bytes == 0) return when_all(deps);
+  return submit("clEnqueueCopyBuffer",
+                "copy of " + std::to_string(bytes) + " bytes from buffer " + pointer_text(from) +
+                    "+" + std::to_string(src_offset) + " of device " + peer.name_ + " to buffer " +
+                    pointer_text(to) + "+" + std::to_string(dst_offset) + " on device " + name_,
+                deps, [&](cl_uint n, const cl_event* wait, cl_event* event) {
+                  return clEnqueueCopyBuffer(queue_, from, to, src_offset, dst_offset, bytes, n,
+                                             wait, event);
+                });
+}
+
+Event OpenCLDevice::copy_host_to_device_rect(const std::byte* src, DeviceAllocation dst,
+                                             const RectCopy& rect, std::span<const Event> deps) {
+  if (rect.region[0] == 0 || rect.region[1] == 0 || rect.region[2] == 0) {
+    (void)buffer(dst, 0, 0, "copy_host_to_device_rect");
+    return when_all(deps);
+  }
+  const std::uint64_t extent =
+      rect_extent(rect.dst_origin, rect.region, rect.dst_row_pitch, rect.dst_slice_pitch);
+  cl_mem mem = buffer(dst, 0, extent, "copy_host_to_device_rect");
+  const std::array<size_t, 3> buffer_origin{rect.dst_origin[0], rect.dst_origin[1],
+                                            rect.dst_origin[2]};
+  const std::array<size_t, 3> host_origin{rect.src_origin[0], rect.src_origin[1],
+                                          rect.src_origin[2]};
+  const std::array<size_t, 3> region{rect.region[0], rect.region[1], rect.region[2]};
+  return submit("clEnqueueWriteBufferRect",
+                "rect copy of region " + triple_text(rect.region) + " from host " +
+                    pointer_text(src) + " to buffer " + pointer_text(mem) + " origin " +
+                    triple_text(rect.dst_origin) + " on device " + name_,
+                deps, [&](cl_uint n, const cl_event* wait, cl_event* event) {
+                  return clEnqueueWriteBufferRect(
+                      queue_, mem, CL_FALSE, buffer_origin.data(), host_origin.data(),
+                      region.data(), rect.dst_row_pitch, rect.dst_slice_pitch, rect.src_row_pitch,
+                      rect.src_slice_pitch, src, n, wait, event);
+                });
+}
+
+Event OpenCLDevice::copy_device_to_host_rect(DeviceAllocation src, std::byte* dst,
+                                             const RectCopy& rect, std::span<const Event> deps) {
+  if (rect.region[0] == 0 || rect.region[1] == 0 || rect.region[2] == 0) {
+    (void)buffer(src, 0, 0, "copy_device_to_host_rect");
+    return when_all(deps);
+  }
+  const std::uint64_t extent =
+      rect_extent(rect.src_origin, rect.region, rect.src_row_pitch, rect.src_slice_pitch);
+  cl_mem mem = buffer(src, 0, extent, "copy_device_to_host_rect");
+  const std::array<size_t, 3> buffer_origin{rect.src_origin[0], rect.src_origin[1],
+                                            rect.src_origin[2]};
+  const std::array<size_t, 3> host_origin{rect.dst_origin[0], rect.dst_origin[1],
+                                          rect.dst_origin[2]};
+  const std::array<size_t, 3> region{rect.region[0], rect.region[1], rect.region[2]};
+  return submit("clEnqueueReadBufferRect",
+                "rect copy of region " + triple_text(rect.region) + " from buffer " +
+                    pointer_text(mem) + " origin " + triple_text(rect.src_origin) + " on device " +
+                    name_ + " to host " + pointer_text(dst),
+                deps, [&](cl_uint n, const cl_event* wait, cl_event* event) {
+                  return clEnqueueReadBufferRect(
+                      queue_, mem, CL_FALSE, buffer_origin.data(), host_origin.data(),
+                      region.data(), rect.src_row_pitch, rect.src_slice_pitch, rect.dst_row_pitch,
+                      rect.dst_slice_pitch, dst, n, wait, event);
+                });
+}
+
+Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
+                           std::span<const KernelArg> args, std::span<const Event> deps) {
+  const auto* cl_kernel_object = dynamic_cast<const OpenCLKernel*>(&kernel);
+  if (cl_kernel_object == nullptr) {
+    throw DeviceError("launch of kernel \"" + kernel.name() + "\" on device " + name_ +
+                      ": the kernel was not compiled by the opencl driver");
+  }
+  const OpenCLKernel& k = *cl_kernel_object;
+  if (&k.context() != context_.get()) {
+    throw DeviceError("launch of kernel \"" + k.name() + "\" on device " + name_ +
+                      ": the kernel was built for another OpenCL context (" +
+                      k.context().description() + ")");
+  }
+  UNIMEM_REQUIRE(range.dims >= 1 && range.dims <= 3, "an NDRange has 1, 2 or 3 dimensions");
+  if (args.size() != k.argument_count()) {
+    throw PreconditionError("launch of kernel \"" + k.name() + "\" on device " + name_ + ": " +
+                            std::to_string(args.size()) + " arguments given, the kernel takes " +
+                            std::to_string(k.argument_count()));
+  }
+  // Resolve and check every buffer before taking the kernel's lock.
+  std::vector<cl_mem> buffers(args.size(), nullptr);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind == KernelArg::Kind::buffer) {
+      buffers[i] = buffer(args[i].buffer, 0, 0,
+                          "launch of kernel \"" + k.name() + "\", argument " + std::to_string(i));
+    }
+  }
+  std::array<size_t, 3> offset{}, global{}, local{};
+  bool local_given = false;
+  for (std::uint32_t d = 0; d < range.dims; ++d) {
+    offset[d] = range.offset[d];
+    global[d] = range.global[d];
+    local[d] = range.local[d];
+    local_given = local_given || range.local[d] != 0;
+  }
+  bool empty = false;
+  for (std::uint32_t d = 0; d < range.dims; ++d) empty = empty || global[d] == 0;
+  if (empty) return when_all(deps);  // nothing to run; OpenCL would reject a zero size
+
+  std::string operation = "launch of kernel \"" + k.name() + "\" over global " +
+                          triple_text(range.global) + " offset " + triple_text(range.offset) +
+                          " local " + triple_text(range.local) + " on device " + name_;
+  return submit("clEnqueueNDRangeKernel", std::move(operation), deps,
+                [&](cl_uint n, const cl_event* wait, cl_event* event) {
+                  // Arguments are captured at enqueue time: hold the kernel from the first
+                  // clSetKernelArg to the enqueue so concurrent launches cannot interleave.
+                  auto lock = k.launch_lock();
+                  for (std::size_t i = 0; i < args.size(); ++i) {
+                    const KernelArg& arg = args[i];
+                    const auto index = static_cast<cl_uint>(i);
+                    cl_int status = CL_SUCCESS;
+                    switch (arg.kind) {
+                      case KernelArg::Kind::buffer:
+                        status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), &buffers[i]);
+                        break;
+                      case KernelArg::Kind::scalar:
+                        status = clSetKernelArg(k.handle(), index, arg.scalar_bytes.size(),
+                                                arg.scalar_bytes.data());
+                        break;
+                      case KernelArg::Kind::local_memory:
+                        status = clSetKernelArg(k.handle(), index, arg.local_bytes, nullptr);
+                        break;
+                    }
+                    check(status, "clSetKernelArg", [&] {
+                      return "argument " + std::to_string(i) + " of kernel \"" + k.name() +
+                             "\" on device " + name_;
+                    });
+                  }
+                  return clEnqueueNDRangeKernel(queue_, k.handle(), range.dims, offset.data(),
+                                                global.data(), local_given ? local.data() : nullptr,
+                                                n, wait, event);
+                });
+}
+
+void OpenCLDevice::finish() {
+  check(clFinish(queue_), "clFinish", [this] { return "device " + name_; });
+}
+
+std::shared_ptr<OpenCLProgram> OpenCLDevice::build_program(std::string source,
+                                                           std::string options) const {
+  return std::make_shared<OpenCLProgram>(context_, std::move(source), std::move(options));
+}
+
+}  // namespace unimem::opencl

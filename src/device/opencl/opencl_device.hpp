@@ -1,0 +1,110 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "device/device.hpp"
+#include "device/opencl/opencl_api.hpp"
+#include "device/opencl/opencl_context.hpp"
+#include "device/opencl/opencl_discovery.hpp"
+
+namespace unimem::opencl {
+
+class OpenCLProgram;
+
+/// A Device backed by one OpenCL device and one command queue of it.
+///
+/// - Queue: out-of-order where supported (QueueOrder::out_of_order), so every command waits only
+///   for its deps; in-order on request. Every enqueue is flushed at once so it starts without a
+///   later finish().
+/// - deps: cl_events of this device's Context go straight into the wait list; any other event (host
+///   driver, another platform, ManualEventState) is bridged by a user event (see WaitList). A
+///   dependency that already failed fails the operation without running it.
+/// - Returned events wrap the command's cl_event (ClEventState).
+/// - Allocations are cl_mem buffers of the context (DeviceAllocation::handle is the cl_mem). The
+///   device checks every allocation it is handed against its own table and every range against
+///   the allocation's size, so a foreign or stale allocation is a clear PreconditionError rather
+///   than an OpenCL error deep in a queue.
+/// - Peer copies: devices of the same Context copy with clEnqueueCopyBuffer on the destination's
+///   queue; can_copy_from_peer is false across contexts.
+/// - Rect copies: clEnqueueWriteBufferRect / clEnqueueReadBufferRect; a pitch of 0 means tightly
+///   packed, as in OpenCL.
+/// Every hook is thread-safe.
+class OpenCLDevice final : public Device {
+ public:
+  OpenCLDevice(std::shared_ptr<const Context> context, DeviceInfo info,
+               QueueOrder order = QueueOrder::out_of_order);
+  /// Waits for the queue, then releases the queue and every allocation not yet freed.
+  ~OpenCLDevice() override;
+  OpenCLDevice(const OpenCLDevice&) = delete;
+  OpenCLDevice& operator=(const OpenCLDevice&) = delete;
+
+  [[nodiscard]] std::string name() const override { return name_; }
+  [[nodiscard]] std::string driver() const override { return "opencl"; }
+  /// CL_DEVICE_GLOBAL_MEM_SIZE; allocate() refuses to go beyond it.
+  [[nodiscard]] std::uint64_t capacity() const override { return info_.global_mem_bytes; }
+
+  DeviceAllocation allocate(std::uint64_t bytes) override;
+  void free(DeviceAllocation allocation) override;
+
+  Event copy_host_to_device(const std::byte* src, DeviceAllocation dst, std::uint64_t dst_offset,
+                            std::uint64_t bytes, std::span<const Event> deps) override;
+  Event copy_device_to_host(DeviceAllocation src, std::uint64_t src_offset, std::byte* dst,
+                            std::uint64_t bytes, std::span<const Event> deps) override;
+  Event copy_device_to_device(DeviceAllocation src, std::uint64_t src_offset, DeviceAllocation dst,
+                              std::uint64_t dst_offset, std::uint64_t bytes,
+                              std::span<const Event> deps) override;
+
+  [[nodiscard]] bool can_copy_from_peer(const Device& source) const override;
+  Event copy_from_peer(const Device& source, DeviceAllocation src, std::uint64_t src_offset,
+                       DeviceAllocation dst, std::uint64_t dst_offset, std::uint64_t bytes,
+                       std::span<const Event> deps) override;
+
+  Event copy_host_to_device_rect(const std::byte* src, DeviceAllocation dst, const RectCopy& rect,
+                                 std::span<const Event> deps) override;
+  Event copy_device_to_host_rect(DeviceAllocation src, std::byte* dst, const RectCopy& rect,
+                                 std::span<const Event> deps) override;
+
+  /// kernel must be an OpenCLKernel of this device's Context.
+  Event launch(const CompiledKernel& kernel, const NDRange& range, std::span<const KernelArg> args,
+               std::span<const Event> deps) override;
+
+  void finish() override;
+
+  /// Builds source for every device of this device's Context.
+  [[nodiscard]] std::shared_ptr<OpenCLProgram> build_program(std::string source,
+                                                             std::string options = {}) const;
+
+  [[nodiscard]] const DeviceInfo& info() const { return info_; }
+  [[nodiscard]] const std::shared_ptr<const Context>& context() const { return context_; }
+  [[nodiscard]] bool out_of_order() const { return out_of_order_; }
+  /// Bytes currently allocated on this device.
+  [[nodiscard]] std::uint64_t allocated_bytes() const;
+
+  /// The cl_mem of allocation after checking that it belongs to this device and that
+  /// [offset, offset + bytes) lies inside it; throws PreconditionError naming `operation`.
+  [[nodiscard]] cl_mem buffer(DeviceAllocation allocation, std::uint64_t offset,
+                              std::uint64_t bytes, std::string_view operation) const;
+
+ private:
+  // Builds the wait list from deps, runs enqueue(num_events, wait_list, &event) and wraps the
+  // event; `call` and `operation` name the OpenCL call and what it did, for errors.
+  template <typename Enqueue>
+  Event submit(std::string_view call, std::string operation, std::span<const Event> deps,
+               Enqueue&& enqueue);
+
+  std::shared_ptr<const Context> context_;
+  DeviceInfo info_;
+  std::string name_;
+  bool out_of_order_ = false;
+  cl_command_queue queue_ = nullptr;
+
+  mutable std::mutex allocations_mutex_;
+  std::unordered_map<void*, std::uint64_t> allocations_;  // cl_mem -> size
+  std::uint64_t allocated_bytes_ = 0;
+};
+
+}  // namespace unimem::opencl

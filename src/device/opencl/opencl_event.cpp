@@ -1,0 +1,122 @@
+#include "device/opencl/opencl_event.hpp"
+
+#include <memory>
+
+#include "device/device_error.hpp"
+#include "device/opencl/opencl_error.hpp"
+
+namespace unimem::opencl {
+
+namespace {
+
+void CL_CALLBACK run_callback(cl_event /*event*/, cl_int /*status*/, void* user_data) {
+  std::unique_ptr<std::function<void()>> callback(static_cast<std::function<void()>*>(user_data));
+  (*callback)();
+}
+
+// Status a bridged user event gets when its foreign event failed: any negative value terminates
+// the commands waiting on it.
+constexpr cl_int kForeignDependencyFailed = -1;
+
+// The failure of a finished event, or null. Never blocks and makes no blocking OpenCL call, so it
+// is safe inside an OpenCL event callback.
+std::exception_ptr failure_of_finished(const Event& event) {
+  if (const auto* native = dynamic_cast<const ClEventState*>(event.state().get())) {
+    return native->failure();
+  }
+  try {
+    event.wait();
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+ClEventState::ClEventState(cl_event event, cl_context context, std::string operation)
+    : event_(event), context_(context), operation_(std::move(operation)) {}
+
+ClEventState::~ClEventState() { clReleaseEvent(event_); }
+
+cl_int ClEventState::status() const {
+  cl_int status = CL_COMPLETE;
+  check(clGetEventInfo(event_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
+        "clGetEventInfo", operation_);
+  return status;
+}
+
+void ClEventState::wait() {
+  // clWaitForEvents reports a failed command as CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  // the event's own status says why, so report that instead.
+  const cl_int waited = clWaitForEvents(1, &event_);
+  const cl_int final_status = status();
+  if (final_status < 0) throw make_error(final_status, "the command", operation_);
+  check(waited, "clWaitForEvents", operation_);
+}
+
+std::exception_ptr ClEventState::failure() const {
+  const cl_int final_status = status();
+  if (final_status >= 0) return nullptr;
+  return std::make_exception_ptr(make_error(final_status, "the command", operation_));
+}
+
+bool ClEventState::is_complete() const { return status() <= CL_COMPLETE; }
+
+void ClEventState::on_complete(std::function<void()> callback) {
+  if (is_complete()) {
+    callback();
+    return;
+  }
+  auto owned = std::make_unique<std::function<void()>>(std::move(callback));
+  check(clSetEventCallback(event_, CL_COMPLETE, run_callback, owned.get()), "clSetEventCallback",
+        operation_);
+  (void)owned.release();  // run_callback owns it now
+}
+
+Event make_event(cl_event event, cl_context context, std::string operation) {
+  return Event(std::make_shared<ClEventState>(event, context, std::move(operation)));
+}
+
+WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_view operation) {
+  for (const Event& dep : deps) {
+    if (dep.is_null()) continue;
+    auto* native = dynamic_cast<ClEventState*>(dep.state().get());
+    if (dep.is_complete()) {
+      if (!failed_) failed_ = failure_of_finished(dep);
+      continue;
+    }
+    if (native && native->context() == context) {
+      events_.push_back(native->handle());
+      continue;
+    }
+    cl_int status = CL_SUCCESS;
+    cl_event user_event = clCreateUserEvent(context, &status);
+    check(status, "clCreateUserEvent",
+          [&] { return "bridging a foreign dependency of " + std::string(operation); });
+    events_.push_back(user_event);
+    bridges_.push_back(Bridge{user_event, dep});
+  }
+}
+
+WaitList::~WaitList() {
+  for (const Bridge& bridge : bridges_) {
+    clSetUserEventStatus(bridge.user_event, kForeignDependencyFailed);
+    clReleaseEvent(bridge.user_event);
+  }
+}
+
+void WaitList::arm() {
+  for (Bridge& bridge : bridges_) {
+    const Event foreign = bridge.foreign;
+    cl_event user_event = bridge.user_event;
+    foreign.on_complete([foreign, user_event] {
+      const cl_int outcome = failure_of_finished(foreign) ? kForeignDependencyFailed : CL_COMPLETE;
+      clSetUserEventStatus(user_event, outcome);
+      clReleaseEvent(user_event);
+    });
+  }
+  bridges_.clear();
+}
+
+}  // namespace unimem::opencl

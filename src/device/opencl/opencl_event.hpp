@@ -1,0 +1,79 @@
+#pragma once
+
+#include <exception>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "device/event.hpp"
+#include "device/opencl/opencl_api.hpp"
+
+namespace unimem::opencl {
+
+/// An Event backed by a cl_event. Owns one reference to it. wait() and a failed status throw a
+/// DeviceError naming the operation; on_complete uses clSetEventCallback, so callbacks run on the
+/// OpenCL implementation's notification thread (or inline when the event already finished).
+class ClEventState final : public EventState {
+ public:
+  /// Takes over the reference the enqueue call returned. `operation` describes the command and its
+  /// device, for error messages ("clEnqueueWriteBuffer on pocl:...#0").
+  ClEventState(cl_event event, cl_context context, std::string operation);
+  ~ClEventState() override;
+  ClEventState(const ClEventState&) = delete;
+  ClEventState& operator=(const ClEventState&) = delete;
+
+  void wait() override;
+  [[nodiscard]] bool is_complete() const override;
+  void on_complete(std::function<void()> callback) override;
+
+  /// The DeviceError of a failed command, null otherwise (also while it still runs). Never blocks.
+  [[nodiscard]] std::exception_ptr failure() const;
+
+  [[nodiscard]] cl_event handle() const { return event_; }
+  [[nodiscard]] cl_context context() const { return context_; }
+
+ private:
+  [[nodiscard]] cl_int status() const;
+
+  cl_event event_;
+  cl_context context_;
+  std::string operation_;
+};
+
+/// Wraps a freshly enqueued cl_event into an Event.
+[[nodiscard]] Event make_event(cl_event event, cl_context context, std::string operation);
+
+/// The wait list of one enqueue call, built from Device-contract deps:
+/// - a ClEventState of the same context goes into the list as it is;
+/// - any other unfinished event (host driver, another context, ManualEventState) is bridged by a
+///   user event of this context, completed from the foreign event's on_complete (and set to an
+///   error status if the foreign event failed, which fails the command);
+/// - finished events are dropped, and a failed one is remembered in failed_dependency().
+/// Usage: build, check failed_dependency(), enqueue with data()/size(), then arm(): the bridges are
+/// connected only after the enqueue so that a user event is never released before the command
+/// holds it. Destroying an unarmed list (the enqueue threw) releases its user events.
+class WaitList {
+ public:
+  WaitList(cl_context context, std::span<const Event> deps, std::string_view operation);
+  ~WaitList();
+  WaitList(const WaitList&) = delete;
+  WaitList& operator=(const WaitList&) = delete;
+
+  [[nodiscard]] std::exception_ptr failed_dependency() const { return failed_; }
+  [[nodiscard]] const cl_event* data() const { return events_.empty() ? nullptr : events_.data(); }
+  [[nodiscard]] cl_uint size() const { return static_cast<cl_uint>(events_.size()); }
+  /// Connects every bridge to its foreign event. Call once, after the enqueue succeeded.
+  void arm();
+
+ private:
+  struct Bridge {
+    cl_event user_event;
+    Event foreign;
+  };
+  std::vector<cl_event> events_;
+  std::vector<Bridge> bridges_;
+  std::exception_ptr failed_;
+};
+
+}  // namespace unimem::opencl

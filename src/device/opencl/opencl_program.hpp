@@ -1,0 +1,66 @@
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "device/device.hpp"
+#include "device/opencl/opencl_api.hpp"
+#include "device/opencl/opencl_context.hpp"
+
+namespace unimem::opencl {
+
+class OpenCLKernel;
+
+/// An OpenCL C program built for every device of one Context (so one build serves all devices of
+/// a platform). A failed build throws a DeviceError with CL_BUILD_PROGRAM_FAILURE whose message
+/// carries, for each device the build failed on, its name and the compiler's full log.
+/// Immutable after construction; thread-safe.
+class OpenCLProgram {
+ public:
+  OpenCLProgram(std::shared_ptr<const Context> context, std::string source,
+                std::string options = {});
+  ~OpenCLProgram();
+  OpenCLProgram(const OpenCLProgram&) = delete;
+  OpenCLProgram& operator=(const OpenCLProgram&) = delete;
+
+  /// The kernel `name` of this program; throws DeviceError (CL_INVALID_KERNEL_NAME) naming it.
+  [[nodiscard]] std::shared_ptr<OpenCLKernel> kernel(const std::string& name) const;
+
+  [[nodiscard]] cl_program handle() const { return program_; }
+  [[nodiscard]] const std::shared_ptr<const Context>& context() const { return context_; }
+  [[nodiscard]] const std::string& options() const { return options_; }
+
+ private:
+  std::shared_ptr<const Context> context_;
+  std::string options_;
+  cl_program program_ = nullptr;
+};
+
+/// One kernel of an OpenCLProgram, usable on every device of the program's context.
+/// clSetKernelArg on a shared cl_kernel is not thread-safe and arguments are captured at enqueue
+/// time, so a launch holds launch_lock() from its first clSetKernelArg to its enqueue.
+class OpenCLKernel final : public CompiledKernel {
+ public:
+  OpenCLKernel(std::shared_ptr<const Context> context, cl_kernel kernel, std::string name);
+  ~OpenCLKernel() override;
+  OpenCLKernel(const OpenCLKernel&) = delete;
+  OpenCLKernel& operator=(const OpenCLKernel&) = delete;
+
+  [[nodiscard]] const std::string& name() const override { return name_; }
+  [[nodiscard]] cl_kernel handle() const { return kernel_; }
+  [[nodiscard]] const Context& context() const { return *context_; }
+  [[nodiscard]] cl_uint argument_count() const { return argument_count_; }
+  [[nodiscard]] std::unique_lock<std::mutex> launch_lock() const {
+    return std::unique_lock(launch_mutex_);
+  }
+
+ private:
+  std::shared_ptr<const Context> context_;
+  cl_kernel kernel_;
+  std::string name_;
+  cl_uint argument_count_ = 0;
+  mutable std::mutex launch_mutex_;
+};
+
+}  // namespace unimem::opencl

@@ -1,0 +1,151 @@
+// Programs and launches of the OpenCL driver on real devices.
+#if UNIMEM_HAVE_OPENCL
+#include <gmock/gmock.h>
+
+#include <cstring>
+
+#include "common/check.hpp"
+#include "opencl_test_devices.hpp"
+
+namespace unimem::opencl {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::kVectorAddSource;
+using testing::OpenCLDevices;
+
+using OpenCLKernelLaunch = OpenCLDevices;
+
+template <typename T>
+std::span<const std::byte> bytes_of(const std::vector<T>& v) {
+  return std::as_bytes(std::span(v));
+}
+
+TEST_F(OpenCLKernelLaunch, BuildFailureCarriesTheDeviceNameAndTheCompilerLog) {
+  const std::string source =
+      "__kernel void broken(__global int* x) { x[0] = undeclared_identifier_42; }\n";
+  try {
+    (void)device(0).build_program(source, "-DUNIMEM_TEST_OPTION=1");
+    FAIL() << "a broken program built";
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.code_name(), "CL_BUILD_PROGRAM_FAILURE");
+    EXPECT_EQ(e.code(), CL_BUILD_PROGRAM_FAILURE);
+    const std::string message = e.what();
+    EXPECT_THAT(message, HasSubstr("clBuildProgram failed with CL_BUILD_PROGRAM_FAILURE"));
+    EXPECT_THAT(message, HasSubstr("-DUNIMEM_TEST_OPTION=1"));
+    EXPECT_THAT(message, HasSubstr("on device " + device(0).name() + ", build log:"));
+    EXPECT_THAT(message, HasSubstr("undeclared_identifier_42"));  // from the compiler's log
+    EXPECT_THAT(message, HasSubstr("error"));
+  }
+}
+
+TEST_F(OpenCLKernelLaunch, VectorAddOnASubRangeWithGlobalOffsetLeavesTheRestUntouched) {
+  OpenCLDevice& d = device(0);
+  auto program = d.build_program(kVectorAddSource);
+  auto vadd = program->kernel("vadd");
+  EXPECT_EQ(vadd->name(), "vadd");
+  EXPECT_EQ(vadd->argument_count(), 3U);
+  constexpr std::size_t n = 1024, first = 200, count = 512;
+  std::vector<int> a(n), b(n), c(n, -7);
+  for (std::size_t i = 0; i < n; ++i) {
+    a[i] = static_cast<int>(i);
+    b[i] = static_cast<int>(1000 * i);
+  }
+  const std::uint64_t bytes = n * sizeof(int);
+  DeviceAllocation da = d.allocate(bytes), db = d.allocate(bytes), dc = d.allocate(bytes);
+  const Event ready[] = {
+      d.copy_host_to_device(bytes_of(a).data(), da, 0, bytes, {}),
+      d.copy_host_to_device(bytes_of(b).data(), db, 0, bytes, {}),
+      d.copy_host_to_device(bytes_of(c).data(), dc, 0, bytes, {}),
+  };
+  NDRange range;
+  range.dims = 1;
+  range.offset[0] = first;
+  range.global[0] = count;
+  const KernelArg args[] = {KernelArg::of_buffer(da), KernelArg::of_buffer(db),
+                            KernelArg::of_buffer(dc)};
+  Event ran = d.launch(*vadd, range, args, ready);
+  std::vector<int> result(n);
+  d.copy_device_to_host(dc, 0, reinterpret_cast<std::byte*>(result.data()), bytes, {&ran, 1})
+      .wait();
+  for (std::size_t i = 0; i < n; ++i) {
+    const int expected = (i >= first && i < first + count) ? static_cast<int>(1001 * i) : -7;
+    ASSERT_EQ(result[i], expected) << "element " << i;
+  }
+
+  // Launch errors name the kernel and the device.
+  const KernelArg two[] = {args[0], args[1]};
+  try {
+    (void)d.launch(*vadd, range, two, {});
+    FAIL();
+  } catch (const PreconditionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("kernel \"vadd\""));
+    EXPECT_THAT(e.what(), HasSubstr("2 arguments given, the kernel takes 3"));
+  }
+  NDRange bad_local = range;
+  bad_local.local[0] = 7;  // 512 is not a multiple of 7
+  try {
+    d.launch(*vadd, bad_local, args, {}).wait();
+    FAIL();
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.code_name(), "CL_INVALID_WORK_GROUP_SIZE");
+    EXPECT_THAT(e.what(), HasSubstr("clEnqueueNDRangeKernel"));
+    EXPECT_THAT(e.what(), HasSubstr("kernel \"vadd\""));
+  }
+  try {
+    (void)program->kernel("no_such_kernel");
+    FAIL();
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.code_name(), "CL_INVALID_KERNEL_NAME");
+    EXPECT_THAT(e.what(), HasSubstr("no_such_kernel"));
+  }
+  // A kernel built in another context is refused.
+  auto other = open_devices("0");
+  try {
+    (void)other[0]->launch(*vadd, range, args, {});
+    FAIL();
+  } catch (const DeviceError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("built for another OpenCL context"));
+  }
+  d.free(da);
+  d.free(db);
+  d.free(dc);
+}
+
+// A copy on device A (host -> A, then A -> B peer to peer) feeds a kernel on device B, all chained
+// by events without waiting in between.
+TEST_F(OpenCLKernelLaunch, CopyOnOneDeviceFeedsAKernelOnAnother) {
+  if (!need_two_peers()) GTEST_SKIP() << "needs two devices in one OpenCL context";
+  OpenCLDevice& a = device(0);
+  OpenCLDevice& b = device(1);
+  auto vadd = b.build_program(kVectorAddSource)->kernel("vadd");
+  constexpr std::size_t n = 1 << 16;
+  const std::uint64_t bytes = n * sizeof(int);
+  std::vector<int> x(n), y(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    x[i] = static_cast<int>(3 * i);
+    y[i] = static_cast<int>(i) - 5;
+  }
+  DeviceAllocation on_a = a.allocate(bytes);
+  DeviceAllocation bx = b.allocate(bytes), by = b.allocate(bytes), bz = b.allocate(bytes);
+  Event up_a = a.copy_host_to_device(bytes_of(x).data(), on_a, 0, bytes, {});
+  Event up_b = b.copy_host_to_device(bytes_of(y).data(), by, 0, bytes, {});
+  Event peer = b.copy_from_peer(a, on_a, 0, bx, 0, bytes, {&up_a, 1});
+  NDRange range;
+  range.global[0] = n;
+  const KernelArg args[] = {KernelArg::of_buffer(bx), KernelArg::of_buffer(by),
+                            KernelArg::of_buffer(bz)};
+  const Event inputs[] = {peer, up_b};
+  Event ran = b.launch(*vadd, range, args, inputs);
+  std::vector<int> z(n);
+  b.copy_device_to_host(bz, 0, reinterpret_cast<std::byte*>(z.data()), bytes, {&ran, 1}).wait();
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(z[i], x[i] + y[i]) << "element " << i;
+  a.free(on_a);
+  b.free(bx);
+  b.free(by);
+  b.free(bz);
+}
+
+}  // namespace
+}  // namespace unimem::opencl
+#endif
