@@ -196,6 +196,13 @@ TEST(OpenCLDiscovery, OpenDevicesHonoursTheSelectionAndSharesOneContextPerPlatfo
   ASSERT_EQ(from_env.size(), 1U);
   EXPECT_EQ(from_env[0]->name(), all[1].unimem_name());
   EXPECT_THROW((void)open_devices("no-such-device"), DeviceError);
+
+  const DeviceRegistry registry = make_opencl_devices("1,0");
+  ASSERT_EQ(registry.size(), 2U);
+  EXPECT_EQ(registry.index_of(all[1].unimem_name()), 0U);
+  EXPECT_EQ(registry.at(1).name(), all[0].unimem_name());
+  EXPECT_TRUE(registry.at(0).can_copy_from_peer(registry.at(1)) ==
+              (all[0].platform == all[1].platform));
 }
 
 }  // namespace

@@ -61,4 +61,20 @@ std::vector<std::unique_ptr<OpenCLDevice>> open_devices_from_environment(QueueOr
   return open_devices(selection ? std::string_view(selection) : std::string_view(), order);
 }
 
+namespace {
+DeviceRegistry registry_of(std::vector<std::unique_ptr<OpenCLDevice>> devices) {
+  DeviceRegistry registry;
+  for (auto& device : devices) registry.add(std::shared_ptr<Device>(std::move(device)));
+  return registry;
+}
+}  // namespace
+
+DeviceRegistry make_opencl_devices(std::string_view selection, QueueOrder order) {
+  return registry_of(open_devices(selection, order));
+}
+
+DeviceRegistry make_opencl_devices_from_environment(QueueOrder order) {
+  return registry_of(open_devices_from_environment(order));
+}
+
 }  // namespace unimem::opencl

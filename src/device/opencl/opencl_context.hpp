@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "device/device_registry.hpp"
 #include "device/opencl/opencl_api.hpp"
 #include "device/opencl/opencl_discovery.hpp"
 
@@ -50,6 +51,14 @@ enum class QueueOrder { out_of_order, in_order };
 
 /// open_devices with the selection taken from the UNIMEM_DEVICES environment variable.
 [[nodiscard]] std::vector<std::unique_ptr<OpenCLDevice>> open_devices_from_environment(
+    QueueOrder order = QueueOrder::out_of_order);
+
+/// The selected devices as a DeviceRegistry (in selection order), like make_host_devices.
+[[nodiscard]] DeviceRegistry make_opencl_devices(std::string_view selection = {},
+                                                 QueueOrder order = QueueOrder::out_of_order);
+
+/// make_opencl_devices with the selection taken from UNIMEM_DEVICES.
+[[nodiscard]] DeviceRegistry make_opencl_devices_from_environment(
     QueueOrder order = QueueOrder::out_of_order);
 
 }  // namespace unimem::opencl
