@@ -28,8 +28,9 @@ struct Interval {
   [[nodiscard]] constexpr bool contains(const Interval& other) const {
     return other.empty() || (begin <= other.begin && other.end <= end);
   }
+  /// True when the two intervals share at least one byte (never for an empty interval).
   [[nodiscard]] constexpr bool overlaps(const Interval& other) const {
-    return begin < other.end && other.begin < end;
+    return !empty() && !other.empty() && begin < other.end && other.begin < end;
   }
   /// The common part, or an empty interval at max(begin) when there is none.
   [[nodiscard]] constexpr Interval intersect(const Interval& other) const {

@@ -16,10 +16,15 @@ namespace unimem {
 
 /// Non-overlapping segments of byte offsets, each carrying a value of type V; offsets covered by
 /// no segment are unmapped. After every mutation, segments are maximal: two segments that touch
-/// never carry equal values (they are merged), so the segment list is canonical.
+/// never carry equal values (they are merged), so the segment list is canonical and two maps are
+/// equal exactly when they map every offset to the same value. This is DSOM's byte-granular
+/// segment table (seeds/000_7b2a075be0870d8f.txt, section 3) with the value left generic.
 ///
-/// Lookups are O(log n); assign / update / erase cost O(log n + k) for the k segments touched.
-/// V must be copyable and equality-comparable.
+/// Segments live in a balanced tree keyed by their first offset. Lookups are O(log n); assign /
+/// update / erase cost O(log n + k) for the k segments touched: a single tree search finds the
+/// start, then the touched segments are walked in order.
+/// V must be copyable and equality-comparable. If a function passed to update throws, the
+/// segments it already rewrote keep their new value and the map stays canonical.
 template <typename V>
 class IntervalMap {
  public:
@@ -30,7 +35,7 @@ class IntervalMap {
   };
 
   IntervalMap() = default;
-  /// A map with the single segment [range) = value.
+  /// A map with the single segment [range) = value (empty if range is).
   IntervalMap(Interval range, V value) { assign(range, std::move(value)); }
 
   [[nodiscard]] bool empty() const { return segments_.empty(); }
@@ -40,11 +45,17 @@ class IntervalMap {
   /// Sets every offset of range to value (mapping offsets that were unmapped).
   void assign(const Interval& range, const V& value) {
     if (range.empty()) return;
-    auto it = split_at(range.begin);
-    split_at(range.end);
-    while (it != segments_.end() && it->first < range.end) it = segments_.erase(it);
-    it = segments_.emplace_hint(it, range.begin, Entry{range.end, value});
-    merge_around(it);
+    auto first = split_at(range.begin);
+    auto last = split_forward(first, range.end);
+    if (first != last && first->first == range.begin) {
+      // A segment starts exactly at range.begin: reuse its node instead of allocating.
+      first->second = Entry{range.end, value};
+      segments_.erase(std::next(first), last);
+    } else {
+      first = segments_.emplace_hint(segments_.erase(first, last), range.begin,
+                                     Entry{range.end, value});
+    }
+    merge_around(first);
     check_if_enabled();
   }
   void assign(const IntervalSet& ranges, const V& value) {
@@ -56,15 +67,20 @@ class IntervalMap {
   void update(const Interval& range, F&& f) {
     if (range.empty()) return;
     auto it = split_at(range.begin);
-    split_at(range.end);
-    auto first = it;
-    if (first != segments_.begin()) --first;  // may merge with the left neighbour
-    while (it != segments_.end() && it->first < range.end) {
-      it->second.value = f(std::as_const(it->second.value));
-      ++it;
+    const auto last = split_forward(it, range.end);
+    const auto first = it == segments_.begin() ? it : std::prev(it);  // may merge with the left
+    try {
+      for (; it != last; ++it) it->second.value = f(std::as_const(it->second.value));
+    } catch (...) {
+      merge_range(first, last);
+      throw;
     }
-    merge_range(first, it);
+    merge_range(first, last);
     check_if_enabled();
+  }
+  template <typename F>
+  void update(const IntervalSet& ranges, F&& f) {
+    for (const Interval& r : ranges) update(r, f);
   }
 
   /// Like update, but also maps the unmapped parts of range: f receives std::nullopt there.
@@ -72,34 +88,48 @@ class IntervalMap {
   void update_or_insert(const Interval& range, F&& f) {
     if (range.empty()) return;
     auto it = split_at(range.begin);
-    split_at(range.end);
-    auto first = it;
-    if (first != segments_.begin()) --first;
-    std::uint64_t cursor = range.begin;
-    while (cursor < range.end) {
-      if (it != segments_.end() && it->first == cursor) {
-        it->second.value = f(std::optional<V>(it->second.value));
-        cursor = it->second.end;
-        ++it;
-      } else {
-        const std::uint64_t gap_end =
-            (it != segments_.end() && it->first < range.end) ? it->first : range.end;
-        it = std::next(
-            segments_.emplace_hint(it, cursor, Entry{gap_end, f(std::optional<V>(std::nullopt))}));
-        cursor = gap_end;
+    const auto last = split_forward(it, range.end);
+    // Segments inserted before it at the front of the map would be missed by a merge starting
+    // at it, so the merge then starts at the (new) first segment.
+    const bool at_front = it == segments_.begin();
+    const auto before = at_front ? it : std::prev(it);
+    auto merge_touched = [&] { merge_range(at_front ? segments_.begin() : before, last); };
+    try {
+      std::uint64_t cursor = range.begin;
+      while (cursor < range.end) {
+        if (it != last && it->first == cursor) {
+          it->second.value = f(std::optional<V>(it->second.value));
+          cursor = it->second.end;
+          ++it;
+        } else {
+          // A gap: it ends where the next segment starts, or at range.end.
+          const std::uint64_t gap_end = it != last ? it->first : range.end;
+          segments_.emplace_hint(it, cursor, Entry{gap_end, f(std::optional<V>())});
+          cursor = gap_end;
+        }
       }
+    } catch (...) {
+      merge_touched();
+      throw;
     }
-    merge_range(first, it);
+    merge_touched();
     check_if_enabled();
+  }
+  template <typename F>
+  void update_or_insert(const IntervalSet& ranges, F&& f) {
+    for (const Interval& r : ranges) update_or_insert(r, f);
   }
 
   /// Unmaps every offset of range.
   void erase(const Interval& range) {
     if (range.empty()) return;
-    auto it = split_at(range.begin);
-    split_at(range.end);
-    while (it != segments_.end() && it->first < range.end) it = segments_.erase(it);
+    auto first = split_at(range.begin);
+    auto last = split_forward(first, range.end);
+    segments_.erase(first, last);
     check_if_enabled();
+  }
+  void erase(const IntervalSet& ranges) {
+    for (const Interval& r : ranges) erase(r);
   }
 
   /// Calls f(clipped_range, value) for every mapped part of range, in order of offset.
@@ -111,6 +141,12 @@ class IntervalMap {
       const Interval seg{it->first, it->second.end};
       f(seg.intersect(range), std::as_const(it->second.value));
     }
+  }
+
+  /// Calls f(range, value) for every segment, in order of offset.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (const auto& [begin, e] : segments_) f(Interval{begin, e.end}, std::as_const(e.value));
   }
 
   /// The mapped parts of range, clipped to it.
@@ -212,25 +248,37 @@ class IntervalMap {
     return it;
   }
 
+  // Splits the segment at it in two at offset (it must start before offset and end after it);
+  // returns the right part.
+  iterator split(iterator it, std::uint64_t offset) {
+    Entry right{it->second.end, it->second.value};
+    it->second.end = offset;
+    return segments_.emplace_hint(std::next(it), offset, std::move(right));
+  }
+
   // Ensures no segment straddles offset; returns the first segment starting at or after offset.
   iterator split_at(std::uint64_t offset) {
     auto it = segments_.upper_bound(offset);
     if (it != segments_.begin()) {
       auto prev = std::prev(it);
-      if (prev->first < offset && prev->second.end > offset) {
-        Entry right{prev->second.end, prev->second.value};
-        prev->second.end = offset;
-        return segments_.emplace_hint(it, offset, std::move(right));
-      }
       if (prev->first == offset) return prev;
+      if (prev->second.end > offset) return split(prev, offset);
     }
     return it;
   }
 
-  // Merges equal touching neighbours among [first, last] (last included if it exists).
+  // Like split_at(offset), but walks forward from it (a segment starting at or before offset, or
+  // the first segment after it) instead of searching the tree: O(segments passed).
+  iterator split_forward(iterator it, std::uint64_t offset) {
+    while (it != segments_.end() && it->second.end <= offset) ++it;
+    if (it != segments_.end() && it->first < offset) return split(it, offset);
+    return it;
+  }
+
+  // Merges equal touching neighbours among [first, last] (last included if it is not end()).
   void merge_range(iterator first, iterator last) {
     if (first == segments_.end()) return;
-    auto stop = last == segments_.end() ? last : std::next(last);
+    const auto stop = last == segments_.end() ? last : std::next(last);
     auto it = first;
     while (it != stop) {
       auto next = std::next(it);
@@ -244,9 +292,10 @@ class IntervalMap {
     }
   }
 
+  // Merges the segment at it with its neighbours where they touch and carry equal values.
   void merge_around(iterator it) {
-    auto first = it == segments_.begin() ? it : std::prev(it);
-    merge_range(first, std::next(it) == segments_.end() ? segments_.end() : std::next(it));
+    const auto first = it == segments_.begin() ? it : std::prev(it);
+    merge_range(first, std::next(it));
   }
 
   Map segments_;

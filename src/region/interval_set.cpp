@@ -6,7 +6,13 @@
 namespace unimem {
 
 std::string Interval::to_string() const {
-  return "[" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+  // Appended piece by piece: GCC 12 gives a false -Wrestrict on "[" + std::to_string(...) at -O2.
+  std::string s = "[";
+  s += std::to_string(begin);
+  s += ", ";
+  s += std::to_string(end);
+  s += ')';
+  return s;
 }
 
 namespace {
@@ -138,13 +144,24 @@ void IntervalSet::erase(const Interval& interval) {
   while (last != intervals_.end() && last->begin < interval.end) ++last;
   if (first == last) return;
   // Up to two remnants survive: the part of the first interval before, the part of the last after.
-  std::vector<Interval> remnants;
-  if (first->begin < interval.begin) remnants.emplace_back(first->begin, interval.begin);
-  const Interval& back = *(last - 1);
-  if (back.end > interval.end) remnants.emplace_back(interval.end, back.end);
-  const auto index = first - intervals_.cbegin();
-  intervals_.erase(intervals_.begin() + index, intervals_.begin() + (last - intervals_.cbegin()));
-  intervals_.insert(intervals_.begin() + index, remnants.begin(), remnants.end());
+  // They are written over the removed intervals in place, so erase never allocates unless one
+  // interval is split in two.
+  const auto index = static_cast<std::size_t>(first - intervals_.cbegin());
+  const auto count = static_cast<std::size_t>(last - first);
+  const Interval back = *(last - 1);
+  const bool has_head = first->begin < interval.begin;
+  const bool has_tail = back.end > interval.end;
+  if (has_head && has_tail && count == 1) {
+    intervals_[index].end = interval.begin;
+    intervals_.insert(intervals_.begin() + static_cast<std::ptrdiff_t>(index + 1),
+                      Interval{interval.end, back.end});
+    return;
+  }
+  std::size_t out = index;
+  if (has_head) intervals_[out++].end = interval.begin;
+  if (has_tail) intervals_[out++] = Interval{interval.end, back.end};
+  intervals_.erase(intervals_.begin() + static_cast<std::ptrdiff_t>(out),
+                   intervals_.begin() + static_cast<std::ptrdiff_t>(index + count));
 }
 
 IntervalSet IntervalSet::unite(const IntervalSet& other) const {
