@@ -19,11 +19,16 @@
 #include <string_view>
 #include <vector>
 
+#include "api/runtime.hpp"
+#include "device/host/host_kernel.hpp"
+
 typedef struct _cl_device_id* cl_device_id;
 
 namespace unimem::examples {
 
 struct ClPlatformDevices;
+class KernelProvider;
+struct UnimemResult;
 
 /// Problem size: `size` is the workload's one size parameter (grid edge, node count, body count,
 /// option count, matrix edge); `steps` the number of time steps (ignored by workloads that run a
@@ -154,6 +159,15 @@ class Workload {
                                                 std::span<const cl_device_id> devices,
                                                 const Problem& problem,
                                                 const Arrays& inputs) const = 0;
+
+  /// The unimem version's body: given the inputs already in shared buffers (`buffers`, by input
+  /// name), submits the launches over `devices` and returns the output buffers by output name.
+  /// Call through run_unimem (examples/unimem_version.hpp), which uploads, times and reads back.
+  [[nodiscard]] virtual std::map<std::string, BufferId> submit_unimem(
+      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
+      const Problem& problem, std::map<std::string, BufferId>& buffers) const = 0;
+  /// C++ twins of the OpenCL kernels (same names and arguments) for the host reference driver.
+  [[nodiscard]] virtual std::map<std::string, HostKernel::Body> host_kernels() const = 0;
 
   /// The exact minimum a run on `devices` devices must move with the split_evenly partition: the
   /// bytes each device reads before any device of the run wrote them (uploaded once), the bytes

@@ -6,6 +6,7 @@
 
 #include "common/check.hpp"
 #include "examples/manual_opencl.hpp"
+#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
@@ -122,6 +123,63 @@ class Blackscholes final : public Workload {
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     return {
         {{"call", std::move(call)}, {"put", std::move(put)}}, context.transfers(), elapsed.count()};
+  }
+
+  std::map<std::string, BufferId> submit_unimem(
+      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
+      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
+    const BufferId call = scratch(runtime, "call", problem.size);
+    const BufferId put = scratch(runtime, "put", problem.size);
+    SplitLaunch launch;
+    launch.kernel = "blackscholes";
+    launch.args = {buffer_arg(buffers.at("price")),
+                   buffer_arg(buffers.at("strike")),
+                   buffer_arg(buffers.at("years")),
+                   buffer_arg(call),
+                   buffer_arg(put),
+                   LaunchArg::of_scalar(std::int32_t{0}),
+                   LaunchArg::of_scalar(kRiskFree),
+                   LaunchArg::of_scalar(kVolatility)};
+    launch.units = problem.size;
+    launch.range = [](const Block& options) { return ndrange_1d(options); };
+    launch.accesses = [](const Block& options) {
+      const IntervalSet own = unit_bytes(options.begin, options.end, sizeof(float));
+      return std::map<std::size_t, BufferAccess>{{0, {own, {}, {}}},
+                                                 {1, {own, {}, {}}},
+                                                 {2, {own, {}, {}}},
+                                                 {3, {{}, own, {}}},
+                                                 {4, {{}, own, {}}}};
+    };
+    (void)launch_split(runtime, kernels, kernel_sources().front(), devices, launch);
+    return {{"call", call}, {"put", put}};
+  }
+  std::map<std::string, HostKernel::Body> host_kernels() const override {
+    return {{"blackscholes", [](const HostKernelContext& c) {
+               const float* price = c.buffer<const float>(0);
+               const float* strike = c.buffer<const float>(1);
+               const float* years = c.buffer<const float>(2);
+               float* call = c.buffer<float>(3);
+               float* put = c.buffer<float>(4);
+               const auto base = c.scalar<std::int32_t>(5);
+               const auto riskfree = c.scalar<float>(6);
+               const auto volatility = c.scalar<float>(7);
+               for_each_item(c, [&](int gid, int, int) {
+                 const int i = gid - base;
+                 const float s = price[i];
+                 const float x = strike[i];
+                 const float t = years[i];
+                 const float sqrt_t = std::sqrt(t);
+                 const float d1 =
+                     (std::log(s / x) + (riskfree + 0.5f * volatility * volatility) * t) /
+                     (volatility * sqrt_t);
+                 const float d2 = d1 - volatility * sqrt_t;
+                 const float cnd1 = cumulative_normal(d1);
+                 const float cnd2 = cumulative_normal(d2);
+                 const float exp_rt = std::exp(-riskfree * t);
+                 call[i] = s * cnd1 - x * exp_rt * cnd2;
+                 put[i] = x * exp_rt * (1.0f - cnd2) - s * (1.0f - cnd1);
+               });
+             }}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {

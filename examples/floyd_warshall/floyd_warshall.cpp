@@ -6,6 +6,7 @@
 
 #include "common/check.hpp"
 #include "examples/manual_opencl.hpp"
+#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
@@ -123,6 +124,51 @@ class FloydWarshall final : public Workload {
     context.finish_all();
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     return {{{"dist", std::move(dist)}}, context.transfers(), elapsed.count()};
+  }
+
+  std::map<std::string, BufferId> submit_unimem(
+      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
+      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
+    const std::uint64_t n = problem.size;
+    const std::uint64_t row = n * sizeof(float);
+    const BufferId dist = buffers.at("dist");
+    const KernelSource source = kernel_sources().front();
+    for (std::uint64_t k = 0; k < n; ++k) {
+      // Row k is read through the second argument: the same buffer, at offset k * n.
+      SplitLaunch launch;
+      launch.kernel = "floyd_warshall";
+      launch.args = {buffer_arg(dist),
+                     buffer_arg(dist),
+                     LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
+                     LaunchArg::of_scalar(static_cast<std::int32_t>(k)),
+                     LaunchArg::of_scalar(std::int32_t{0}),
+                     LaunchArg::of_scalar(static_cast<std::int32_t>(k * n))};
+      launch.units = n;
+      launch.range = [n](const Block& rows) { return ndrange_2d(n, rows); };
+      launch.accesses = [k, row](const Block& rows) {
+        const IntervalSet own = unit_bytes(rows.begin, rows.end, row);
+        return std::map<std::size_t, BufferAccess>{{0, {own, own, {}}},
+                                                   {1, {unit_bytes(k, k + 1, row), {}, {}}}};
+      };
+      (void)launch_split(runtime, kernels, source, devices, launch);
+    }
+    return {{"dist", dist}};
+  }
+  std::map<std::string, HostKernel::Body> host_kernels() const override {
+    return {{"floyd_warshall", [](const HostKernelContext& c) {
+               float* dist = c.buffer<float>(0);
+               const float* krow = c.buffer<const float>(1);
+               const auto n = c.scalar<std::int32_t>(2);
+               const auto k = c.scalar<std::int32_t>(3);
+               const auto row_base = c.scalar<std::int32_t>(4);
+               const auto krow_offset = c.scalar<std::int32_t>(5);
+               for_each_item(c, [&](int j, int i, int) {
+                 const int row = (i - row_base) * n;
+                 const float direct = dist[row + j];
+                 const float via_k = dist[row + k] + krow[krow_offset + j];
+                 dist[row + j] = (via_k < direct) ? via_k : direct;
+               });
+             }}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {

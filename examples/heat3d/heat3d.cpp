@@ -1,11 +1,14 @@
 // heat3d: the 7-point heat equation stencil of Pochoir (Tang et al.) that the seeds evaluate
 // (seeds/README.md), with clamped borders. Split by z planes, one halo plane per neighbour.
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 
 #include "common/check.hpp"
 #include "examples/halo_pingpong.hpp"
 #include "examples/manual_opencl.hpp"
+#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
@@ -92,6 +95,59 @@ class Heat3d final : public Workload {
         problem.steps, launch, std::vector<std::vector<ClEvent>>(devices.size()));
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     return {{{"grid", std::move(grid)}}, context.transfers(), elapsed.count()};
+  }
+
+  std::map<std::string, BufferId> submit_unimem(
+      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
+      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
+    const std::uint64_t n = problem.size;
+    const std::uint64_t plane = n * n * sizeof(float);
+    const std::array<BufferId, 2> grids{buffers.at("grid"), scratch(runtime, "grid b", n * n * n)};
+    buffers["grid b"] = grids[1];
+    const KernelSource source = kernel_sources().front();
+    for (std::uint32_t step = 0; step < problem.steps; ++step) {
+      SplitLaunch launch;
+      launch.kernel = "heat3d";
+      launch.args = {buffer_arg(grids[step % 2]),
+                     buffer_arg(grids[1 - step % 2]),
+                     LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
+                     LaunchArg::of_scalar(std::int32_t{0}),
+                     LaunchArg::of_scalar(kCenter),
+                     LaunchArg::of_scalar(kAdjacent)};
+      launch.units = n;
+      launch.range = [n](const Block& planes) { return ndrange_3d(n, n, planes); };
+      launch.accesses = [n, plane](const Block& planes) {
+        const std::uint64_t first = planes.begin == 0 ? 0 : planes.begin - 1;
+        return std::map<std::size_t, BufferAccess>{
+            {0, {unit_bytes(first, std::min(n, planes.end + 1), plane), {}, {}}},
+            {1, {{}, unit_bytes(planes.begin, planes.end, plane), {}}}};
+      };
+      (void)launch_split(runtime, kernels, source, devices, launch);
+    }
+    return {{"grid", grids[problem.steps % 2]}};
+  }
+  std::map<std::string, HostKernel::Body> host_kernels() const override {
+    return {{"heat3d", [](const HostKernelContext& c) {
+               const float* in = c.buffer<const float>(0);
+               float* out = c.buffer<float>(1);
+               const auto n = c.scalar<std::int32_t>(2);
+               const auto plane_base = c.scalar<std::int32_t>(3);
+               const auto c_center = c.scalar<float>(4);
+               const auto c_adjacent = c.scalar<float>(5);
+               for_each_item(c, [&](int x, int y, int z) {
+                 const int plane = n * n;
+                 const int cell = (z - plane_base) * plane + y * n + x;
+                 const int xm = (x > 0) ? cell - 1 : cell;
+                 const int xp = (x < n - 1) ? cell + 1 : cell;
+                 const int ym = (y > 0) ? cell - n : cell;
+                 const int yp = (y < n - 1) ? cell + n : cell;
+                 const int zm = (z > 0) ? cell - plane : cell;
+                 const int zp = (z < n - 1) ? cell + plane : cell;
+                 out[cell] =
+                     c_center * in[cell] +
+                     c_adjacent * (((in[xm] + in[xp]) + (in[ym] + in[yp])) + (in[zm] + in[zp]));
+               });
+             }}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {

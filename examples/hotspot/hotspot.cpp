@@ -2,11 +2,14 @@
 // chip constants. Split by rows: temperature ping-pongs with one halo row per neighbour; the power
 // map is read-only and each device holds only its own rows of it.
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 
 #include "common/check.hpp"
 #include "examples/halo_pingpong.hpp"
 #include "examples/manual_opencl.hpp"
+#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
@@ -144,6 +147,75 @@ class Hotspot final : public Workload {
                                                 problem.size, 1, problem.steps, launch, uploaded);
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     return {{{"temp", std::move(temp)}}, context.transfers(), elapsed.count()};
+  }
+
+  std::map<std::string, BufferId> submit_unimem(
+      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
+      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
+    const std::uint64_t n = problem.size;
+    const std::uint64_t row = n * sizeof(float);
+    const Coefficients k = coefficients(n, n);
+    const std::array<BufferId, 2> temps{buffers.at("temp"), scratch(runtime, "temp b", n * n)};
+    buffers["temp b"] = temps[1];
+    const BufferId power = buffers.at("power");
+    const KernelSource source = kernel_sources().front();
+    for (std::uint32_t step = 0; step < problem.steps; ++step) {
+      SplitLaunch launch;
+      launch.kernel = "hotspot";
+      launch.args = {buffer_arg(temps[step % 2]),
+                     buffer_arg(power),
+                     buffer_arg(temps[1 - step % 2]),
+                     LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
+                     LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
+                     LaunchArg::of_scalar(std::int32_t{0}),
+                     LaunchArg::of_scalar(std::int32_t{0}),
+                     LaunchArg::of_scalar(k.step_div_cap),
+                     LaunchArg::of_scalar(k.rx_1),
+                     LaunchArg::of_scalar(k.ry_1),
+                     LaunchArg::of_scalar(k.rz_1),
+                     LaunchArg::of_scalar(k.amb_temp)};
+      launch.units = n;
+      launch.range = [n](const Block& rows) { return ndrange_2d(n, rows); };
+      launch.accesses = [n, row](const Block& rows) {
+        const std::uint64_t first = rows.begin == 0 ? 0 : rows.begin - 1;
+        return std::map<std::size_t, BufferAccess>{
+            {0, {unit_bytes(first, std::min(n, rows.end + 1), row), {}, {}}},
+            {1, {unit_bytes(rows.begin, rows.end, row), {}, {}}},
+            {2, {{}, unit_bytes(rows.begin, rows.end, row), {}}}};
+      };
+      (void)launch_split(runtime, kernels, source, devices, launch);
+    }
+    return {{"temp", temps[problem.steps % 2]}};
+  }
+  std::map<std::string, HostKernel::Body> host_kernels() const override {
+    return {{"hotspot", [](const HostKernelContext& c) {
+               const float* temp_in = c.buffer<const float>(0);
+               const float* power = c.buffer<const float>(1);
+               float* temp_out = c.buffer<float>(2);
+               const auto rows = c.scalar<std::int32_t>(3);
+               const auto cols = c.scalar<std::int32_t>(4);
+               const auto temp_base = c.scalar<std::int32_t>(5);
+               const auto power_base = c.scalar<std::int32_t>(6);
+               const auto step_div_cap = c.scalar<float>(7);
+               const auto rx_1 = c.scalar<float>(8);
+               const auto ry_1 = c.scalar<float>(9);
+               const auto rz_1 = c.scalar<float>(10);
+               const auto amb_temp = c.scalar<float>(11);
+               for_each_item(c, [&](int j, int i, int) {
+                 const int cell = (i - temp_base) * cols + j;
+                 const int north = (i > 0) ? cell - cols : cell;
+                 const int south = (i < rows - 1) ? cell + cols : cell;
+                 const int west = (j > 0) ? cell - 1 : cell;
+                 const int east = (j < cols - 1) ? cell + 1 : cell;
+                 const float t = temp_in[cell];
+                 const float delta =
+                     step_div_cap * (((power[(i - power_base) * cols + j] +
+                                       ((temp_in[south] + temp_in[north]) - 2.0f * t) * ry_1) +
+                                      ((temp_in[east] + temp_in[west]) - 2.0f * t) * rx_1) +
+                                     (amb_temp - t) * rz_1);
+                 temp_out[cell] = t + delta;
+               });
+             }}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {

@@ -5,6 +5,7 @@
 
 #include "common/check.hpp"
 #include "examples/manual_opencl.hpp"
+#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
@@ -87,6 +88,44 @@ class Matmul final : public Workload {
     context.finish_all();
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     return {{{"c", std::move(c)}}, context.transfers(), elapsed.count()};
+  }
+
+  std::map<std::string, BufferId> submit_unimem(
+      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
+      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
+    const std::uint64_t n = problem.size;
+    const std::uint64_t row = n * sizeof(float);
+    const BufferId c = scratch(runtime, "c", n * n);
+    SplitLaunch launch;
+    launch.kernel = "matmul";
+    launch.args = {buffer_arg(buffers.at("a")), buffer_arg(buffers.at("b")), buffer_arg(c),
+                   LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
+                   LaunchArg::of_scalar(std::int32_t{0})};
+    launch.units = n;
+    launch.range = [n](const Block& rows) { return ndrange_2d(n, rows); };
+    launch.accesses = [n, row](const Block& rows) {
+      return std::map<std::size_t, BufferAccess>{
+          {0, {unit_bytes(rows.begin, rows.end, row), {}, {}}},
+          {1, {unit_bytes(0, n, row), {}, {}}},
+          {2, {{}, unit_bytes(rows.begin, rows.end, row), {}}}};
+    };
+    (void)launch_split(runtime, kernels, kernel_sources().front(), devices, launch);
+    return {{"c", c}};
+  }
+  std::map<std::string, HostKernel::Body> host_kernels() const override {
+    return {{"matmul", [](const HostKernelContext& ctx) {
+               const float* a = ctx.buffer<const float>(0);
+               const float* b = ctx.buffer<const float>(1);
+               float* c = ctx.buffer<float>(2);
+               const auto n = ctx.scalar<std::int32_t>(3);
+               const auto row_base = ctx.scalar<std::int32_t>(4);
+               for_each_item(ctx, [&](int j, int i, int) {
+                 const int row = (i - row_base) * n;
+                 float sum = 0.0f;
+                 for (int k = 0; k < n; ++k) sum = sum + a[row + k] * b[k * n + j];
+                 c[row + j] = sum;
+               });
+             }}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {

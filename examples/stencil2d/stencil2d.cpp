@@ -1,11 +1,14 @@
 // stencil2d: SHOC's Stencil2D (Danalis et al.), reduced to the 5-point form the seeds evaluate
 // (Matz et al., 002_aa84334820ddd8b5.txt, section 8), with clamped borders. Split by rows.
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 
 #include "common/check.hpp"
 #include "examples/halo_pingpong.hpp"
 #include "examples/manual_opencl.hpp"
+#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
@@ -87,6 +90,57 @@ class Stencil2d final : public Workload {
                           problem.steps, launch, std::vector<std::vector<ClEvent>>(devices.size()));
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     return {{{"grid", std::move(grid)}}, context.transfers(), elapsed.count()};
+  }
+
+  std::map<std::string, BufferId> submit_unimem(
+      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
+      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
+    const std::uint64_t n = problem.size;
+    const std::uint64_t row = n * sizeof(float);
+    const std::array<BufferId, 2> grids{buffers.at("grid"), scratch(runtime, "grid b", n * n)};
+    buffers["grid b"] = grids[1];
+    const KernelSource source = kernel_sources().front();
+    for (std::uint32_t step = 0; step < problem.steps; ++step) {
+      SplitLaunch launch;
+      launch.kernel = "stencil2d";
+      launch.args = {buffer_arg(grids[step % 2]),
+                     buffer_arg(grids[1 - step % 2]),
+                     LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
+                     LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
+                     LaunchArg::of_scalar(std::int32_t{0}),
+                     LaunchArg::of_scalar(kCenter),
+                     LaunchArg::of_scalar(kAdjacent)};
+      launch.units = n;
+      launch.range = [n](const Block& rows) { return ndrange_2d(n, rows); };
+      launch.accesses = [n, row](const Block& rows) {
+        const std::uint64_t first = rows.begin == 0 ? 0 : rows.begin - 1;
+        return std::map<std::size_t, BufferAccess>{
+            {0, {unit_bytes(first, std::min(n, rows.end + 1), row), {}, {}}},
+            {1, {{}, unit_bytes(rows.begin, rows.end, row), {}}}};
+      };
+      (void)launch_split(runtime, kernels, source, devices, launch);
+    }
+    return {{"grid", grids[problem.steps % 2]}};
+  }
+  std::map<std::string, HostKernel::Body> host_kernels() const override {
+    return {{"stencil2d", [](const HostKernelContext& c) {
+               const float* in = c.buffer<const float>(0);
+               float* out = c.buffer<float>(1);
+               const auto rows = c.scalar<std::int32_t>(2);
+               const auto cols = c.scalar<std::int32_t>(3);
+               const auto row_base = c.scalar<std::int32_t>(4);
+               const auto w_center = c.scalar<float>(5);
+               const auto w_adjacent = c.scalar<float>(6);
+               for_each_item(c, [&](int j, int i, int) {
+                 const int cell = (i - row_base) * cols + j;
+                 const int north = (i > 0) ? cell - cols : cell;
+                 const int south = (i < rows - 1) ? cell + cols : cell;
+                 const int west = (j > 0) ? cell - 1 : cell;
+                 const int east = (j < cols - 1) ? cell + 1 : cell;
+                 out[cell] = w_center * in[cell] +
+                             w_adjacent * ((in[north] + in[south]) + (in[west] + in[east]));
+               });
+             }}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {
