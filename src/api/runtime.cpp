@@ -40,7 +40,10 @@ Runtime::Runtime(DeviceRegistry devices, RuntimeOptions options)
     : registry_(std::move(devices)),
       context_(CoherenceContext::of(raw_devices(registry_))),
       strategy_(options.strategy),
+      measurement_(options.measurement),
       host_queue_("unimem-host") {
+  context_.transfers_disabled = measurement_ == MeasurementMode::no_transfers;
+  last_kernel_.resize(registry_.size());
   UNIMEM_REQUIRE(!registry_.empty(), "Runtime: at least one device is needed");
   UNIMEM_REQUIRE(registry_.size() < kMaxAgents, "Runtime: at most 63 devices are supported");
 }
@@ -143,7 +146,7 @@ Event Runtime::write(BufferId id, std::uint64_t offset, std::span<const std::byt
   Event e = host_queue_.submit(
       [dst, src = data.data(), n = data.size()] { std::memcpy(dst, src, n); }, deps);
   b.tracker(kHostAgent).record_write(bytes, e);
-  b.after_host_write(bytes, strategy_for(b));
+  if (measurement_ != MeasurementMode::no_coherence) b.after_host_write(bytes, strategy_for(b));
   track(e);
   return e;
 }
@@ -162,8 +165,15 @@ Event Runtime::read(BufferId id, std::uint64_t offset, std::span<std::byte> out)
   UNIMEM_REQUIRE(out.data() != nullptr || out.empty(), "Runtime::read: null destination");
   if (out.empty()) return Event{};
   const IntervalSet bytes(Interval{offset, offset + out.size()});
-  b.acquire(kHostAgent, bytes);
   EventList deps;
+  if (measurement_ != MeasurementMode::no_coherence) {
+    b.acquire(kHostAgent, bytes);
+  } else {
+    // gamma: no directory; the read waits for every device's last kernel instead.
+    for (const Event& k : last_kernel_) {
+      if (!k.is_null()) deps.push_back(k);
+    }
+  }
   b.tracker(kHostAgent).deps_for_read(bytes, deps);
   const std::byte* src = b.home() + offset;
   Event e = host_queue_.submit(
@@ -189,7 +199,8 @@ Event Runtime::launch(const Launch& launch) {
 }
 
 Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
-                                  std::span<const LaunchPartition> partitions) {
+                                  std::span<const LaunchPartition> partitions,
+                                  std::vector<Event>* partition_events) {
   std::lock_guard lock(mutex_);
   UNIMEM_REQUIRE(!partitions.empty(), "launch: at least one partition is needed");
 
@@ -258,7 +269,9 @@ Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
   // Phase 1: every partition's reads are made current first, so each partition reads the state
   // before the launch (DESIGN.md invariant 5); copies feeding one partition from another's device
   // are recorded as readers there, so that device's kernel waits for them (WAR).
+  const bool coherent = measurement_ != MeasurementMode::no_coherence;
   for (PlannedPartition& pp : plan) {
+    if (!coherent) break;  // gamma: no dependency resolution, no copies
     for (BufferUse& u : pp.uses) u.buffer->acquire(pp.agent, u.needed);
   }
   // Phase 2: the kernels, each after the copies and earlier accesses it conflicts with.
@@ -266,8 +279,12 @@ Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
   for (PlannedPartition& pp : plan) {
     EventList deps;
     for (BufferUse& u : pp.uses) {
+      if (!coherent) break;
       u.buffer->tracker(pp.agent).deps_for_read(u.needed, deps);
       u.buffer->tracker(pp.agent).deps_for_write(u.written, deps);
+    }
+    if (!coherent && !last_kernel_[pp.source->device].is_null()) {
+      deps.push_back(last_kernel_[pp.source->device]);
     }
     std::vector<KernelArg> kargs;
     kargs.reserve(args.size());
@@ -291,16 +308,20 @@ Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
     Device& dev = registry_.at(pp.source->device);
     Event e = dev.launch(*pp.source->kernel, pp.source->range, kargs, deps);
     e.on_complete([keep = pp.source->kernel] {});  // the kernel object lives until it has run
+    last_kernel_[pp.source->device] = e;
     for (BufferUse& u : pp.uses) {
+      if (!coherent) break;
       u.buffer->tracker(pp.agent).record_read(u.needed, e);
       u.buffer->tracker(pp.agent).record_write(u.written, e);
     }
+    if (partition_events != nullptr) partition_events->push_back(e);
     kernel_events.push_back(e);
     track(e);
   }
   // Phase 3: the directory learns the writes; strategies act on them.
   std::vector<SharedBuffer*> written_buffers;
   for (const PlannedPartition& pp : plan) {
+    if (!coherent) break;
     for (const BufferUse& u : pp.uses) {
       if (!u.written.empty() && std::find(written_buffers.begin(), written_buffers.end(),
                                           u.buffer) == written_buffers.end()) {

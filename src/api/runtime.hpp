@@ -85,8 +85,19 @@ struct LaunchPartition {
   std::map<std::size_t, BufferAccess> accesses;
 };
 
+/// How much of the runtime works. Only `normal` gives correct results; the others exist only to
+/// measure overhead the way Matz et al. do (002_aa84334820ddd8b5.txt section 9.2):
+/// - normal (alpha): everything.
+/// - no_transfers (beta): dependency resolution and directory/tracker updates, but no copy is
+///   issued (nor counted).
+/// - no_coherence (gamma): neither: kernels run on each device's mirrors, ordered only after the
+///   previous kernel of the same device; host reads and writes touch the home copy only.
+/// overhead_fraction = (beta - gamma) / alpha.
+enum class MeasurementMode : std::uint8_t { normal, no_transfers, no_coherence };
+
 struct RuntimeOptions {
   UpdateStrategy strategy = UpdateStrategy::adaptive;
+  MeasurementMode measurement = MeasurementMode::normal;
 };
 
 /// The first public API: shared buffers over the host and N devices, kernel launches with exact
@@ -136,8 +147,12 @@ class Runtime {
   Event launch(const Launch& launch);
   /// One launch split over several devices (distinct, one partition each). Every partition reads
   /// the bytes as they were before the launch; their write sets must be disjoint.
+  /// When partition_events is given, it receives each partition's kernel event (same order).
   Event launch_partitioned(std::span<const LaunchArg> args,
-                           std::span<const LaunchPartition> partitions);
+                           std::span<const LaunchPartition> partitions,
+                           std::vector<Event>* partition_events = nullptr);
+
+  [[nodiscard]] MeasurementMode measurement() const { return measurement_; }
 
   /// Blocks until everything submitted so far has finished; rethrows the first failure.
   void finish();
@@ -162,6 +177,8 @@ class Runtime {
   CoherenceContext context_;
   mutable std::mutex mutex_;
   UpdateStrategy strategy_;
+  MeasurementMode measurement_;
+  std::vector<Event> last_kernel_;  // per device, for MeasurementMode::no_coherence only
   std::map<std::uint32_t, std::unique_ptr<SharedBuffer>> buffers_;
   std::uint32_t next_id_ = 1;
   TransferStats released_stats_;

@@ -70,6 +70,7 @@ void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
 }
 
 void SharedBuffer::issue(const Transfer& t) {
+  if (context_.transfers_disabled) return;  // measurement mode beta: bookkeeping only
   const IntervalSet r(t.range);
   const std::uint64_t off = t.range.begin;
   const std::uint64_t len = t.range.size();

@@ -24,6 +24,10 @@ struct CoherenceContext {
   std::vector<Device*> devices;  ///< device i is agent i + 1; not owned
   /// peer[from][to]: device `to` can copy directly from device `from` (Device::can_copy_from_peer).
   std::vector<std::vector<char>> peer;
+  /// Measurement only (Matz et al. 002_aa84334820ddd8b5.txt section 9.2, configuration beta): the
+  /// directory and trackers are updated as usual but no copy is issued or counted, so results are
+  /// wrong. Never set outside overhead measurements (RuntimeOptions::measurement).
+  bool transfers_disabled = false;
 
   static CoherenceContext of(std::vector<Device*> devices);
   [[nodiscard]] std::size_t agent_count() const { return devices.size() + 1; }

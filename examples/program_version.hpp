@@ -1,0 +1,53 @@
+#pragma once
+
+// The unimem version of each workload written against the user-facing API (api/program.hpp):
+// shared buffers, host writes of the inputs, plain Program::launch calls with access descriptors
+// per buffer argument (the shape the kernel analysis will fill in), host reads of the outputs.
+// No copies, blocks or partitions in the workload code: the schedule layer splits every launch
+// over the devices and derives each partition's bytes (issue 4).
+//
+// One file per workload: examples/<name>/unimem_program.cpp.
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/program.hpp"
+#include "api/runtime.hpp"
+#include "examples/workload.hpp"
+
+namespace unimem::examples {
+
+/// Submits a workload's launches. `buffers` holds the inputs by name (already written); the
+/// function may add scratch buffers to it and returns the output buffers by output name.
+/// `options` carries the devices / balance every launch uses; the function adds descriptors.
+using ProgramSubmit = std::function<std::map<std::string, BufferId>(
+    Runtime& runtime, Program& program, const LaunchOptions& options, const Problem& problem,
+    std::map<std::string, BufferId>& buffers)>;
+
+/// The Program-based submit function of workload `name`; throws PreconditionError if none.
+[[nodiscard]] ProgramSubmit program_version(std::string_view name);
+
+/// Result of a Program-based run.
+struct ProgramRunResult {
+  Arrays outputs;
+  TransferStats moved;           ///< copies the runtime issued during the run
+  double seconds = 0;            ///< from the first host write to the last host read
+  std::vector<std::string> log;  ///< fallback messages of the launches
+};
+
+/// Builds the workload's program for runtime's devices (not timed), uploads the inputs, submits,
+/// reads the outputs back. `options` applies to every launch.
+[[nodiscard]] ProgramRunResult run_program_version(const Workload& workload, Runtime& runtime,
+                                                   const Problem& problem, const Arrays& inputs,
+                                                   const LaunchOptions& options = {});
+
+/// A 2-D row-major element subscript constant + g0 + pitch * g1 (floats unless element_size).
+[[nodiscard]] AffinePiece grid_piece(std::int64_t pitch, std::int64_t constant = 0,
+                                     std::vector<VarBound> bounds = {},
+                                     std::uint64_t element_size = sizeof(float));
+
+}  // namespace unimem::examples

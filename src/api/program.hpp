@@ -1,0 +1,104 @@
+#pragma once
+
+// The user-facing launch API (issue 4): a Program is OpenCL C source built for every device of a
+// Runtime (one build per OpenCL context); Program::launch runs a kernel over an NDRange with shared
+// buffers, scalars and __local memory as arguments and, by default, splits it by work-groups over
+// every device (schedule/launch_plan.hpp). User code never copies or partitions.
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "api/runtime.hpp"
+#include "schedule/access_descriptor.hpp"
+#include "schedule/launch_plan.hpp"
+#include "schedule/partitioner.hpp"
+
+namespace unimem {
+
+/// One argument of Program::launch.
+struct Arg {
+  LaunchArg value;
+  static Arg buffer(BufferId b) {
+    Arg a;
+    a.value.kind = KernelArg::Kind::buffer;
+    a.value.buffer = b;
+    return a;
+  }
+  template <typename T>
+  static Arg scalar(const T& v) {
+    return Arg{LaunchArg::of_scalar(v)};
+  }
+  static Arg local(std::uint64_t bytes) { return Arg{LaunchArg::of_local(bytes)}; }
+};
+
+/// How partition sizes are chosen.
+enum class Balance : std::uint8_t {
+  equal,     ///< the same number of work-groups per device (within one)
+  measured,  ///< time the first launch of each kernel per device, then balance by throughput
+};
+
+struct LaunchOptions {
+  /// Run on this device only (no split).
+  std::optional<std::size_t> device;
+  /// Split over these devices (in this order); empty = every device of the runtime.
+  std::vector<std::size_t> devices;
+  /// Split dimension; default the slowest-varying.
+  std::optional<std::uint32_t> split_dimension;
+  /// Access descriptors of the buffer arguments. They override what the analysis derives; a
+  /// buffer argument with no descriptor at all is taken as read and maybe written in whole (so the
+  /// launch runs on one device, with a log message).
+  KernelAccess accesses;
+  Balance balance = Balance::equal;
+};
+
+/// OpenCL C source built for every device of a Runtime. All the runtime's devices must be OpenCL
+/// devices. Thread-safe.
+class Program {
+ public:
+  /// Builds source with options once per OpenCL context of runtime's devices. A build failure
+  /// throws DeviceError carrying the device names and compiler logs.
+  Program(Runtime& runtime, std::string source, std::string options = {});
+
+  /// Runs kernel over range with args. Buffers are shared buffers of the runtime. Returns the
+  /// event of the whole launch (all partitions). Throws PreconditionError for an unknown kernel,
+  /// a bad argument or descriptor, naming the kernel.
+  Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
+               const LaunchOptions& options = {});
+  Event launch(const std::string& kernel, const NDRange& range, std::initializer_list<Arg> args,
+               const LaunchOptions& options = {}) {
+    const std::vector<Arg> a(args);
+    return launch(kernel, range, std::span<const Arg>(a), options);
+  }
+
+  /// The plan of the last launch (for tools and tests).
+  [[nodiscard]] LaunchPlan last_plan() const;
+  /// Where fallback messages go (default: stderr, "unimem: ..."). Tests capture them.
+  void set_log(std::function<void(const std::string&)> log);
+
+ private:
+  std::shared_ptr<const CompiledKernel> kernel_for(const std::string& name, std::size_t device);
+
+  Runtime& runtime_;
+  std::string options_;
+  // Per device: the program object of its context (devices of one context share one).
+  std::vector<std::shared_ptr<void>> programs_;
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, std::size_t>, std::shared_ptr<const CompiledKernel>> kernels_;
+  struct Profile {  // shared with completion callbacks, which may outlive the Program
+    std::mutex mutex;
+    ThroughputProfile table;
+  };
+  std::shared_ptr<Profile> profile_ = std::make_shared<Profile>();
+  LaunchPlan last_plan_;
+  std::function<void(const std::string&)> log_;
+};
+
+}  // namespace unimem

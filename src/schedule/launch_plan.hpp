@@ -1,0 +1,79 @@
+#pragma once
+
+// From a launch (NDRange, access descriptors, devices and weights) to the partitions it runs as,
+// each with the exact bytes it reads, writes and may write per buffer argument (Matz et al.,
+// 002_aa84334820ddd8b5.txt, section 8.3: per partition, iterate the read set to synchronise and the
+// write set to update the tracker; byte sets come from the region layer's DSOM Fig. 10 range
+// generation). The plan is handed to Runtime::launch_partitioned by the api layer.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "device/device.hpp"
+#include "region/interval_set.hpp"
+#include "schedule/access_descriptor.hpp"
+#include "schedule/partitioner.hpp"
+
+namespace unimem {
+
+/// The bytes one partition touches in one buffer argument. reads may over-approximate; writes are
+/// certainly written; may_writes are fetched before the kernel (DESIGN.md invariant 6).
+struct PartitionBytes {
+  IntervalSet reads;
+  IntervalSet writes;
+  IntervalSet may_writes;
+  [[nodiscard]] IntervalSet written() const { return writes.unite(may_writes); }
+};
+
+/// One argument of the launch as the planner sees it.
+struct PlanArgument {
+  bool is_buffer = false;
+  std::uint64_t buffer_size = 0;  ///< bytes, for buffers
+  std::string name;               ///< for messages ("grid"); may be empty
+};
+
+struct PlanRequest {
+  std::string kernel;
+  NDRange range;
+  std::optional<std::uint32_t> dimension;  ///< split dimension; default slowest-varying
+  std::vector<std::size_t> devices;        ///< candidate devices, in split order
+  std::vector<double> weights;             ///< one per device; empty = equal
+  std::vector<PlanArgument> args;
+  KernelAccess accesses;
+  /// Enumeration bound per piece (DSOM Fig. 10): beyond it a read set is over-approximated by its
+  /// covering interval and a write set becomes a may-write set.
+  std::uint64_t max_intervals = 1 << 16;
+};
+
+struct PlannedPartition {
+  RangePartition slice;
+  std::map<std::uint32_t, PartitionBytes> bytes;  ///< by buffer argument index
+};
+
+struct LaunchPlan {
+  std::vector<PlannedPartition> partitions;
+  /// Why the launch runs on fewer devices than requested (empty when it did not fall back):
+  /// names the kernel, the buffer argument and the bytes two partitions would both write.
+  std::string fallback_reason;
+};
+
+/// The bytes of argument `arg` (a buffer of buffer_size bytes) touched by the work-items of
+/// `slice`, from the descriptors of `accesses` for that argument. An argument without descriptors
+/// is taken as read and maybe written in whole. Throws PreconditionError naming the kernel and
+/// argument when a piece is malformed (unbounded loop variable, negative index).
+[[nodiscard]] PartitionBytes partition_bytes(const std::string& kernel,
+                                             const KernelAccess& accesses, std::uint32_t arg,
+                                             std::uint64_t buffer_size, const NDRange& slice,
+                                             std::uint64_t max_intervals = 1 << 16);
+
+/// Splits the launch over request.devices and derives every partition's bytes. When two
+/// partitions would write the same byte of a buffer, it retries with fewer devices (the first K-1,
+/// ...) down to one, and says why in fallback_reason. Results are never wrong: one partition is
+/// always a valid plan.
+[[nodiscard]] LaunchPlan plan_launch(const PlanRequest& request);
+
+}  // namespace unimem
