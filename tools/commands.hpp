@@ -8,5 +8,6 @@ namespace unimem::tools {
 void add_version_command(CLI::App& app);
 void add_selftest_command(CLI::App& app);
 void add_devices_command(CLI::App& app);
+void add_analyze_command(CLI::App& app);
 
 }  // namespace unimem::tools

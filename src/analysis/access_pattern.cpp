@@ -1,0 +1,114 @@
+#include "analysis/access_pattern.hpp"
+
+namespace unimem {
+
+const char* to_string(AccessClass c) {
+  switch (c) {
+    case AccessClass::Affine:
+      return "affine";
+    case AccessClass::AffineRectangular:
+      return "affine, rectangular constraints";
+    case AccessClass::AffineGeneral:
+      return "affine, general constraints";
+    case AccessClass::Indirect:
+      return "indirect";
+    case AccessClass::NonAffine:
+      return "non-affine";
+    case AccessClass::UnknownCall:
+      return "unknown call";
+  }
+  return "?";
+}
+
+void AccessStats::add(AccessClass c) {
+  ++total;
+  switch (c) {
+    case AccessClass::Affine:
+      ++affine;
+      break;
+    case AccessClass::AffineRectangular:
+      ++affine_rectangular;
+      break;
+    case AccessClass::AffineGeneral:
+      ++affine_general;
+      break;
+    case AccessClass::Indirect:
+      ++indirect;
+      break;
+    case AccessClass::NonAffine:
+      ++non_affine;
+      break;
+    case AccessClass::UnknownCall:
+      ++unknown_call;
+      break;
+  }
+}
+
+AccessStats& AccessStats::operator+=(const AccessStats& o) {
+  total += o.total;
+  affine += o.affine;
+  affine_rectangular += o.affine_rectangular;
+  affine_general += o.affine_general;
+  indirect += o.indirect;
+  non_affine += o.non_affine;
+  unknown_call += o.unknown_call;
+  return *this;
+}
+
+ExprNames KernelAccessInfo::names() const {
+  ExprNames n;
+  for (const ArgumentAccess& a : args) {
+    if (n.scalar_args.size() <= a.index) n.scalar_args.resize(a.index + 1);
+    n.scalar_args[a.index] = a.name;
+  }
+  n.loops = loop_names;
+  return n;
+}
+
+const ArgumentAccess* KernelAccessInfo::find_arg(const std::string& arg_name) const {
+  for (const ArgumentAccess& a : args) {
+    if (a.name == arg_name) return &a;
+  }
+  return nullptr;
+}
+
+const KernelAccessInfo* ProgramAccessInfo::find_kernel(const std::string& kernel_name) const {
+  for (const KernelAccessInfo& k : kernels) {
+    if (k.name == kernel_name) return &k;
+  }
+  return nullptr;
+}
+
+std::string to_string(const AccessPiece& piece, const ExprNames& names) {
+  std::string out;
+  if (is_affine(piece.access_class)) {
+    out = to_string(piece.byte_offset, names);
+    out += " [" + std::to_string(piece.width) + " B]";
+    for (std::size_t i = 0; i < piece.constraints.size(); ++i) {
+      out += (i == 0 ? ", " : " && ") + to_string(piece.constraints[i], names);
+    }
+  } else {
+    out = "whole buffer (" + piece.reason + ")";
+  }
+  out += std::string("  -- ") + to_string(piece.access_class);
+  if (piece.conditions_dropped) out += ", may (condition dropped)";
+  if (piece.atomic) out += ", atomic";
+  return out;
+}
+
+std::string to_string(const KernelAccessInfo& kernel) {
+  const ExprNames names = kernel.names();
+  std::string out = kernel.name + "\n";
+  for (const ArgumentAccess& a : kernel.args) {
+    if (!a.is_buffer()) continue;
+    out += "  " + a.name + " (arg " + std::to_string(a.index) + ", " + a.type_name + ")\n";
+    out += "    Read:\n";
+    for (const AccessPiece& p : a.reads) out += "      " + to_string(p, names) + "\n";
+    out += "    Write:\n";
+    for (const AccessPiece& p : a.writes) out += "      " + to_string(p, names) + "\n";
+  }
+  if (!kernel.statically_splittable) out += "  unsplittable: " + kernel.unsplittable_reason + "\n";
+  return out;
+}
+
+}  // namespace unimem

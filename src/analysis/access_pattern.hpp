@@ -1,0 +1,111 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/affine_expr.hpp"
+
+namespace unimem {
+
+/// The class of one global-memory reference, as in DSOM Table 2 (000_7b2a075be0870d8f.txt):
+/// N1 = affine subscript, no constraint; N2 = affine with rectangular constraints (each constraint
+/// bounds one variable, a global id counting as one); N3 = the rest. N3 is split further: affine
+/// with general (coupled) constraints, which unimem still evaluates exactly, and the three kinds of
+/// "other" that fall back to the whole buffer.
+enum class AccessClass : std::uint8_t {
+  Affine,             // N1
+  AffineRectangular,  // N2
+  AffineGeneral,      // N3, evaluated exactly (enumeration of coupled variables / isl)
+  Indirect,           // N3: subscript depends on loaded data, e.g. a[b[i]]
+  NonAffine,          // N3: products of variables, divisions, unknown phis
+  UnknownCall,        // N3: a call the analysis cannot see through, or a pointer of unknown origin
+};
+
+[[nodiscard]] const char* to_string(AccessClass c);
+[[nodiscard]] inline bool is_affine(AccessClass c) {
+  return c == AccessClass::Affine || c == AccessClass::AffineRectangular ||
+         c == AccessClass::AffineGeneral;
+}
+
+/// One piece of an argument's access pattern: the bytes [offset, offset + width) for every point
+/// of the variables satisfying all constraints (DSOM Eq. 1, subscript in bytes). Loop variables
+/// count iterations from 0; a loop variable without an upper bound makes the piece unbounded.
+struct AccessPiece {
+  AffineExpr byte_offset;
+  std::uint32_t width = 1;
+  std::vector<Constraint> constraints;
+  AccessClass access_class = AccessClass::Affine;
+  /// Some guarding condition could not be expressed (data-dependent, non-affine, early loop exit)
+  /// and was dropped: the piece over-approximates (a may-access).
+  bool conditions_dropped = false;
+  /// Atomic read-modify-write (counts as read and write).
+  bool atomic = false;
+  /// For "other" classes: why (shown to the user).
+  std::string reason;
+  /// The source reference this piece comes from (instruction text or builtin name), for printing.
+  std::string origin;
+};
+
+enum class ArgKind : std::uint8_t { GlobalBuffer, ConstantBuffer, LocalBuffer, Scalar, Other };
+
+struct ArgumentAccess {
+  std::uint32_t index = 0;
+  std::string name;
+  std::string type_name;
+  ArgKind kind = ArgKind::Scalar;
+  std::vector<AccessPiece> reads;
+  std::vector<AccessPiece> writes;
+
+  [[nodiscard]] bool is_buffer() const {
+    return kind == ArgKind::GlobalBuffer || kind == ArgKind::ConstantBuffer;
+  }
+};
+
+/// Per-class reference counts (DSOM Table 2 columns). A reference is one load, store, atomic or
+/// memory builtin call on global memory.
+struct AccessStats {
+  std::uint32_t total = 0;
+  std::uint32_t affine = 0;              // N1
+  std::uint32_t affine_rectangular = 0;  // N2
+  std::uint32_t affine_general = 0;      // N3, still exact here
+  std::uint32_t indirect = 0;            // N3
+  std::uint32_t non_affine = 0;          // N3
+  std::uint32_t unknown_call = 0;        // N3
+
+  void add(AccessClass c);
+  AccessStats& operator+=(const AccessStats& o);
+};
+
+struct KernelAccessInfo {
+  std::string name;
+  std::vector<ArgumentAccess> args;
+  /// Names of loop variables (i1, i2, ...), by Var::index of Kind::Loop.
+  std::vector<std::string> loop_names;
+  /// False when some write can never be bounded (indirect or non-affine subscript, unknown call);
+  /// injectivity over work-groups is decided per launch (see RangeGenerator).
+  bool statically_splittable = true;
+  std::string unsplittable_reason;
+  AccessStats stats;
+
+  [[nodiscard]] ExprNames names() const;
+  [[nodiscard]] const ArgumentAccess* find_arg(const std::string& arg_name) const;
+};
+
+/// Everything the analysis learnt about one program (source + build options).
+struct ProgramAccessInfo {
+  std::vector<KernelAccessInfo> kernels;
+  double frontend_ms = 0;    // Clang: OpenCL C -> LLVM IR
+  double transform_ms = 0;   // canonicalization passes
+  double extraction_ms = 0;  // access extraction
+  [[nodiscard]] double total_ms() const { return frontend_ms + transform_ms + extraction_ms; }
+  [[nodiscard]] const KernelAccessInfo* find_kernel(const std::string& kernel_name) const;
+};
+
+/// Human-readable patterns in the spirit of DSOM Fig. 8: per buffer argument, Read: and Write:
+/// lines "subscript [width], conditions -- class".
+[[nodiscard]] std::string to_string(const AccessPiece& piece, const ExprNames& names);
+[[nodiscard]] std::string to_string(const KernelAccessInfo& kernel);
+
+}  // namespace unimem

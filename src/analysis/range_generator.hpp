@@ -1,0 +1,116 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/access_pattern.hpp"
+#include "region/interval_set.hpp"
+
+namespace unimem {
+
+/// The index space of one launch: work dimension, global and local sizes, global offset.
+struct NDRange {
+  std::uint32_t dims = 1;
+  std::array<std::uint64_t, 3> global{1, 1, 1};
+  std::array<std::uint64_t, 3> local{1, 1, 1};
+  std::array<std::uint64_t, 3> offset{0, 0, 0};
+
+  /// Throws PreconditionError unless 1 <= dims <= 3, sizes are positive and local divides global.
+  void validate() const;
+  [[nodiscard]] std::array<std::uint64_t, 3> num_groups() const;
+};
+
+/// A half-open box of work-groups [begin, end) per dimension (a launch partition).
+struct GroupBox {
+  std::array<std::uint64_t, 3> begin{0, 0, 0};
+  std::array<std::uint64_t, 3> end{1, 1, 1};
+
+  static GroupBox all(const NDRange& range);
+  [[nodiscard]] bool empty() const;
+};
+
+/// Launch-time argument values: scalar values and buffer sizes, by argument index.
+struct LaunchArguments {
+  std::vector<std::optional<std::int64_t>> scalars;
+  std::vector<std::optional<std::uint64_t>> buffer_sizes;
+
+  void set_scalar(std::uint32_t index, std::int64_t value);
+  void set_buffer_size(std::uint32_t index, std::uint64_t bytes);
+};
+
+/// The bytes one buffer argument's accesses touch in a launch partition.
+struct ArgumentRanges {
+  std::uint32_t index = 0;
+  std::string name;
+  IntervalSet read;
+  IntervalSet write;
+  bool read_exact = true;          // false: read is a superset
+  bool write_exact = true;         // false: write is a may-write superset
+  bool write_conditional = false;  // some write is behind a condition the analysis dropped
+};
+
+struct LaunchRanges {
+  std::string kernel;
+  /// The launch may be split over devices: every write is bounded and no two work-groups write
+  /// the same byte (Matz et al. section 4.1: write maps exact and injective).
+  bool splittable = true;
+  std::string unsplittable_reason;
+  std::vector<ArgumentRanges> args;  // buffer arguments only, by index
+
+  [[nodiscard]] const ArgumentRanges* find(const std::string& arg_name) const;
+};
+
+/// Turns a kernel's access patterns into byte ranges at launch time (DSOM section 4.3.3).
+/// The patterns are precomputed by the analysis; per launch only parameters are substituted and
+/// bounds evaluated. Box-shaped domains use the DSOM Fig. 10 fast generator; coupled constraints
+/// (triangular loops, guards mixing variables) enumerate the coupled variables and generate the
+/// rest as boxes; injectivity of writes over work-groups is decided with isl, once per distinct set
+/// of launch parameters.
+class RangeGenerator {
+ public:
+  explicit RangeGenerator(KernelAccessInfo kernel);
+
+  [[nodiscard]] const KernelAccessInfo& kernel() const { return kernel_; }
+
+  /// Byte ranges of every buffer argument for the work-groups in groups. Throws PreconditionError
+  /// for an invalid range or group box, a missing scalar value that a subscript needs, or a missing
+  /// buffer size where the analysis must fall back to the whole buffer.
+  [[nodiscard]] LaunchRanges ranges(const NDRange& range, const GroupBox& groups,
+                                    const LaunchArguments& args) const;
+
+  /// Whether the launch may be split: static splittability plus injectivity of the write map over
+  /// all work-groups of range (isl; cached per parameter values).
+  [[nodiscard]] bool splittable(const NDRange& range, const LaunchArguments& args,
+                                std::string* reason = nullptr) const;
+
+ private:
+  KernelAccessInfo kernel_;
+  mutable std::mutex mutex_;
+  mutable std::map<std::string, std::pair<bool, std::string>> injectivity_cache_;
+};
+
+namespace detail {
+
+/// One variable term of an integer affine subscript: coefficient * x, x in [lower, upper].
+struct BoxTerm {
+  std::int64_t coefficient = 0;
+  std::int64_t lower = 0;
+  std::int64_t upper = 0;
+};
+
+/// DSOM Fig. 10 (000_7b2a075be0870d8f.txt, GetSegList): the bytes [f, f + width) for every point
+/// of the box, appended to out as intervals (unsorted, possibly overlapping). Returns false and
+/// appends the covering interval instead when more than max_intervals would be produced.
+/// Negative offsets are clipped at 0.
+bool box_ranges(std::int64_t constant, std::vector<BoxTerm> terms, std::uint64_t width,
+                std::uint64_t max_intervals, std::vector<Interval>& out);
+
+}  // namespace detail
+
+}  // namespace unimem
