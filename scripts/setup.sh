@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git
-  clang-15 libclang-rt-15-dev clang-format clang-tidy
+  clang-15 libclang-common-15-dev clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   llvm-15-dev libclang-15-dev libisl-dev
