@@ -3,7 +3,7 @@
 // Map benchmarks run on a map of n contiguous 16-byte segments with alternating values (n maximal
 // segments), touch random segments, and undo every change within the same iteration so the map
 // keeps n segments throughout. The time_per_op counter is the cost of one map operation: it should
-// grow only logarithmically with n (cache misses in the tree search), never linearly.
+// grow only logarithmically with n (cache misses in the search), never linearly.
 // Set benchmarks report time_per_interval: linear merges should keep it flat.
 
 #include <benchmark/benchmark.h>

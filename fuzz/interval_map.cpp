@@ -1,7 +1,8 @@
 // libFuzzer target: decodes its input into a sequence of IntervalMap operations (assign, update,
 // update_or_insert, erase, query, for_each_in, at, select) over a 4096-byte window and checks every
 // result, and the whole map after every mutation, against the dense oracle of tests/region/.
-// Any mismatch aborts with a message naming the operation. The first input byte picks the window:
+// Any mismatch aborts with a message naming the operation. Each input runs twice: on a map with
+// the default chunk capacity and on one with tiny chunks. The first input byte picks the window:
 // at offset 0 or at the very top of the 64-bit offset space.
 //
 // Reproduce a crash: build/fuzz/fuzz/unimem_fuzz_interval_map <crash-file>
@@ -28,8 +29,6 @@ namespace oracle = unimem::oracle;
 constexpr std::uint64_t kUniverse = 4096;
 constexpr std::size_t kMaxOperations = 256;
 constexpr int kValues = 4;  // few distinct values, so neighbours merge often
-
-using Map = IntervalMap<int>;
 
 class Reader {
  public:
@@ -59,8 +58,12 @@ Interval read_interval(Reader& in, const oracle::Window& w) {
   return {w.base + begin, w.base + begin + (length < room ? length : room)};
 }
 
-std::string describe(const Map& m) { return oracle::to_string<int>(m.segments()); }
+template <typename Map>
+std::string describe(const Map& m) {
+  return oracle::to_string<int>(m.segments());
+}
 
+template <typename Map>
 void check_whole_map(const Map& m, const oracle::DenseMap<int>& d, const std::string& op) {
   try {
     m.check_invariants();
@@ -72,6 +75,7 @@ void check_whole_map(const Map& m, const oracle::DenseMap<int>& d, const std::st
   }
 }
 
+template <typename Map>
 void run(const std::uint8_t* data, std::size_t size) {
   Reader in(data, size);
   const oracle::Window w =
@@ -116,7 +120,7 @@ void run(const std::uint8_t* data, std::size_t size) {
         }
         break;
       case 5: {
-        std::vector<Map::Segment> seen;
+        std::vector<typename Map::Segment> seen;
         m.for_each_in(r, [&seen](const Interval& i, int x) { seen.push_back({i, x}); });
         if (seen != d.runs(r)) fail(name + " (for_each_in): map " + describe(m));
         break;
@@ -137,12 +141,14 @@ void run(const std::uint8_t* data, std::size_t size) {
       }
     }
   }
-  if (m != d.to_interval_map()) fail("final map differs from the map rebuilt from the oracle");
+  if (m != d.template to_interval_map<Map>())
+    fail("final map differs from the map rebuilt from the oracle");
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-  run(data, size);
+  run<IntervalMap<int>>(data, size);     // the production chunk capacity
+  run<IntervalMap<int, 4>>(data, size);  // tiny chunks: every chunk split / join path
   return 0;
 }

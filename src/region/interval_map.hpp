@@ -1,9 +1,9 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
-#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -20,43 +20,42 @@ namespace unimem {
 /// equal exactly when they map every offset to the same value. This is DSOM's byte-granular
 /// segment table (seeds/000_7b2a075be0870d8f.txt, section 3) with the value left generic.
 ///
-/// Segments live in a balanced tree keyed by their first offset. Lookups are O(log n); assign /
-/// update / erase cost O(log n + k) for the k segments touched: a single tree search finds the
-/// start, then the touched segments are walked in order.
-/// V must be copyable and equality-comparable. If a function passed to update throws, the
-/// segments it already rewrote keep their new value and the map stays canonical.
+/// Storage: the sorted segment list is cut into chunks of at most ChunkCapacity segments, each a
+/// contiguous array, plus an array holding the end offset of every chunk's last segment. A lookup
+/// is two binary searches (chunk, then segment): O(log n) with one or two cache misses at a
+/// million segments, where a node-based tree takes a dozen. A mutation rewrites the k segments it
+/// touches inside their chunk: O(log n + k + ChunkCapacity), plus, when a chunk splits or empties,
+/// a shift of the chunk array (n / ChunkCapacity entries, amortized over many mutations). Tests
+/// use a tiny ChunkCapacity so that small maps already span many chunks.
+///
+/// Every mutation builds its result before changing anything, so if a function passed to update
+/// throws, the map is left unchanged. V must be copyable and equality-comparable.
+/// One segment of an IntervalMap: every offset of range maps to value.
 template <typename V>
+struct IntervalMapSegment {
+  Interval range;
+  V value;
+  friend bool operator==(const IntervalMapSegment&, const IntervalMapSegment&) = default;
+};
+
+template <typename V, std::size_t ChunkCapacity = 64>
 class IntervalMap {
+  static_assert(ChunkCapacity >= 4, "IntervalMap chunks need room for a few segments");
+
  public:
-  struct Segment {
-    Interval range;
-    V value;
-    friend bool operator==(const Segment&, const Segment&) = default;
-  };
+  using Segment = IntervalMapSegment<V>;
 
   IntervalMap() = default;
   /// A map with the single segment [range) = value (empty if range is).
   IntervalMap(Interval range, V value) { assign(range, std::move(value)); }
 
-  [[nodiscard]] bool empty() const { return segments_.empty(); }
+  [[nodiscard]] bool empty() const { return size_ == 0; }
   /// Number of (maximal) segments.
-  [[nodiscard]] std::size_t segment_count() const { return segments_.size(); }
+  [[nodiscard]] std::size_t segment_count() const { return size_; }
 
   /// Sets every offset of range to value (mapping offsets that were unmapped).
   void assign(const Interval& range, const V& value) {
-    if (range.empty()) return;
-    auto first = split_at(range.begin);
-    auto last = split_forward(first, range.end);
-    if (first != last && first->first == range.begin) {
-      // A segment starts exactly at range.begin: reuse its node instead of allocating.
-      first->second = Entry{range.end, value};
-      segments_.erase(std::next(first), last);
-    } else {
-      first = segments_.emplace_hint(segments_.erase(first, last), range.begin,
-                                     Entry{range.end, value});
-    }
-    merge_around(first);
-    check_if_enabled();
+    rewrite(range, [&](const Interval& piece, const V*, auto& emit) { emit(piece, value); });
   }
   void assign(const IntervalSet& ranges, const V& value) {
     for (const Interval& r : ranges) assign(r, value);
@@ -65,18 +64,9 @@ class IntervalMap {
   /// Replaces the value v of every mapped part of range by f(v); unmapped parts stay unmapped.
   template <typename F>
   void update(const Interval& range, F&& f) {
-    if (range.empty()) return;
-    auto it = split_at(range.begin);
-    const auto last = split_forward(it, range.end);
-    const auto first = it == segments_.begin() ? it : std::prev(it);  // may merge with the left
-    try {
-      for (; it != last; ++it) it->second.value = f(std::as_const(it->second.value));
-    } catch (...) {
-      merge_range(first, last);
-      throw;
-    }
-    merge_range(first, last);
-    check_if_enabled();
+    rewrite(range, [&](const Interval& piece, const V* old, auto& emit) {
+      if (old != nullptr) emit(piece, f(*old));
+    });
   }
   template <typename F>
   void update(const IntervalSet& ranges, F&& f) {
@@ -86,34 +76,9 @@ class IntervalMap {
   /// Like update, but also maps the unmapped parts of range: f receives std::nullopt there.
   template <typename F>
   void update_or_insert(const Interval& range, F&& f) {
-    if (range.empty()) return;
-    auto it = split_at(range.begin);
-    const auto last = split_forward(it, range.end);
-    // Segments inserted before it at the front of the map would be missed by a merge starting
-    // at it, so the merge then starts at the (new) first segment.
-    const bool at_front = it == segments_.begin();
-    const auto before = at_front ? it : std::prev(it);
-    auto merge_touched = [&] { merge_range(at_front ? segments_.begin() : before, last); };
-    try {
-      std::uint64_t cursor = range.begin;
-      while (cursor < range.end) {
-        if (it != last && it->first == cursor) {
-          it->second.value = f(std::optional<V>(it->second.value));
-          cursor = it->second.end;
-          ++it;
-        } else {
-          // A gap: it ends where the next segment starts, or at range.end.
-          const std::uint64_t gap_end = it != last ? it->first : range.end;
-          segments_.emplace_hint(it, cursor, Entry{gap_end, f(std::optional<V>())});
-          cursor = gap_end;
-        }
-      }
-    } catch (...) {
-      merge_touched();
-      throw;
-    }
-    merge_touched();
-    check_if_enabled();
+    rewrite(range, [&](const Interval& piece, const V* old, auto& emit) {
+      emit(piece, old != nullptr ? f(std::optional<V>(*old)) : f(std::optional<V>()));
+    });
   }
   template <typename F>
   void update_or_insert(const IntervalSet& ranges, F&& f) {
@@ -122,11 +87,7 @@ class IntervalMap {
 
   /// Unmaps every offset of range.
   void erase(const Interval& range) {
-    if (range.empty()) return;
-    auto first = split_at(range.begin);
-    auto last = split_forward(first, range.end);
-    segments_.erase(first, last);
-    check_if_enabled();
+    rewrite(range, [](const Interval&, const V*, auto&) {});
   }
   void erase(const IntervalSet& ranges) {
     for (const Interval& r : ranges) erase(r);
@@ -136,17 +97,19 @@ class IntervalMap {
   template <typename F>
   void for_each_in(const Interval& range, F&& f) const {
     if (range.empty()) return;
-    for (auto it = first_touching(range.begin); it != segments_.end() && it->first < range.end;
-         ++it) {
-      const Interval seg{it->first, it->second.end};
-      f(seg.intersect(range), std::as_const(it->second.value));
+    for (Pos p = first_ending_after(range.begin); !at_end(p); advance(p)) {
+      const Segment& s = seg(p);
+      if (s.range.begin >= range.end) break;
+      f(s.range.intersect(range), std::as_const(s.value));
     }
   }
 
   /// Calls f(range, value) for every segment, in order of offset.
   template <typename F>
   void for_each(F&& f) const {
-    for (const auto& [begin, e] : segments_) f(Interval{begin, e.end}, std::as_const(e.value));
+    for (const auto& chunk : chunks_) {
+      for (const Segment& s : chunk) f(s.range, std::as_const(s.value));
+    }
   }
 
   /// The mapped parts of range, clipped to it.
@@ -158,9 +121,9 @@ class IntervalMap {
 
   /// The value at offset, if mapped.
   [[nodiscard]] std::optional<V> at(std::uint64_t offset) const {
-    auto it = first_touching(offset);
-    if (it == segments_.end() || it->first > offset) return std::nullopt;
-    return it->second.value;
+    const Pos p = first_ending_after(offset);
+    if (at_end(p) || seg(p).range.begin > offset) return std::nullopt;
+    return seg(p).value;
   }
 
   /// The offsets within range whose value satisfies pred.
@@ -181,124 +144,276 @@ class IntervalMap {
   /// Every segment, in order.
   [[nodiscard]] std::vector<Segment> segments() const {
     std::vector<Segment> out;
-    out.reserve(segments_.size());
-    for (const auto& [begin, e] : segments_) out.push_back({{begin, e.end}, e.value});
+    out.reserve(size_);
+    for (const auto& chunk : chunks_) out.insert(out.end(), chunk.begin(), chunk.end());
     return out;
   }
 
-  void clear() { segments_.clear(); }
-
-  friend bool operator==(const IntervalMap& a, const IntervalMap& b) {
-    return a.segments_ == b.segments_;
+  void clear() {
+    chunks_.clear();
+    chunk_end_.clear();
+    size_ = 0;
   }
 
-  /// Throws InvariantError unless segments are non-empty, disjoint and maximal.
-  void check_invariants() const {
-    const Entry* prev = nullptr;
-    std::uint64_t prev_begin = 0;
-    for (const auto& [begin, e] : segments_) {
-      if (begin >= e.end) {
-        detail::throw_invariant(
-            "IntervalMap segment starting at " + std::to_string(begin) + " is empty", __FILE__,
-            __LINE__);
-      }
-      if (prev != nullptr) {
-        if (prev->end > begin) {
-          detail::throw_invariant("IntervalMap segments at " + std::to_string(prev_begin) +
-                                      " and " + std::to_string(begin) + " overlap",
-                                  __FILE__, __LINE__);
-        }
-        if (prev->end == begin && prev->value == e.value) {
-          detail::throw_invariant("IntervalMap segments at " + std::to_string(prev_begin) +
-                                      " and " + std::to_string(begin) +
-                                      " touch with equal values (not merged)",
-                                  __FILE__, __LINE__);
-        }
-      }
-      prev = &e;
-      prev_begin = begin;
+  /// Equal when both map every offset to the same value (chunk boundaries do not matter).
+  friend bool operator==(const IntervalMap& a, const IntervalMap& b) {
+    if (a.size_ != b.size_) return false;
+    Pos p{0, 0};
+    Pos q{0, 0};
+    for (; !a.at_end(p); a.advance(p), b.advance(q)) {
+      if (!(a.seg(p) == b.seg(q))) return false;
     }
+    return true;
+  }
+
+  /// Throws InvariantError unless segments are non-empty, sorted, disjoint and maximal, and the
+  /// chunk bookkeeping (sizes, end offsets, count) is consistent.
+  void check_invariants() const {
+    auto fail = [](const std::string& what) {
+      detail::throw_invariant("IntervalMap " + what, __FILE__, __LINE__);
+    };
+    if (chunk_end_.size() != chunks_.size()) fail("chunk end array out of step");
+    std::size_t count = 0;
+    const Segment* prev = nullptr;
+    for (std::size_t c = 0; c < chunks_.size(); ++c) {
+      const auto& chunk = chunks_[c];
+      if (chunk.empty() || chunk.size() > kChunkMax) {
+        fail("chunk " + std::to_string(c) + " holds " + std::to_string(chunk.size()) + " segments");
+      }
+      if (chunk_end_[c] != chunk.back().range.end) {
+        fail("chunk " + std::to_string(c) + " end offset is stale");
+      }
+      for (const Segment& s : chunk) {
+        if (s.range.empty()) fail("segment " + s.range.to_string() + " is empty");
+        if (prev != nullptr) {
+          if (prev->range.end > s.range.begin) {
+            fail("segments " + prev->range.to_string() + " and " + s.range.to_string() +
+                 " overlap or are unsorted");
+          }
+          if (prev->range.end == s.range.begin && prev->value == s.value) {
+            fail("segments " + prev->range.to_string() + " and " + s.range.to_string() +
+                 " touch with equal values (not merged)");
+          }
+        }
+        prev = &s;
+        ++count;
+      }
+    }
+    if (count != size_) fail("segment count is stale");
   }
 
  private:
-  struct Entry {
-    std::uint64_t end;
-    V value;
-    friend bool operator==(const Entry&, const Entry&) = default;
+  // Chunks hold at most kChunkMax segments; one that falls below kChunkMin is merged with a
+  // neighbour, so chunks stay reasonably full after erasures.
+  static constexpr std::size_t kChunkMax = ChunkCapacity;
+  static constexpr std::size_t kChunkMin = kChunkMax / 4 + 1;
+  using Chunk = std::vector<Segment>;
+
+  // A position: segment `index` of chunk `chunk`. The end position is {chunks_.size(), 0}.
+  struct Pos {
+    std::size_t chunk;
+    std::size_t index;
   };
-  using Map = std::map<std::uint64_t, Entry>;
-  using iterator = typename Map::iterator;
-  using const_iterator = typename Map::const_iterator;
+
+  [[nodiscard]] bool at_end(const Pos& p) const { return p.chunk >= chunks_.size(); }
+  [[nodiscard]] const Segment& seg(const Pos& p) const { return chunks_[p.chunk][p.index]; }
+  void advance(Pos& p) const {
+    if (++p.index == chunks_[p.chunk].size()) {
+      ++p.chunk;
+      p.index = 0;
+    }
+  }
+
+  // The first segment whose end is after offset: the one containing offset, or else the first one
+  // starting after it.
+  [[nodiscard]] Pos first_ending_after(std::uint64_t offset) const {
+    const auto c = static_cast<std::size_t>(
+        std::upper_bound(chunk_end_.begin(), chunk_end_.end(), offset) - chunk_end_.begin());
+    if (c == chunks_.size()) return {c, 0};
+    const Chunk& chunk = chunks_[c];
+    const auto i = static_cast<std::size_t>(
+        std::partition_point(chunk.begin(), chunk.end(),
+                             [offset](const Segment& s) { return s.range.end <= offset; }) -
+        chunk.begin());
+    return {c, i};
+  }
+
+  // The common body of every mutation. For each piece of range, in order, produce(piece, old,
+  // emit) is told the old value (nullptr in a gap) and emits the new content of that piece
+  // (nothing = unmapped). The new segments, merged on the fly and with their untouched neighbours
+  // when equal, replace the old ones in one splice.
+  template <typename Produce>
+  void rewrite(const Interval& range, Produce&& produce) {
+    if (range.empty()) return;
+    std::vector<Segment> out;
+    auto emit = [&out](const Interval& r, const V& v) {
+      if (!out.empty() && out.back().range.end == r.begin && out.back().value == v) {
+        out.back().range.end = r.end;
+      } else {
+        out.push_back(Segment{r, v});
+      }
+    };
+    const Pos first = first_ending_after(range.begin);
+    // The left neighbour joins the splice when it touches range (it may merge with the result).
+    Pos lo = first;
+    if (const auto left = previous(first); left && seg(*left).range.end == range.begin) {
+      lo = *left;
+      out.push_back(seg(*left));
+    }
+    Pos hi = lo;  // one past the last segment replaced (unnormalized: index may equal the size)
+    bool replaced = lo.chunk != first.chunk || lo.index != first.index;
+    if (replaced) hi = Pos{lo.chunk, lo.index + 1};
+    std::uint64_t cursor = range.begin;
+    for (Pos p = first; !at_end(p); advance(p)) {
+      const Segment& s = seg(p);
+      if (s.range.begin >= range.end) {
+        // The right neighbour joins the splice when it touches range.
+        if (s.range.begin == range.end) {
+          if (cursor < range.end) produce(Interval{cursor, range.end}, nullptr, emit);
+          cursor = range.end;
+          emit(s.range, s.value);
+          hi = Pos{p.chunk, p.index + 1};
+          replaced = true;
+        }
+        break;
+      }
+      if (s.range.begin < range.begin) emit(Interval{s.range.begin, range.begin}, s.value);
+      if (s.range.begin > cursor) produce(Interval{cursor, s.range.begin}, nullptr, emit);
+      const Interval inner = s.range.intersect(range);
+      produce(inner, &s.value, emit);
+      cursor = inner.end;
+      if (s.range.end > range.end) emit(Interval{range.end, s.range.end}, s.value);
+      if (!replaced) lo = p;
+      hi = Pos{p.chunk, p.index + 1};
+      replaced = true;
+    }
+    if (cursor < range.end) produce(Interval{cursor, range.end}, nullptr, emit);
+    if (!replaced && out.empty()) return;  // nothing mapped in range, nothing to map
+    if (!replaced) hi = lo;
+    splice(lo, hi, std::move(out));
+    check_if_enabled();
+  }
+
+  [[nodiscard]] std::optional<Pos> previous(const Pos& p) const {
+    if (p.index > 0) return Pos{p.chunk, p.index - 1};
+    if (p.chunk == 0) return std::nullopt;
+    return Pos{p.chunk - 1, chunks_[p.chunk - 1].size() - 1};
+  }
+
+  // Replaces the segments from lo to hi (hi may be lo: pure insertion) with out.
+  void splice(Pos lo, Pos hi, std::vector<Segment>&& out) {
+    const std::size_t removed = count_between(lo, hi);
+    size_ = size_ - removed + out.size();
+    if (chunks_.empty()) {
+      replace_chunks(0, 0, std::move(out));
+      return;
+    }
+    if (at_end(lo)) {  // insertion after the last segment: append to the last chunk
+      lo = hi = Pos{chunks_.size() - 1, chunks_.back().size()};
+    }
+    if (lo.chunk == hi.chunk) {
+      Chunk& chunk = chunks_[lo.chunk];
+      const auto b = chunk.begin() + static_cast<std::ptrdiff_t>(lo.index);
+      const auto e = chunk.begin() + static_cast<std::ptrdiff_t>(hi.index);
+      // Overwrite in place where the counts overlap, then erase or insert the difference.
+      const std::size_t common = std::min(removed, out.size());
+      std::move(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(common), b);
+      if (removed > common) {
+        chunk.erase(b + static_cast<std::ptrdiff_t>(common), e);
+      } else {
+        chunk.insert(e, std::make_move_iterator(out.begin() + static_cast<std::ptrdiff_t>(common)),
+                     std::make_move_iterator(out.end()));
+      }
+      rebalance(lo.chunk);
+      return;
+    }
+    // The splice crosses chunks: join the prefix of the first, out and the suffix of the last,
+    // then cut the result into chunks again.
+    Chunk joined(chunks_[lo.chunk].begin(),
+                 chunks_[lo.chunk].begin() + static_cast<std::ptrdiff_t>(lo.index));
+    joined.insert(joined.end(), std::make_move_iterator(out.begin()),
+                  std::make_move_iterator(out.end()));
+    const Chunk& last = chunks_[hi.chunk];
+    joined.insert(joined.end(), last.begin() + static_cast<std::ptrdiff_t>(hi.index), last.end());
+    const std::size_t made = replace_chunks(lo.chunk, hi.chunk + 1, std::move(joined));
+    if (made == 1) rebalance(lo.chunk);
+  }
+
+  [[nodiscard]] std::size_t count_between(const Pos& lo, const Pos& hi) const {
+    if (lo.chunk == hi.chunk) return hi.index - lo.index;
+    std::size_t n = chunks_[lo.chunk].size() - lo.index + hi.index;
+    for (std::size_t c = lo.chunk + 1; c < hi.chunk; ++c) n += chunks_[c].size();
+    return n;
+  }
+
+  // Replaces chunks [from, to) by segs cut into chunks of at most kChunkMax (balanced sizes);
+  // returns how many chunks were made.
+  std::size_t replace_chunks(std::size_t from, std::size_t to, Chunk&& segs) {
+    const std::size_t pieces = (segs.size() + kChunkMax - 1) / kChunkMax;
+    std::vector<Chunk> made(pieces);
+    std::vector<std::uint64_t> ends(pieces);
+    std::size_t taken = 0;
+    for (std::size_t k = 0; k < pieces; ++k) {
+      const std::size_t take = (segs.size() - taken) / (pieces - k);
+      const auto b = segs.begin() + static_cast<std::ptrdiff_t>(taken);
+      made[k].reserve(kChunkMax);
+      made[k].insert(made[k].end(), std::make_move_iterator(b),
+                     std::make_move_iterator(b + static_cast<std::ptrdiff_t>(take)));
+      ends[k] = made[k].back().range.end;
+      taken += take;
+    }
+    const auto f = static_cast<std::ptrdiff_t>(from);
+    const auto t = static_cast<std::ptrdiff_t>(to);
+    const std::size_t reuse = std::min(pieces, to - from);
+    for (std::size_t k = 0; k < reuse; ++k) {
+      chunks_[from + k] = std::move(made[k]);
+      chunk_end_[from + k] = ends[k];
+    }
+    if (reuse < to - from) {
+      chunks_.erase(chunks_.begin() + f + static_cast<std::ptrdiff_t>(reuse), chunks_.begin() + t);
+      chunk_end_.erase(chunk_end_.begin() + f + static_cast<std::ptrdiff_t>(reuse),
+                       chunk_end_.begin() + t);
+    } else if (reuse < pieces) {
+      const auto r = static_cast<std::ptrdiff_t>(reuse);
+      chunks_.insert(chunks_.begin() + t, std::make_move_iterator(made.begin() + r),
+                     std::make_move_iterator(made.end()));
+      chunk_end_.insert(chunk_end_.begin() + t, ends.begin() + r, ends.end());
+    }
+    return pieces;
+  }
+
+  // Restores the size bounds of chunk c after it changed: drops it if empty, cuts it if too
+  // large, joins it with a neighbour if too small.
+  void rebalance(std::size_t c) {
+    Chunk& chunk = chunks_[c];
+    if (chunk.empty()) {
+      replace_chunks(c, c + 1, Chunk{});
+      return;
+    }
+    chunk_end_[c] = chunk.back().range.end;
+    if (chunk.size() > kChunkMax) {
+      Chunk whole = std::move(chunk);  // replace_chunks overwrites chunks_[c]
+      replace_chunks(c, c + 1, std::move(whole));
+    } else if (chunk.size() < kChunkMin && chunks_.size() > 1) {
+      const std::size_t left = c + 1 < chunks_.size() ? c : c - 1;
+      Chunk joined = std::move(chunks_[left]);
+      joined.insert(joined.end(), std::make_move_iterator(chunks_[left + 1].begin()),
+                    std::make_move_iterator(chunks_[left + 1].end()));
+      replace_chunks(left, left + 2, std::move(joined));
+    }
+  }
 
   void check_if_enabled() const {
 #if UNIMEM_INVARIANTS_ENABLED
-    if (segments_.size() <= kFullCheckLimit) check_invariants();
+    if (size_ <= kFullCheckLimit) check_invariants();
 #endif
   }
   // Whole-structure checks are linear; above this size they would make debug runs quadratic.
   static constexpr std::size_t kFullCheckLimit = 4096;
 
-  // The segment containing offset, or else the first one starting after it.
-  const_iterator first_touching(std::uint64_t offset) const {
-    auto it = segments_.upper_bound(offset);
-    if (it != segments_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->second.end > offset) return prev;
-    }
-    return it;
-  }
-
-  // Splits the segment at it in two at offset (it must start before offset and end after it);
-  // returns the right part.
-  iterator split(iterator it, std::uint64_t offset) {
-    Entry right{it->second.end, it->second.value};
-    it->second.end = offset;
-    return segments_.emplace_hint(std::next(it), offset, std::move(right));
-  }
-
-  // Ensures no segment straddles offset; returns the first segment starting at or after offset.
-  iterator split_at(std::uint64_t offset) {
-    auto it = segments_.upper_bound(offset);
-    if (it != segments_.begin()) {
-      auto prev = std::prev(it);
-      if (prev->first == offset) return prev;
-      if (prev->second.end > offset) return split(prev, offset);
-    }
-    return it;
-  }
-
-  // Like split_at(offset), but walks forward from it (a segment starting at or before offset, or
-  // the first segment after it) instead of searching the tree: O(segments passed).
-  iterator split_forward(iterator it, std::uint64_t offset) {
-    while (it != segments_.end() && it->second.end <= offset) ++it;
-    if (it != segments_.end() && it->first < offset) return split(it, offset);
-    return it;
-  }
-
-  // Merges equal touching neighbours among [first, last] (last included if it is not end()).
-  void merge_range(iterator first, iterator last) {
-    if (first == segments_.end()) return;
-    const auto stop = last == segments_.end() ? last : std::next(last);
-    auto it = first;
-    while (it != stop) {
-      auto next = std::next(it);
-      if (next == stop) break;
-      if (it->second.end == next->first && it->second.value == next->second.value) {
-        it->second.end = next->second.end;
-        segments_.erase(next);
-      } else {
-        it = next;
-      }
-    }
-  }
-
-  // Merges the segment at it with its neighbours where they touch and carry equal values.
-  void merge_around(iterator it) {
-    const auto first = it == segments_.begin() ? it : std::prev(it);
-    merge_range(first, std::next(it));
-  }
-
-  Map segments_;
+  std::vector<Chunk> chunks_;
+  std::vector<std::uint64_t> chunk_end_;  // chunk_end_[c] == chunks_[c].back().range.end
+  std::size_t size_ = 0;
 };
 
 }  // namespace unimem

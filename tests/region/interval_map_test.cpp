@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -195,20 +196,23 @@ TEST(IntervalMap, WorksAtTheTopOfTheOffsetSpace) {
   EXPECT_EQ(m.segments(), (Segs{{{0, kMax - 1}, 0}}));
 }
 
-TEST(IntervalMap, AThrowingUpdateLeavesTheMapCanonical) {
+TEST(IntervalMap, AThrowingUpdateLeavesTheMapUnchanged) {
   Map m;
   m.assign({0, 10}, 1);
   m.assign({10, 20}, 2);
   m.assign({20, 30}, 1);
+  const Map before = m;
+  int calls = 0;
   EXPECT_THROW(m.update({5, 25},
-                        [](int v) {
+                        [&calls](int v) {
+                          ++calls;
                           if (v == 2) throw std::runtime_error("refused");
                           return 2;
                         }),
                std::runtime_error);
-  // [5, 10) became 2 before the throw and was merged with the untouched [10, 20) = 2.
+  EXPECT_EQ(calls, 2);  // [5, 10) was computed before [10, 20) threw
   EXPECT_NO_THROW(m.check_invariants());
-  EXPECT_EQ(m.segments(), (Segs{{{0, 5}, 1}, {{5, 20}, 2}, {{20, 30}, 1}}));
+  EXPECT_EQ(m, before);
   EXPECT_THROW(m.update_or_insert({25, 40},
                                   [](std::optional<int> v) -> int {
                                     if (!v) throw std::runtime_error("refused");
@@ -216,7 +220,32 @@ TEST(IntervalMap, AThrowingUpdateLeavesTheMapCanonical) {
                                   }),
                std::runtime_error);
   EXPECT_NO_THROW(m.check_invariants());
-  EXPECT_EQ(m.segments(), (Segs{{{0, 5}, 1}, {{5, 20}, 2}, {{20, 25}, 1}, {{25, 30}, 2}}));
+  EXPECT_EQ(m, before);
+}
+
+TEST(IntervalMap, ManySegmentsSpanManyChunks) {
+  // Enough segments for several storage chunks; operations that cross chunk boundaries, empty
+  // whole chunks and merge everything back must keep the map exact.
+  Map m;
+  oracle::DenseMap<int> d({0, 4000});
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    m.assign({4 * i, 4 * i + 3}, static_cast<int>(i % 3));
+    d.assign({4 * i, 4 * i + 3}, static_cast<int>(i % 3));
+  }
+  EXPECT_EQ(m.segment_count(), 1000U);
+  m.update({10, 3000}, [](int v) { return v + 10; });
+  d.update({10, 3000}, [](int v) { return v + 10; });
+  EXPECT_EQ(m.segments(), d.segments());
+  m.erase({500, 2500});
+  d.erase({500, 2500});
+  EXPECT_EQ(m.segments(), d.segments());
+  m.update_or_insert({0, 4000}, [](std::optional<int>) { return 7; });
+  EXPECT_EQ(m.segments(), (Segs{{{0, 4000}, 7}}));
+  for (std::uint64_t i = 0; i < 1000; ++i) m.assign({4 * i + 1, 4 * i + 2}, 8);
+  EXPECT_EQ(m.segment_count(), 2001U);
+  for (std::uint64_t i = 1000; i-- > 0;) m.assign({4 * i + 1, 4 * i + 2}, 7);
+  EXPECT_EQ(m.segments(), (Segs{{{0, 4000}, 7}}));
+  EXPECT_NO_THROW(m.check_invariants());
 }
 
 TEST(IntervalMap, NonTrivialValuesAreCopiedAndCompared) {
@@ -238,6 +267,10 @@ TEST(IntervalMap, CheckInvariantsRejectsOnlyBrokenMaps) {
 
 // ---- Randomized property tests against the dense value array ------------------------------------
 //
+// The maps under test use chunks of at most 4 segments, so that maps of a 64-byte window span
+// many chunks and every chunk split, join and removal path runs.
+using SmallChunkMap = IntervalMap<int, 4>;
+
 // Each case starts from an empty map and applies random operations; after every operation the map
 // must pass check_invariants() and list exactly the oracle's maximal runs, and at the end it must
 // equal a map rebuilt from the oracle. Every case has its own seed, printed on failure.
@@ -254,7 +287,8 @@ std::vector<oracle::Window> windows() {
 int random_value(std::mt19937_64& rng) { return static_cast<int>(rng() % kValues); }
 
 // Fills m and the oracle with a few random assignments.
-void populate(std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::DenseMap<int>& d) {
+void populate(std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+              oracle::DenseMap<int>& d) {
   const auto n = rng() % 8;
   for (std::uint64_t k = 0; k < n; ++k) {
     const Interval r = oracle::random_interval(rng, w);
@@ -264,7 +298,7 @@ void populate(std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::Den
   }
 }
 
-void expect_same(const Map& m, const oracle::DenseMap<int>& d, const std::string& what) {
+void expect_same(const SmallChunkMap& m, const oracle::DenseMap<int>& d, const std::string& what) {
   ASSERT_NO_THROW(m.check_invariants()) << what;
   ASSERT_EQ(m.segments(), d.segments())
       << what << "\n  map:    " << str(m.segments()) << "\n  oracle: " << str(d.segments());
@@ -272,48 +306,52 @@ void expect_same(const Map& m, const oracle::DenseMap<int>& d, const std::string
 
 template <typename Step>
 void for_each_case(std::uint64_t salt, Step step) {
+  std::size_t most_segments = 0;
   for (const oracle::Window& w : windows()) {
     for (std::uint64_t seed = 1; seed <= kCases; ++seed) {
       SCOPED_TRACE("seed=" + std::to_string(seed) + " window=" + w.interval().to_string());
       std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + salt);
-      Map m;
+      SmallChunkMap m;
       oracle::DenseMap<int> d(w);
       for (int k = 0; k < kSteps; ++k) {
         step(rng, w, m, d);
         if (::testing::Test::HasFailure()) return;
+        most_segments = std::max(most_segments, m.segment_count());
       }
       // Canonical form: the map equals one rebuilt from the oracle's runs.
-      ASSERT_EQ(m, d.to_interval_map()) << str(m.segments());
+      ASSERT_EQ(m, d.to_interval_map<SmallChunkMap>()) << str(m.segments());
     }
   }
+  // The maps must grow past a few chunks of 4, or the chunk split / join paths go untested.
+  EXPECT_GE(most_segments, 12U) << "random maps stayed too small to span several chunks";
 }
 
 TEST(IntervalMapProperty, AssignMatchesOracle) {
-  for_each_case(
-      1, [](std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::DenseMap<int>& d) {
-        const Interval r = oracle::random_interval(rng, w);
-        const int v = random_value(rng);
-        m.assign(r, v);
-        d.assign(r, v);
-        expect_same(m, d, "assign " + r.to_string() + " = " + std::to_string(v));
-      });
+  for_each_case(1, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                      oracle::DenseMap<int>& d) {
+    const Interval r = oracle::random_interval(rng, w);
+    const int v = random_value(rng);
+    m.assign(r, v);
+    d.assign(r, v);
+    expect_same(m, d, "assign " + r.to_string() + " = " + std::to_string(v));
+  });
 }
 
 TEST(IntervalMapProperty, UpdateMatchesOracle) {
-  for_each_case(
-      2, [](std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::DenseMap<int>& d) {
-        if (rng() % 3 == 0) populate(rng, w, m, d);
-        const Interval r = oracle::random_interval(rng, w);
-        const int add = static_cast<int>(rng() % 3);  // 0 = identity: splits must merge back
-        const auto f = [add](int v) { return (v + add) % kValues; };
-        m.update(r, f);
-        d.update(r, f);
-        expect_same(m, d, "update " + r.to_string() + " += " + std::to_string(add));
-      });
+  for_each_case(2, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                      oracle::DenseMap<int>& d) {
+    if (rng() % 3 == 0) populate(rng, w, m, d);
+    const Interval r = oracle::random_interval(rng, w);
+    const int add = static_cast<int>(rng() % 3);  // 0 = identity: splits must merge back
+    const auto f = [add](int v) { return (v + add) % kValues; };
+    m.update(r, f);
+    d.update(r, f);
+    expect_same(m, d, "update " + r.to_string() + " += " + std::to_string(add));
+  });
 }
 
 TEST(IntervalMapProperty, UpdateOrInsertMatchesOracle) {
-  for_each_case(3, [](std::mt19937_64& rng, const oracle::Window& w, Map& m,
+  for_each_case(3, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
                       oracle::DenseMap<int>& d) {
     if (rng() % 4 == 0) populate(rng, w, m, d);
     if (rng() % 4 == 0) {  // make gaps
@@ -334,65 +372,65 @@ TEST(IntervalMapProperty, UpdateOrInsertMatchesOracle) {
 }
 
 TEST(IntervalMapProperty, EraseMatchesOracle) {
-  for_each_case(
-      4, [](std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::DenseMap<int>& d) {
-        if (rng() % 2 == 0) populate(rng, w, m, d);
-        const Interval r = oracle::random_interval(rng, w);
-        m.erase(r);
-        d.erase(r);
-        expect_same(m, d, "erase " + r.to_string());
-      });
+  for_each_case(4, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                      oracle::DenseMap<int>& d) {
+    if (rng() % 2 == 0) populate(rng, w, m, d);
+    const Interval r = oracle::random_interval(rng, w);
+    m.erase(r);
+    d.erase(r);
+    expect_same(m, d, "erase " + r.to_string());
+  });
 }
 
 TEST(IntervalMapProperty, IntervalSetOverloadsMatchOracle) {
-  for_each_case(
-      5, [](std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::DenseMap<int>& d) {
-        const IntervalSet s = oracle::random_interval_set(rng, w, 4);
-        const int v = random_value(rng);
-        const auto op = rng() % 4;
-        const auto f = [](int x) { return (x + 1) % kValues; };
-        const auto g = [v](std::optional<int> x) { return x ? (*x + 2) % kValues : v; };
-        for (const Interval& r : s) {
-          if (op == 0) d.assign(r, v);
-          if (op == 1) d.update(r, f);
-          if (op == 2) d.update_or_insert(r, g);
-          if (op == 3) d.erase(r);
-        }
-        if (op == 0) m.assign(s, v);
-        if (op == 1) m.update(s, f);
-        if (op == 2) m.update_or_insert(s, g);
-        if (op == 3) m.erase(s);
-        expect_same(m, d, "op " + std::to_string(op) + " on " + s.to_string());
-      });
+  for_each_case(5, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                      oracle::DenseMap<int>& d) {
+    const IntervalSet s = oracle::random_interval_set(rng, w, 4);
+    const int v = random_value(rng);
+    const auto op = rng() % 4;
+    const auto f = [](int x) { return (x + 1) % kValues; };
+    const auto g = [v](std::optional<int> x) { return x ? (*x + 2) % kValues : v; };
+    for (const Interval& r : s) {
+      if (op == 0) d.assign(r, v);
+      if (op == 1) d.update(r, f);
+      if (op == 2) d.update_or_insert(r, g);
+      if (op == 3) d.erase(r);
+    }
+    if (op == 0) m.assign(s, v);
+    if (op == 1) m.update(s, f);
+    if (op == 2) m.update_or_insert(s, g);
+    if (op == 3) m.erase(s);
+    expect_same(m, d, "op " + std::to_string(op) + " on " + s.to_string());
+  });
 }
 
 TEST(IntervalMapProperty, QueryAndForEachInClipLikeOracle) {
-  for_each_case(
-      6, [](std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::DenseMap<int>& d) {
-        populate(rng, w, m, d);
-        const Interval r = oracle::random_interval(rng, w);
-        const Segs expected = d.runs(r);
-        ASSERT_EQ(m.query(r), expected) << "query " << r.to_string() << " of " << str(m.segments());
-        Segs seen;
-        m.for_each_in(r, [&seen](const Interval& i, int v) { seen.push_back({i, v}); });
-        ASSERT_EQ(seen, expected) << "for_each_in " << r.to_string();
-      });
+  for_each_case(6, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                      oracle::DenseMap<int>& d) {
+    populate(rng, w, m, d);
+    const Interval r = oracle::random_interval(rng, w);
+    const Segs expected = d.runs(r);
+    ASSERT_EQ(m.query(r), expected) << "query " << r.to_string() << " of " << str(m.segments());
+    Segs seen;
+    m.for_each_in(r, [&seen](const Interval& i, int v) { seen.push_back({i, v}); });
+    ASSERT_EQ(seen, expected) << "for_each_in " << r.to_string();
+  });
 }
 
 TEST(IntervalMapProperty, AtMatchesOracleEverywhere) {
-  for_each_case(
-      7, [](std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::DenseMap<int>& d) {
-        populate(rng, w, m, d);
-        const std::uint64_t lo = w.base == 0 ? 0 : w.base - 1;
-        for (std::uint64_t o = lo;; ++o) {
-          ASSERT_EQ(m.at(o), d.at(o)) << "at " << o << " of " << str(m.segments());
-          if (o == w.end()) break;
-        }
-      });
+  for_each_case(7, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                      oracle::DenseMap<int>& d) {
+    populate(rng, w, m, d);
+    const std::uint64_t lo = w.base == 0 ? 0 : w.base - 1;
+    for (std::uint64_t o = lo;; ++o) {
+      ASSERT_EQ(m.at(o), d.at(o)) << "at " << o << " of " << str(m.segments());
+      if (o == w.end()) break;
+    }
+  });
 }
 
 TEST(IntervalMapProperty, SelectMatchesOracle) {
-  for_each_case(8, [](std::mt19937_64& rng, const oracle::Window& w, Map& m,
+  for_each_case(8, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
                       oracle::DenseMap<int>& d) {
     populate(rng, w, m, d);
     const Interval r = oracle::random_interval(rng, w);
@@ -405,30 +443,30 @@ TEST(IntervalMapProperty, SelectMatchesOracle) {
 }
 
 TEST(IntervalMapProperty, MixedOperationSequencesMatchOracle) {
-  for_each_case(
-      9, [](std::mt19937_64& rng, const oracle::Window& w, Map& m, oracle::DenseMap<int>& d) {
-        const Interval r = oracle::random_interval(rng, w);
-        const int v = random_value(rng);
-        switch (rng() % 4) {
-          case 0:
-            m.assign(r, v);
-            d.assign(r, v);
-            break;
-          case 1:
-            m.update(r, [v](int x) { return (x + v) % kValues; });
-            d.update(r, [v](int x) { return (x + v) % kValues; });
-            break;
-          case 2:
-            m.update_or_insert(r, [v](std::optional<int> x) { return x ? *x : v; });
-            d.update_or_insert(r, [v](std::optional<int> x) { return x ? *x : v; });
-            break;
-          default:
-            m.erase(r);
-            d.erase(r);
-            break;
-        }
-        expect_same(m, d, "step on " + r.to_string());
-      });
+  for_each_case(9, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                      oracle::DenseMap<int>& d) {
+    const Interval r = oracle::random_interval(rng, w);
+    const int v = random_value(rng);
+    switch (rng() % 4) {
+      case 0:
+        m.assign(r, v);
+        d.assign(r, v);
+        break;
+      case 1:
+        m.update(r, [v](int x) { return (x + v) % kValues; });
+        d.update(r, [v](int x) { return (x + v) % kValues; });
+        break;
+      case 2:
+        m.update_or_insert(r, [v](std::optional<int> x) { return x ? *x : v; });
+        d.update_or_insert(r, [v](std::optional<int> x) { return x ? *x : v; });
+        break;
+      default:
+        m.erase(r);
+        d.erase(r);
+        break;
+    }
+    expect_same(m, d, "step on " + r.to_string());
+  });
 }
 
 }  // namespace

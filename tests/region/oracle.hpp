@@ -148,7 +148,7 @@ class DenseSet {
 template <typename V>
 class DenseMap {
  public:
-  using Segment = typename IntervalMap<V>::Segment;
+  using Segment = IntervalMapSegment<V>;
 
   explicit DenseMap(Window w) : window_(w), values_(w.size) {}
 
@@ -211,8 +211,9 @@ class DenseMap {
   }
 
   /// An IntervalMap built from the runs, each assigned on its own.
-  [[nodiscard]] IntervalMap<V> to_interval_map() const {
-    IntervalMap<V> m;
+  template <typename Map = IntervalMap<V>>
+  [[nodiscard]] Map to_interval_map() const {
+    Map m;
     for (const Segment& s : segments()) m.assign(s.range, s.value);
     return m;
   }
@@ -266,7 +267,7 @@ inline IntervalSet random_interval_set(std::mt19937_64& rng, const Window& w,
 
 /// "{[0, 4) = 1, [4, 8) = 2}" for failure messages; V must be streamable via std::to_string.
 template <typename V>
-std::string to_string(const std::vector<typename IntervalMap<V>::Segment>& segments) {
+std::string to_string(const std::vector<IntervalMapSegment<V>>& segments) {
   std::string s = "{";
   for (std::size_t k = 0; k < segments.size(); ++k) {
     if (k > 0) s += ", ";
