@@ -72,6 +72,26 @@ TEST_F(OpenCLEvents, ForeignManualEventCompletedLaterFromAnotherThreadGatesTheCo
   d.free(a);
 }
 
+TEST_F(OpenCLEvents, AnInOrderQueueHonoursDepsToo) {
+  auto in_order = open_devices("0", QueueOrder::in_order);
+  ASSERT_EQ(in_order.size(), 1U);
+  OpenCLDevice& d = *in_order[0];
+  EXPECT_FALSE(d.out_of_order());
+  constexpr std::size_t n = 1024;
+  const auto data = random_bytes(n, 12);
+  DeviceAllocation a = d.allocate(n);
+  auto [gate, gate_state] = Event::make_manual();
+  Event up = d.copy_host_to_device(data.data(), a, 0, n, {&gate, 1});
+  std::vector<std::byte> seen(n);
+  Event down = d.copy_device_to_host(a, 0, seen.data(), n, {&up, 1});
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(down.is_complete());
+  gate_state->complete();
+  down.wait();
+  EXPECT_EQ(seen, data);
+  d.free(a);
+}
+
 TEST_F(OpenCLEvents, AFailedForeignDependencyFailsTheOperation) {
   OpenCLDevice& d = device(0);
   DeviceAllocation a = d.allocate(64);

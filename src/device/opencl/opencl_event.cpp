@@ -35,9 +35,16 @@ std::exception_ptr failure_of_finished(const Event& event) {
 }  // namespace
 
 ClEventState::ClEventState(cl_event event, cl_context context, std::string operation)
-    : event_(event), context_(context), operation_(std::move(operation)) {}
+    : event_(event), context_(context), operation_(std::move(operation)) {
+  // Keep the context alive as long as the event: WaitList compares contexts by handle, and a
+  // released context's handle could be reused by a new one.
+  clRetainContext(context_);
+}
 
-ClEventState::~ClEventState() { clReleaseEvent(event_); }
+ClEventState::~ClEventState() {
+  clReleaseEvent(event_);
+  clReleaseContext(context_);
+}
 
 cl_int ClEventState::status() const {
   cl_int status = CL_COMPLETE;

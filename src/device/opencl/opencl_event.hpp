@@ -16,8 +16,8 @@ namespace unimem::opencl {
 /// OpenCL implementation's notification thread (or inline when the event already finished).
 class ClEventState final : public EventState {
  public:
-  /// Takes over the reference the enqueue call returned. `operation` describes the command and its
-  /// device, for error messages ("clEnqueueWriteBuffer on pocl:...#0").
+  /// Takes over the reference the enqueue call returned and retains context. `operation` describes
+  /// the command and its device, for error messages ("clEnqueueWriteBuffer on pocl:...#0").
   ClEventState(cl_event event, cl_context context, std::string operation);
   ~ClEventState() override;
   ClEventState(const ClEventState&) = delete;
