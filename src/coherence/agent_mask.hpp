@@ -61,7 +61,12 @@ class AgentMask {
     std::string out = "{";
     for_each([&](Agent a) {
       if (out.size() > 1) out += ", ";
-      out += a == kHostAgent ? std::string("host") : "d" + std::to_string(device_of_agent(a));
+      if (a == kHostAgent) {
+        out += "host";
+      } else {
+        out += 'd';
+        out += std::to_string(device_of_agent(a));
+      }
     });
     return out + "}";
   }

@@ -7,7 +7,10 @@ namespace unimem {
 
 std::string Transfer::to_string() const {
   auto name = [](Agent a) {
-    return a == kHostAgent ? std::string("host") : "d" + std::to_string(device_of_agent(a));
+    if (a == kHostAgent) return std::string("host");
+    std::string out(1, 'd');
+    out += std::to_string(device_of_agent(a));
+    return out;
   };
   return name(from) + "->" + name(to) + " " + range.to_string();
 }

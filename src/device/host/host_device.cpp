@@ -6,13 +6,14 @@
 #include <vector>
 
 #include "common/check.hpp"
+#include "region/interval.hpp"
 
 namespace unimem {
 
 namespace {
 
 std::string range_text(std::uint64_t offset, std::uint64_t bytes) {
-  return "[" + std::to_string(offset) + ", " + std::to_string(offset + bytes) + ")";
+  return Interval{offset, offset + bytes}.to_string();
 }
 
 }  // namespace
