@@ -100,33 +100,39 @@ void BM_KernelLaunchLatency(benchmark::State& state) {
   d.free(a);
 }
 
-// A chain of `length` launches alternating between two devices, each waiting for the previous.
+// A chain of `length` launches alternating between two devices (each on its own buffer), each
+// waiting for the previous one: the cost of event chaining across devices.
 void BM_EventChainAcrossTwoDevices(benchmark::State& state) {
   if (devices().size() < 2) return state.SkipWithError("needs two devices");
   OpenCLDevice& a = *devices()[0];
   OpenCLDevice& b = *devices()[1];
+  if (!b.can_copy_from_peer(a)) return state.SkipWithError("needs two devices in one context");
   auto kernel = a.build_program(kTouchSource)->kernel("touch");
-  const bool peers = b.can_copy_from_peer(a);
-  if (!peers) return state.SkipWithError("needs two devices in one context");
-  DeviceAllocation buf = a.allocate(64 * sizeof(int));
   std::vector<int> zeros(64);
-  a.copy_host_to_device(reinterpret_cast<std::byte*>(zeros.data()), buf, 0, buf.size, {}).wait();
+  DeviceAllocation buffers[2] = {a.allocate(64 * sizeof(int)), b.allocate(64 * sizeof(int))};
+  OpenCLDevice* on[2] = {&a, &b};
   NDRange range;
   range.global[0] = 64;
-  const KernelArg args[] = {KernelArg::of_buffer(buf)};
-  a.launch(*kernel, range, args, {}).wait();
-  b.launch(*kernel, range, args, {}).wait();
+  for (int i = 0; i < 2; ++i) {
+    on[i]
+        ->copy_host_to_device(reinterpret_cast<std::byte*>(zeros.data()), buffers[i], 0,
+                              buffers[i].size, {})
+        .wait();
+    const KernelArg args[] = {KernelArg::of_buffer(buffers[i])};
+    on[i]->launch(*kernel, range, args, {}).wait();
+  }
   const auto length = state.range(0);
   for (auto _ : state) {
     Event last;
     for (std::int64_t i = 0; i < length; ++i) {
-      OpenCLDevice& d = (i % 2) ? b : a;
-      last = d.launch(*kernel, range, args, {&last, 1});
+      const KernelArg args[] = {KernelArg::of_buffer(buffers[i % 2])};
+      last = on[i % 2]->launch(*kernel, range, args, {&last, 1});
     }
     last.wait();
   }
   state.SetItemsProcessed(state.iterations() * length);
-  a.free(buf);
+  a.free(buffers[0]);
+  b.free(buffers[1]);
 }
 
 BENCHMARK(BM_CopyHostToDevice)->Arg(4 << 10)->Arg(1 << 20)->Arg(64 << 20)->UseRealTime();
