@@ -347,37 +347,34 @@ class IntervalMap {
   }
 
   // Replaces chunks [from, to) by segs cut into chunks of at most kChunkMax (balanced sizes);
-  // returns how many chunks were made.
+  // returns how many chunks were made. When segs fits, the number of chunks is kept (the segments
+  // are redistributed, as a B-tree borrows from a sibling) so that the chunk array is not shifted,
+  // and the existing chunk buffers are reused.
   std::size_t replace_chunks(std::size_t from, std::size_t to, Chunk&& segs) {
-    const std::size_t pieces = (segs.size() + kChunkMax - 1) / kChunkMax;
-    std::vector<Chunk> made(pieces);
-    std::vector<std::uint64_t> ends(pieces);
+    const std::size_t keep = to - from;
+    std::size_t pieces = (segs.size() + kChunkMax - 1) / kChunkMax;
+    if (keep > pieces && segs.size() / keep >= kChunkMin) pieces = keep;
+    const auto f = static_cast<std::ptrdiff_t>(from);
+    const auto t = static_cast<std::ptrdiff_t>(to);
+    if (pieces > keep) {
+      chunks_.insert(chunks_.begin() + t, pieces - keep, Chunk{});
+      chunk_end_.insert(chunk_end_.begin() + t, pieces - keep, 0);
+    } else if (pieces < keep) {
+      const auto p = static_cast<std::ptrdiff_t>(pieces);
+      chunks_.erase(chunks_.begin() + f + p, chunks_.begin() + t);
+      chunk_end_.erase(chunk_end_.begin() + f + p, chunk_end_.begin() + t);
+    }
     std::size_t taken = 0;
     for (std::size_t k = 0; k < pieces; ++k) {
       const std::size_t take = (segs.size() - taken) / (pieces - k);
       const auto b = segs.begin() + static_cast<std::ptrdiff_t>(taken);
-      made[k].reserve(kChunkMax);
-      made[k].insert(made[k].end(), std::make_move_iterator(b),
-                     std::make_move_iterator(b + static_cast<std::ptrdiff_t>(take)));
-      ends[k] = made[k].back().range.end;
+      Chunk& chunk = chunks_[from + k];
+      chunk.clear();
+      chunk.reserve(kChunkMax);
+      chunk.insert(chunk.end(), std::make_move_iterator(b),
+                   std::make_move_iterator(b + static_cast<std::ptrdiff_t>(take)));
+      chunk_end_[from + k] = chunk.back().range.end;
       taken += take;
-    }
-    const auto f = static_cast<std::ptrdiff_t>(from);
-    const auto t = static_cast<std::ptrdiff_t>(to);
-    const std::size_t reuse = std::min(pieces, to - from);
-    for (std::size_t k = 0; k < reuse; ++k) {
-      chunks_[from + k] = std::move(made[k]);
-      chunk_end_[from + k] = ends[k];
-    }
-    if (reuse < to - from) {
-      chunks_.erase(chunks_.begin() + f + static_cast<std::ptrdiff_t>(reuse), chunks_.begin() + t);
-      chunk_end_.erase(chunk_end_.begin() + f + static_cast<std::ptrdiff_t>(reuse),
-                       chunk_end_.begin() + t);
-    } else if (reuse < pieces) {
-      const auto r = static_cast<std::ptrdiff_t>(reuse);
-      chunks_.insert(chunks_.begin() + t, std::make_move_iterator(made.begin() + r),
-                     std::make_move_iterator(made.end()));
-      chunk_end_.insert(chunk_end_.begin() + t, ends.begin() + r, ends.end());
     }
     return pieces;
   }
