@@ -3,6 +3,8 @@
 // the same boxes (001_9219257c3045faa0.txt).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -25,12 +27,16 @@ Box<N> cube(std::int64_t lo, std::int64_t hi) {
   return Box<N>(min, max);
 }
 
-// k boxes with sides in [1, max_side] at random positions in [0, 1000)^N (fixed seed).
+// k boxes with sides in [1, max_side] at random positions (fixed seed). The universe grows with k
+// (side = 60 * k^(1/N), at least 1000) so that the density of boxes, and with it the share that
+// overlap, stays about the same as k grows.
 template <std::size_t N>
 std::vector<Box<N>> random_boxes(std::size_t k, std::int64_t max_side, std::uint64_t seed) {
+  const auto side = std::max<std::int64_t>(
+      1000, static_cast<std::int64_t>(60.0 * std::pow(static_cast<double>(k), 1.0 / N)));
   std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<std::int64_t> pos(0, 999);
-  std::uniform_int_distribution<std::int64_t> side(1, max_side);
+  std::uniform_int_distribution<std::int64_t> pos(0, side - 1);
+  std::uniform_int_distribution<std::int64_t> extent(1, max_side);
   std::vector<Box<N>> out;
   out.reserve(k);
   for (std::size_t i = 0; i < k; ++i) {
@@ -38,7 +44,7 @@ std::vector<Box<N>> random_boxes(std::size_t k, std::int64_t max_side, std::uint
     typename Box<N>::Point hi{};
     for (std::size_t d = 0; d < N; ++d) {
       lo[d] = pos(rng);
-      hi[d] = lo[d] + side(rng);
+      hi[d] = lo[d] + extent(rng);
     }
     out.push_back(Box<N>(lo, hi));
   }
