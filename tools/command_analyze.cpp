@@ -192,7 +192,7 @@ void run_analyze(const AnalyzeOptions& o) {
     range.offset = parse_dims(o.offset, "--offset", &offset_dims, 0);
     if (offset_dims != range.dims) throw std::runtime_error("--offset and --global differ in rank");
   }
-  range.validate();
+  validate_for_analysis(range);
   GroupBox groups = GroupBox::all(range);
   if (!o.groups.empty()) {
     const std::vector<std::string> dims = split(o.groups, ',');

@@ -432,7 +432,7 @@ ParamValues param_values(const KernelAccessInfo& kernel, const NDRange& range,
   v.scalar_args.resize(kernel.args.size());
   v.scalar_arg_names.resize(kernel.args.size());
   for (const ArgumentAccess& a : kernel.args) v.scalar_arg_names[a.index] = a.name;
-  const std::array<std::uint64_t, 3> groups = range.num_groups();
+  const std::array<std::uint64_t, 3> groups = num_groups(range);
   for (std::size_t d = 0; d < 3; ++d) {
     v.local_size[d] = to_i64(range.local[d], "local size too large");
     v.global_size[d] = to_i64(range.global[d], "global size too large");
@@ -444,26 +444,32 @@ ParamValues param_values(const KernelAccessInfo& kernel, const NDRange& range,
 
 }  // namespace
 
-void NDRange::validate() const {
-  UNIMEM_REQUIRE(dims >= 1 && dims <= 3, "NDRange: work dimension must be 1, 2 or 3");
+void validate_for_analysis(const NDRange& range) {
+  UNIMEM_REQUIRE(range.dims >= 1 && range.dims <= 3, "NDRange: work dimension must be 1, 2 or 3");
   for (std::size_t d = 0; d < 3; ++d) {
-    if (d >= dims) {
-      UNIMEM_REQUIRE(global[d] == 1 && local[d] == 1 && offset[d] == 0,
+    if (d >= range.dims) {
+      UNIMEM_REQUIRE(range.global[d] == 1 && range.local[d] <= 1 && range.offset[d] == 0,
                      "NDRange: sizes beyond the work dimension must be 1 (offset 0)");
       continue;
     }
-    UNIMEM_REQUIRE(global[d] > 0 && local[d] > 0, "NDRange: sizes must be positive");
-    UNIMEM_REQUIRE(global[d] % local[d] == 0, "NDRange: local size must divide global size");
+    UNIMEM_REQUIRE(range.global[d] > 0, "NDRange: global sizes must be positive");
+    UNIMEM_REQUIRE(range.local[d] > 0,
+                   "NDRange: the analysis needs a concrete local size (local 0 = driver chooses)");
+    UNIMEM_REQUIRE(range.global[d] % range.local[d] == 0,
+                   "NDRange: local size must divide global size");
   }
 }
 
-std::array<std::uint64_t, 3> NDRange::num_groups() const {
-  return {global[0] / local[0], global[1] / local[1], global[2] / local[2]};
+std::array<std::uint64_t, 3> num_groups(const NDRange& range) {
+  std::array<std::uint64_t, 3> groups{1, 1, 1};
+  for (std::size_t d = 0; d < range.dims && d < 3; ++d)
+    groups[d] = range.global[d] / range.local[d];
+  return groups;
 }
 
 GroupBox GroupBox::all(const NDRange& range) {
   GroupBox b;
-  b.end = range.num_groups();
+  b.end = num_groups(range);
   return b;
 }
 
@@ -492,8 +498,8 @@ RangeGenerator::RangeGenerator(KernelAccessInfo kernel) : kernel_(std::move(kern
 
 LaunchRanges RangeGenerator::ranges(const NDRange& range, const GroupBox& groups,
                                     const LaunchArguments& args) const {
-  range.validate();
-  const std::array<std::uint64_t, 3> total = range.num_groups();
+  validate_for_analysis(range);
+  const std::array<std::uint64_t, 3> total = num_groups(range);
   for (std::size_t d = 0; d < 3; ++d) {
     UNIMEM_REQUIRE(groups.begin[d] <= groups.end[d] && groups.end[d] <= total[d],
                    "group box outside the NDRange");
@@ -575,7 +581,7 @@ LaunchRanges RangeGenerator::ranges(const NDRange& range, const GroupBox& groups
 
 bool RangeGenerator::splittable(const NDRange& range, const LaunchArguments& args,
                                 std::string* reason) const {
-  range.validate();
+  validate_for_analysis(range);
   if (!kernel_.statically_splittable) {
     if (reason != nullptr) *reason = kernel_.unsplittable_reason;
     return false;

@@ -10,21 +10,18 @@
 #include <vector>
 
 #include "analysis/access_pattern.hpp"
+#include "device/nd_range.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
 
-/// The index space of one launch: work dimension, global and local sizes, global offset.
-struct NDRange {
-  std::uint32_t dims = 1;
-  std::array<std::uint64_t, 3> global{1, 1, 1};
-  std::array<std::uint64_t, 3> local{1, 1, 1};
-  std::array<std::uint64_t, 3> offset{0, 0, 0};
-
-  /// Throws PreconditionError unless 1 <= dims <= 3, sizes are positive and local divides global.
-  void validate() const;
-  [[nodiscard]] std::array<std::uint64_t, 3> num_groups() const;
-};
+/// Throws PreconditionError unless range is one whose accesses the analysis can evaluate:
+/// 1 <= dims <= 3; in the used dimensions positive global and local sizes (a concrete work-group
+/// size: local 0, "driver chooses", is not accepted) with local dividing global; beyond them
+/// global 1, offset 0 and local 0 or 1.
+void validate_for_analysis(const NDRange& range);
+/// Work-groups per dimension (1 beyond the used dimensions). range must pass validate_for_analysis.
+[[nodiscard]] std::array<std::uint64_t, 3> num_groups(const NDRange& range);
 
 /// A half-open box of work-groups [begin, end) per dimension (a launch partition).
 struct GroupBox {

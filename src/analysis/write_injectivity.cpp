@@ -52,7 +52,7 @@ namespace detail {
 
 std::string write_map_text(const ArgumentAccess& arg, const NDRange& range,
                            const ParamValues& values) {
-  const std::array<std::uint64_t, 3> groups = range.num_groups();
+  const std::array<std::uint64_t, 3> groups = num_groups(range);
   std::string out = "{ ";
   bool first = true;
   for (const AccessPiece& p : arg.writes) {

@@ -10,6 +10,7 @@
 
 #include "device/device_error.hpp"
 #include "device/event.hpp"
+#include "device/nd_range.hpp"
 
 namespace unimem {
 
@@ -33,15 +34,6 @@ struct RectCopy {
   std::uint64_t src_slice_pitch = 0;
   std::uint64_t dst_row_pitch = 0;
   std::uint64_t dst_slice_pitch = 0;
-};
-
-/// An N-D index space (OpenCL NDRange) with a global offset. Unused dimensions have size 1 and
-/// offset 0. local[d] == 0 in every dimension lets the driver choose the work-group size.
-struct NDRange {
-  std::uint32_t dims = 1;
-  std::array<std::uint64_t, 3> offset{0, 0, 0};
-  std::array<std::uint64_t, 3> global{1, 1, 1};
-  std::array<std::uint64_t, 3> local{0, 0, 0};
 };
 
 /// A kernel compiled for one device (or one driver). Drivers subclass it; a device rejects, with

@@ -43,7 +43,7 @@ void expect_matches(const LaunchRanges& r, const Touched& t) {
 std::vector<GroupBox> partitions(const NDRange& range, std::uint32_t seed, int count) {
   std::mt19937 rng(seed);
   std::vector<GroupBox> out{GroupBox::all(range)};
-  const auto n = range.num_groups();
+  const auto n = num_groups(range);
   for (int i = 0; i < count; ++i) {
     GroupBox b;
     for (std::size_t d = 0; d < 3; ++d) {
