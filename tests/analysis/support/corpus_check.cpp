@@ -53,7 +53,7 @@ KernelCheck check_corpus_kernel(AccessRecorder& recorder, const Corpus& corpus,
       if (!analyze_cli.empty()) {
         try {
           const AnalysisReport report =
-              run_analyze_command(analyze_cli, file, kernel.options, kernel.kernel, config.launch,
+              run_analyze_command(analyze_cli, file, kernel.options, trace.signature, config.launch,
                                   config.inputs, boxes[b]);
           result.analyzed = true;
           result.verdict = compare_partition(trace.signature, report, truth, kernel.data_dependent,

@@ -149,7 +149,7 @@ bool groups_write_overlap(const AccessTrace& trace, std::string* where) {
 
 AnalysisReport run_analyze_command(const std::string& cli, const std::string& file,
                                    const std::vector<std::string>& options,
-                                   const std::string& kernel, const LaunchConfig& config,
+                                   const KernelSignature& signature, const LaunchConfig& config,
                                    const KernelInputs& inputs, const GroupBox& groups) {
   std::string command = quoted(cli) + " analyze " + quoted(file);
   for (std::size_t i = 0; i < options.size(); ++i) {
@@ -160,8 +160,8 @@ AnalysisReport run_analyze_command(const std::string& cli, const std::string& fi
       command += " -D " + quoted(option.substr(2));
     }
   }
-  command += " --kernel " + quoted(kernel) + " --global " + dims(config.global) + " --local " +
-             dims(config.local);
+  command += " --kernel " + quoted(signature.name) + " --global " + dims(config.global) +
+             " --local " + dims(config.local);
   if (!config.offset.empty()) command += " --offset " + dims(config.offset);
   for (const auto& [name, value] : inputs.scalars)
     command += " --arg " + quoted(name + "=" + value);

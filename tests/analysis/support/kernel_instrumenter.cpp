@@ -29,8 +29,8 @@
 #include <sstream>
 #include <utility>
 
-#ifndef UNIMEM_CLANG_RESOURCE_DIR
-#error "UNIMEM_CLANG_RESOURCE_DIR must name Clang's resource directory (clang -print-resource-dir)"
+#ifndef UNIMEM_GROUND_TRUTH_CLANG_RESOURCE_DIR
+#error "UNIMEM_GROUND_TRUTH_CLANG_RESOURCE_DIR must name Clang's resource directory (clang -print-resource-dir)"
 #endif
 
 namespace unimem::testing {
@@ -74,7 +74,7 @@ std::pair<bool, std::string> run_clang_action(std::unique_ptr<clang::FrontendAct
                                               const std::string& code, std::string_view file_name,
                                               std::vector<std::string> arguments) {
   std::vector<std::string> command_line = {"clang-tool",    "-fsyntax-only",          "-x", "cl",
-                                           "-resource-dir", UNIMEM_CLANG_RESOURCE_DIR};
+                                           "-resource-dir", UNIMEM_GROUND_TRUTH_CLANG_RESOURCE_DIR};
   command_line.insert(command_line.end(), arguments.begin(), arguments.end());
   command_line.emplace_back(file_name);
 
@@ -88,7 +88,6 @@ std::pair<bool, std::string> run_clang_action(std::unique_ptr<clang::FrontendAct
   std::string diagnostics;
   llvm::raw_string_ostream diagnostics_stream(diagnostics);
   auto diagnostic_options = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
-  // Without carets Clang does not print its "N errors generated." summary to stderr.
   diagnostic_options->ShowCarets = false;
   clang::TextDiagnosticPrinter printer(diagnostics_stream, diagnostic_options.get());
   clang::tooling::ToolInvocation invocation(std::move(command_line), std::move(action),
@@ -100,11 +99,21 @@ std::pair<bool, std::string> run_clang_action(std::unique_ptr<clang::FrontendAct
   return {ok, diagnostics};
 }
 
+// Clang prints "N errors generated." to stderr after an action unless carets are off; the
+// diagnostics themselves are collected and reported in the exception instead.
+bool quiet_invocation(clang::CompilerInstance& compiler) {
+  compiler.getDiagnosticOpts().ShowCarets = false;
+  return true;
+}
+
 class PreprocessToString : public clang::PreprocessorFrontendAction {
  public:
   explicit PreprocessToString(std::string& out) : out_(out) {}
 
  protected:
+  bool BeginInvocation(clang::CompilerInstance& compiler) override {
+    return quiet_invocation(compiler);
+  }
   void ExecuteAction() override {
     clang::CompilerInstance& compiler = getCompilerInstance();
     clang::PreprocessorOutputOptions options = compiler.getPreprocessorOutputOpts();
@@ -415,6 +424,9 @@ class RewriteAction : public clang::ASTFrontendAction {
   explicit RewriteAction(RewriteResult& result) : result_(result) {}
 
  protected:
+  bool BeginInvocation(clang::CompilerInstance& compiler) override {
+    return quiet_invocation(compiler);
+  }
   std::unique_ptr<clang::ASTConsumer> CreateASTConsumer(clang::CompilerInstance&,
                                                         llvm::StringRef) override {
     return std::make_unique<RewriteConsumer>(result_);
