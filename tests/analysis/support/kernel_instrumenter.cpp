@@ -30,7 +30,8 @@
 #include <utility>
 
 #ifndef UNIMEM_GROUND_TRUTH_CLANG_RESOURCE_DIR
-#error "UNIMEM_GROUND_TRUTH_CLANG_RESOURCE_DIR must name Clang's resource directory (clang -print-resource-dir)"
+#error \
+    "UNIMEM_GROUND_TRUTH_CLANG_RESOURCE_DIR must name Clang's resource directory (clang -print-resource-dir)"
 #endif
 
 namespace unimem::testing {
@@ -73,8 +74,9 @@ bool is_preprocessor_option(const std::string& option) {
 std::pair<bool, std::string> run_clang_action(std::unique_ptr<clang::FrontendAction> action,
                                               const std::string& code, std::string_view file_name,
                                               std::vector<std::string> arguments) {
-  std::vector<std::string> command_line = {"clang-tool",    "-fsyntax-only",          "-x", "cl",
-                                           "-resource-dir", UNIMEM_GROUND_TRUTH_CLANG_RESOURCE_DIR};
+  std::vector<std::string> command_line = {
+      "clang-tool", "-fsyntax-only", "-x",
+      "cl",         "-resource-dir", UNIMEM_GROUND_TRUTH_CLANG_RESOURCE_DIR};
   command_line.insert(command_line.end(), arguments.begin(), arguments.end());
   command_line.emplace_back(file_name);
 
