@@ -9,6 +9,7 @@
 #if UNIMEM_HAVE_GROUND_TRUTH
 
 #include <filesystem>
+#include <iostream>
 #include <string>
 #include <vector>
 
@@ -52,10 +53,24 @@ TEST_P(GroundTruthCorpus, AnalysisCoversEveryRecordedAccess) {
   ASSERT_NE(kernel, nullptr) << "no corpus kernel " << GetParam();
   SCOPED_TRACE("corpus kernel " + kernel->id + " (" + kernel->file + ")");
   AccessRecorder recorder;
-  const KernelCheck check = check_corpus_kernel(recorder, loaded, *kernel, analyze_command());
+  InProcessAnalysis analysis;
+  AnalysisAccess access;
+  access.analyze_cli = analyze_command();
+  if (in_process_analysis_available()) access.analysis = &analysis;
+  const KernelCheck check = check_corpus_kernel(recorder, loaded, *kernel, access);
   EXPECT_EQ(check.configs, kernel->configs.size());
   EXPECT_GT(check.access_sites, 0U);
-  for (const std::string& problem : check.all_problems()) ADD_FAILURE() << problem;
+  const std::vector<std::string> problems = check.all_problems();
+  if (!kernel->known_issue.empty() && (access.analysis != nullptr || !access.analyze_cli.empty())) {
+    // Still reproduces: report it without failing; fixed: the marker must go.
+    EXPECT_FALSE(problems.empty()) << "known issue no longer reproduces, remove 'known_issue' from "
+                                   << kernel->id << " in corpus.json: " << kernel->known_issue;
+    for (const std::string& problem : problems) {
+      std::cout << "[ KNOWN ISSUE ] " << kernel->id << ": " << problem << "\n";
+    }
+    return;
+  }
+  for (const std::string& problem : problems) ADD_FAILURE() << problem;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, GroundTruthCorpus, ::testing::ValuesIn(corpus_ids()),

@@ -1,6 +1,7 @@
 #include "analysis/support/corpus_check.hpp"
 
 #include <exception>
+#include <optional>
 
 namespace unimem::testing {
 
@@ -15,13 +16,34 @@ std::vector<std::string> KernelCheck::all_problems() const {
   return out;
 }
 
+namespace {
+
+bool same_answer(const AnalysisReport& a, const AnalysisReport& b) {
+  if (a.kernel != b.kernel || a.splittable != b.splittable || a.args.size() != b.args.size()) {
+    return false;
+  }
+  for (std::size_t i = 0; i < a.args.size(); ++i) {
+    const AnalysisArg& x = a.args[i];
+    const AnalysisArg& y = b.args[i];
+    if (x.index != y.index || x.name != y.name || x.read != y.read || x.write != y.write ||
+        x.read_exact != y.read_exact || x.write_exact != y.write_exact ||
+        x.write_conditional != y.write_conditional) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 KernelCheck check_corpus_kernel(AccessRecorder& recorder, const Corpus& corpus,
-                                const CorpusKernel& kernel, const std::string& analyze_cli) {
+                                const CorpusKernel& kernel, const AnalysisAccess& access) {
   KernelCheck check;
-  const InstrumentedSource source =
-      instrument_kernel_source(corpus.read_source(kernel), kernel.options, kernel.file);
+  const std::string text = corpus.read_source(kernel);
+  const InstrumentedSource source = instrument_kernel_source(text, kernel.options, kernel.file);
   check.access_sites = source.access_sites;
   const std::string file = (corpus.directory / kernel.file).string();
+  const bool analyzed = access.analysis != nullptr || !access.analyze_cli.empty();
   for (std::size_t c = 0; c < kernel.configs.size(); ++c) {
     const CorpusConfig& config = kernel.configs[c];
     const std::string where =
@@ -50,25 +72,38 @@ KernelCheck check_corpus_kernel(AccessRecorder& recorder, const Corpus& corpus,
       result.groups = boxes[b].to_string(config.launch.global.size());
       result.whole_launch = b == 0;
       const std::vector<ParamAccess> truth = trace.accesses_of(boxes[b]);
-      if (!analyze_cli.empty()) {
-        try {
-          const AnalysisReport report =
-              run_analyze_command(analyze_cli, file, kernel.options, trace.signature, config.launch,
-                                  config.inputs, boxes[b]);
-          result.analyzed = true;
-          result.verdict = compare_partition(trace.signature, report, truth, kernel.data_dependent,
-                                             kernel.conditional_writes);
-          if (b == 0 && overlapping && report.splittable) {
-            result.verdict.problems.push_back("work-groups write the same bytes (" + overlap +
-                                              ") but the kernel is reported splittable");
-          }
-        } catch (const std::exception& error) {
-          result.verdict.problems.push_back(std::string("analysis failed: ") + error.what());
+      if (!analyzed) {
+        for (const ParamAccess& recorded : truth) {
+          result.verdict.truth_bytes += recorded.read.total_size() + recorded.write.total_size();
         }
-      } else {
-        for (const ParamAccess& access : truth) {
-          result.verdict.truth_bytes += access.read.total_size() + access.write.total_size();
+        check.partitions.push_back(std::move(result));
+        continue;
+      }
+      try {
+        std::optional<AnalysisReport> in_process;
+        if (access.analysis != nullptr) {
+          in_process = access.analysis->report(text, kernel.options, trace.signature, config.launch,
+                                               config.inputs, boxes[b]);
         }
+        std::optional<AnalysisReport> command;
+        if (!access.analyze_cli.empty() && (b == 0 || !in_process)) {
+          command = run_analyze_command(access.analyze_cli, file, kernel.options, trace.signature,
+                                        config.launch, config.inputs, boxes[b]);
+        }
+        const AnalysisReport& report = in_process ? *in_process : *command;
+        result.analyzed = true;
+        result.verdict = compare_partition(trace.signature, report, truth, kernel.data_dependent,
+                                           kernel.conditional_writes);
+        if (in_process && command && !same_answer(*in_process, *command)) {
+          result.verdict.problems.push_back(
+              "`unimem analyze --json` and the in-process analysis disagree");
+        }
+        if (b == 0 && overlapping && report.splittable) {
+          result.verdict.problems.push_back("work-groups write the same bytes (" + overlap +
+                                            ") but the kernel is reported splittable");
+        }
+      } catch (const std::exception& error) {
+        result.verdict.problems.push_back(std::string("analysis failed: ") + error.what());
       }
       check.partitions.push_back(std::move(result));
     }

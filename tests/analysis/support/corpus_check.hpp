@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/support/access_recorder.hpp"
+#include "analysis/support/analysis_adapter.hpp"
 #include "analysis/support/corpus_manifest.hpp"
 #include "analysis/support/ground_truth_compare.hpp"
 
@@ -34,8 +35,16 @@ struct KernelCheck {
   [[nodiscard]] std::vector<std::string> all_problems() const;
 };
 
-/// `analyze_cli` empty: ground truth only (no comparison).
+/// How the analysis is consulted: in-process for every partition (when `analysis` is not null),
+/// and through `analyze_cli analyze ... --json` (when not empty) for the whole launch of every
+/// configuration, or for every partition when there is no in-process analysis; when both are
+/// given, their answers must agree. Neither: ground truth only, no comparison.
+struct AnalysisAccess {
+  InProcessAnalysis* analysis = nullptr;
+  std::string analyze_cli;
+};
+
 KernelCheck check_corpus_kernel(AccessRecorder& recorder, const Corpus& corpus,
-                                const CorpusKernel& kernel, const std::string& analyze_cli);
+                                const CorpusKernel& kernel, const AnalysisAccess& access);
 
 }  // namespace unimem::testing

@@ -151,6 +151,7 @@ Corpus load_corpus(const std::filesystem::path& manifest) {
     kernel.kernel = name->str();
     kernel.id = object->getString("id").value_or(*name).str();
     kernel.kernel_class = object->getString("class").value_or("other").str();
+    kernel.known_issue = object->getString("known_issue").value_or("").str();
     const std::string where = "kernel " + kernel.id;
     if (!ids.insert(kernel.id).second) bad(where, "duplicate id");
     if (const llvm::json::Array* options = object->getArray("options")) {

@@ -33,6 +33,9 @@ struct CorpusKernel {
   /// Buffers written behind a data-dependent condition (the analysis must set write_conditional).
   std::set<std::string> conditional_writes;
   std::vector<CorpusConfig> configs;
+  /// A known analysis bug this kernel exposes (see the text): the check is still run and must
+  /// still find a problem; when it no longer does, the entry is stale and the test says so.
+  std::string known_issue;
 };
 
 struct Corpus {

@@ -97,10 +97,17 @@ PartitionVerdict compare_partition(const KernelSignature& signature, const Analy
                                  " is written behind a data-dependent condition but "
                                  "write_conditional is false");
     }
-    if (!arg->write_exact && claim.splittable) {
-      verdict.problems.push_back(name + ": write not exact, yet the kernel is splittable");
+    // A may-write set (behind dropped conditions) is fine in a split launch: it is fetched first
+    // (DESIGN.md invariant 6). An over-approximated write that is not a may-write is not.
+    if (!arg->write_exact && !arg->write_conditional && claim.splittable) {
+      verdict.problems.push_back(name +
+                                 ": write over-approximated (not a may-write), yet the "
+                                 "kernel is splittable");
     }
-    if (!extra_read.empty() || !extra_write.empty()) verdict.exact_equal = false;
+    if (!extra_read.empty() || !extra_write.empty() || !missing_read.empty() ||
+        !missing_write.empty()) {
+      verdict.exact_equal = false;
+    }
   }
   return verdict;
 }
@@ -163,8 +170,14 @@ AnalysisReport run_analyze_command(const std::string& cli, const std::string& fi
   command += " --kernel " + quoted(signature.name) + " --global " + dims(config.global) +
              " --local " + dims(config.local);
   if (!config.offset.empty()) command += " --offset " + dims(config.offset);
-  for (const auto& [name, value] : inputs.scalars)
+  for (const auto& [name, value] : inputs.scalars) {
+    const KernelParam* param = signature.find_param(name);
+    if (param != nullptr && param->kind == ParamKind::scalar &&
+        param->scalar_kind == ScalarKind::floating) {
+      continue;
+    }
     command += " --arg " + quoted(name + "=" + value);
+  }
   for (const auto& [name, bytes] : inputs.buffer_bytes) {
     command += " --buffer " + quoted(name + "=" + std::to_string(bytes));
   }

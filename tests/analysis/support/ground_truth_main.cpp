@@ -40,11 +40,16 @@ std::pair<std::string, std::string> split_assignment(const std::string& text,
 
 // Runs every corpus kernel (or those named by --only) and prints per-class counts and the
 // comparison summary the issue note asks for.
-int run_corpus(const std::string& manifest, const std::string& analyze_cli,
+int run_corpus(const std::string& manifest, const std::string& analyze_cli, bool in_process,
                const std::vector<std::string>& only) {
   using namespace unimem::testing;
   const Corpus corpus = load_corpus(manifest);
   AccessRecorder recorder;
+  InProcessAnalysis analysis;
+  AnalysisAccess access;
+  access.analyze_cli = analyze_cli;
+  if (in_process && in_process_analysis_available()) access.analysis = &analysis;
+  const bool compared = access.analysis != nullptr || !analyze_cli.empty();
   struct ClassCount {
     std::size_t kernels = 0, configs = 0, partitions = 0, exact = 0, over = 0, failed = 0;
     std::uint64_t extra_bytes = 0, truth_bytes = 0;
@@ -57,7 +62,7 @@ int run_corpus(const std::string& manifest, const std::string& analyze_cli,
     ++count.kernels;
     KernelCheck check;
     try {
-      check = check_corpus_kernel(recorder, corpus, kernel, analyze_cli);
+      check = check_corpus_kernel(recorder, corpus, kernel, access);
     } catch (const std::exception& error) {
       std::cout << kernel.id << ": ERROR " << error.what() << "\n";
       ++failures;
@@ -89,7 +94,7 @@ int run_corpus(const std::string& manifest, const std::string& analyze_cli,
     std::cout << kernel.id << " [" << kernel.kernel_class << "]: " << check.configs << " configs, "
               << check.partitions.size() << " partitions, " << check.access_sites
               << " access sites, " << check.records << " accesses recorded";
-    if (!analyze_cli.empty()) {
+    if (compared) {
       std::cout << "; exact " << exact << "/" << check.partitions.size()
                 << ", over-approximated by " << extra << " bytes";
     }
@@ -112,7 +117,8 @@ int run_corpus(const std::string& manifest, const std::string& analyze_cli,
             << " | " << total.exact << " | " << total.over << " | " << total.extra_bytes << " | "
             << total.truth_bytes << " | " << total.failed << " |\n";
   std::cout << "device: " << recorder.device_name() << ", OpenCL build time "
-            << recorder.build_seconds() << " s\n";
+            << recorder.build_seconds() << " s, analysis time " << analysis.analysis_ms() / 1000.0
+            << " s\n";
   return failures == 0 ? 0 : 1;
 }
 
@@ -134,6 +140,9 @@ int main(int argc, char** argv) {
   app.add_option("--corpus", corpus, "run every kernel of this corpus manifest instead");
   app.add_option("--analyze", analyze_cli, "with --corpus: the unimem command to compare with");
   app.add_option("--only", only, "with --corpus: only these kernel ids");
+  bool compare_in_process = false;
+  app.add_flag("--compare", compare_in_process,
+               "with --corpus: compare with the analysis linked into this program");
   app.add_option("--offset", offset, "global offset X[,Y[,Z]]");
   app.add_option("--arg", args, "scalar argument NAME=VALUE");
   app.add_option("--buffer", buffers, "buffer argument size NAME=BYTES");
@@ -146,7 +155,7 @@ int main(int argc, char** argv) {
 
   try {
     using namespace unimem::testing;
-    if (!corpus.empty()) return run_corpus(corpus, analyze_cli, only);
+    if (!corpus.empty()) return run_corpus(corpus, analyze_cli, compare_in_process, only);
     if (file.empty() || kernel.empty() || (!print_source && (global.empty() || local.empty()))) {
       throw std::runtime_error("FILE, --kernel, --global and --local are required (or --corpus)");
     }
