@@ -23,7 +23,7 @@ class Matmul final : public Workload {
            "broadcast";
   }
   Problem small_problem() const override { return {48, 1}; }
-  Problem medium_problem() const override { return {1024, 1}; }
+  Problem medium_problem() const override { return {512, 1}; }
   void validate(const Problem& problem, unsigned devices) const override {
     UNIMEM_REQUIRE(devices >= 1, "matmul needs at least one device");
     UNIMEM_REQUIRE(problem.size >= devices, "matmul needs at least one row per device");

@@ -30,7 +30,7 @@ class Nbody final : public Workload {
            "all-gathered between steps";
   }
   Problem small_problem() const override { return {192, 3}; }
-  Problem medium_problem() const override { return {8192, 4}; }
+  Problem medium_problem() const override { return {4096, 4}; }
   void validate(const Problem& problem, unsigned devices) const override {
     UNIMEM_REQUIRE(devices >= 1, "nbody needs at least one device");
     UNIMEM_REQUIRE(problem.steps >= 1, "nbody needs at least one step");
