@@ -58,13 +58,24 @@ AffinePiece grid_piece(std::int64_t pitch, std::int64_t constant, std::vector<Va
   return row_major_piece(element_size, {1, pitch}, constant, std::move(bounds));
 }
 
+std::unique_ptr<Program> build_program(const Workload& workload, Runtime& runtime) {
+  const std::vector<KernelSource> sources = workload.kernel_sources();
+  UNIMEM_REQUIRE(sources.size() == 1, "run_program_version: one kernel source per workload");
+  return std::make_unique<Program>(runtime, std::string(sources.front().text),
+                                   sources.front().options);
+}
+
 ProgramRunResult run_program_version(const Workload& workload, Runtime& runtime,
                                      const Problem& problem, const Arrays& inputs,
                                      const LaunchOptions& options) {
+  const std::unique_ptr<Program> program = build_program(workload, runtime);
+  return run_program_version(workload, runtime, *program, problem, inputs, options);
+}
+
+ProgramRunResult run_program_version(const Workload& workload, Runtime& runtime, Program& program,
+                                     const Problem& problem, const Arrays& inputs,
+                                     const LaunchOptions& options) {
   const ProgramSubmit submit = program_version(workload.name());
-  const std::vector<KernelSource> sources = workload.kernel_sources();
-  UNIMEM_REQUIRE(sources.size() == 1, "run_program_version: one kernel source per workload");
-  Program program(runtime, std::string(sources.front().text), sources.front().options);
   auto log = std::make_shared<std::pair<std::mutex, std::vector<std::string>>>();
   program.set_log([log](const std::string& m) {
     std::lock_guard lock(log->first);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +45,15 @@ struct ProgramRunResult {
 [[nodiscard]] ProgramRunResult run_program_version(const Workload& workload, Runtime& runtime,
                                                    const Problem& problem, const Arrays& inputs,
                                                    const LaunchOptions& options = {});
+
+/// The same with a program already built for runtime's devices (repeated runs reuse it, so
+/// kernels compiled by the first run are not compiled again).
+[[nodiscard]] ProgramRunResult run_program_version(const Workload& workload, Runtime& runtime,
+                                                   Program& program, const Problem& problem,
+                                                   const Arrays& inputs,
+                                                   const LaunchOptions& options = {});
+/// The workload's program built for runtime's devices.
+[[nodiscard]] std::unique_ptr<Program> build_program(const Workload& workload, Runtime& runtime);
 
 /// A 2-D row-major element subscript constant + g0 + pitch * g1 (floats unless element_size).
 [[nodiscard]] AffinePiece grid_piece(std::int64_t pitch, std::int64_t constant = 0,

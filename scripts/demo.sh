@@ -9,4 +9,8 @@ cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DUNIMEM_BUILD_T
   -DUNIMEM_BUILD_BENCHMARKS=OFF
 cmake --build build/release -j "$jobs" --target unimem_cli
 ./build/release/tools/unimem --version
-./build/release/tools/unimem about
+./build/release/tools/unimem devices
+# The demo: stencil2d (2048 x 2048, 50 steps) split over every OpenCL device by unimem, next to the
+# hand-written multi-device OpenCL version: verified?, bytes vs the minimum and vs whole-buffer
+# coherence, time vs the hand-written version, bookkeeping overhead (Matz et al.'s alpha/beta/gamma).
+./build/release/tools/unimem bench stencil2d --strategy lazy --iters 3

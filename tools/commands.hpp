@@ -9,5 +9,6 @@ void add_version_command(CLI::App& app);
 void add_selftest_command(CLI::App& app);
 void add_devices_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 }  // namespace unimem::tools

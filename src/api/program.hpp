@@ -94,7 +94,7 @@ class Program {
   std::map<std::pair<std::string, std::size_t>, std::shared_ptr<const CompiledKernel>> kernels_;
   struct Profile {  // shared with completion callbacks, which may outlive the Program
     std::mutex mutex;
-    ThroughputProfile table;
+    ThroughputProfile table{1, 1};  // skip the first launch (kernel compilation), time one
   };
   std::shared_ptr<Profile> profile_ = std::make_shared<Profile>();
   LaunchPlan last_plan_;

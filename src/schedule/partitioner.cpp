@@ -96,6 +96,7 @@ void ThroughputProfile::record(const std::string& kernel, std::size_t device,
     table_.push_back({{kernel, device}, {}});
     it = std::prev(table_.end());
   }
+  if (it->second.seen++ < skipped_) return;  // warm-up launches are not representative
   if (it->second.count >= samples_) return;  // only the first launches are timed
   ++it->second.count;
   it->second.items += work_items;

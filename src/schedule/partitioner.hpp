@@ -47,8 +47,10 @@ struct RangePartition {
 /// profiling; 000_7b2a075be0870d8f.txt section 5.2). Not thread-safe: the owner serialises calls.
 class ThroughputProfile {
  public:
-  /// `samples` launches per kernel are timed before the measured weights are used.
-  explicit ThroughputProfile(std::size_t samples = 1) : samples_(samples) {}
+  /// After `skipped` launches per kernel and device (the first includes compiling the kernel),
+  /// `samples` launches are timed before the measured weights are used.
+  explicit ThroughputProfile(std::size_t samples = 1, std::size_t skipped = 0)
+      : samples_(samples), skipped_(skipped) {}
 
   /// Records that `device` ran `work_items` of `kernel` in `seconds`.
   void record(const std::string& kernel, std::size_t device, std::uint64_t work_items,
@@ -60,11 +62,13 @@ class ThroughputProfile {
 
  private:
   struct Sample {
+    std::size_t seen = 0;
     std::size_t count = 0;
     std::uint64_t items = 0;
     double seconds = 0;
   };
   std::size_t samples_;
+  std::size_t skipped_;
   std::vector<std::pair<std::pair<std::string, std::size_t>, Sample>> table_;
 };
 

@@ -115,6 +115,16 @@ TEST(ThroughputProfile, WeightsFollowMeasuredThroughputOnceEveryDeviceIsTimed) {
   EXPECT_FALSE(profile.weights("other", devices).has_value());
 }
 
+TEST(ThroughputProfile, SkipsWarmUpLaunches) {
+  ThroughputProfile profile(1, 1);
+  const std::vector<std::size_t> devices{0};
+  profile.record("k", 0, 1000, 50.0);  // first launch: compilation
+  EXPECT_FALSE(profile.weights("k", devices).has_value());
+  profile.record("k", 0, 1000, 2.0);
+  ASSERT_TRUE(profile.weights("k", devices).has_value());
+  EXPECT_DOUBLE_EQ((*profile.weights("k", devices))[0], 500.0);
+}
+
 // Oracle: enumerate every work-item of the slice and every loop value.
 IntervalSet brute_force(const AffinePiece& piece, const NDRange& slice) {
   IntervalSet out;

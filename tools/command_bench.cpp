@@ -1,0 +1,267 @@
+// `unimem bench WORKLOAD`: the unimem version of a workload (examples/<name>/unimem_program.cpp)
+// and its hand-written multi-device OpenCL version side by side in one process, on the same
+// devices and inputs; prints one JSON object (and, without --json, a readable summary first).
+//
+// Overhead is measured as Matz et al. do (002_aa84334820ddd8b5.txt section 9.2): alpha = normal
+// run, beta = bookkeeping without copies, gamma = neither (MeasurementMode); overhead_fraction =
+// (beta - gamma) / alpha, transfer_fraction = (alpha - beta) / alpha. Times are medians over
+// --iters repetitions after one untimed warm-up run (POCL compiles kernels on first use).
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+
+#if UNIMEM_HAVE_EXAMPLES
+#include "api/runtime.hpp"
+#include "common/check.hpp"
+#include "device/opencl/opencl_context.hpp"
+#include "examples/manual_opencl.hpp"
+#include "examples/program_version.hpp"
+#include "examples/workload.hpp"
+#endif
+
+namespace unimem::tools {
+
+#if UNIMEM_HAVE_EXAMPLES
+namespace {
+
+using examples::Arrays;
+using examples::Problem;
+using examples::TransferBytes;
+using examples::Workload;
+
+struct BenchOptions {
+  std::string workload;
+  std::uint64_t size = 0;
+  std::uint32_t steps = 0;
+  bool small = false;
+  unsigned iters = 3;
+  unsigned devices = 0;
+  std::string strategy = "adaptive";
+  std::string balance = "equal";
+  bool json = false;
+  bool overhead = true;
+};
+
+UpdateStrategy parse_strategy(const std::string& s) {
+  for (UpdateStrategy u : {UpdateStrategy::batch, UpdateStrategy::balance, UpdateStrategy::lazy,
+                           UpdateStrategy::adaptive}) {
+    if (to_string(u) == s) return u;
+  }
+  throw PreconditionError("unknown strategy '" + s + "' (batch, balance, lazy, adaptive)");
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+std::string num(double x) {
+  std::ostringstream out;
+  out << std::setprecision(6) << x;
+  return out.str();
+}
+
+std::string json_text(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      out += ' ';
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+int run_bench(const BenchOptions& o) {
+  const auto workload = examples::find_workload(o.workload);
+  Problem problem = o.small ? workload->small_problem() : workload->medium_problem();
+  if (o.size != 0) problem.size = o.size;
+  if (o.steps != 0) problem.steps = o.steps;
+  // POCL reads POCL_DEVICES once: ask for enough CPU devices before the first OpenCL call.
+  if (o.devices > 2) examples::request_pocl_devices(o.devices);
+  const UpdateStrategy strategy = parse_strategy(o.strategy);
+  UNIMEM_REQUIRE(o.balance == "equal" || o.balance == "measured",
+                 "--balance must be equal or measured");
+  UNIMEM_REQUIRE(o.iters >= 1, "--iters must be at least 1");
+
+  DeviceRegistry all = opencl::make_opencl_devices_from_environment();
+  if (all.empty()) throw PreconditionError("bench: no OpenCL device found (see `unimem devices`)");
+  const unsigned k = o.devices == 0 ? static_cast<unsigned>(all.size()) : o.devices;
+  if (k > all.size()) {
+    throw PreconditionError("bench: --devices " + std::to_string(k) + " but only " +
+                            std::to_string(all.size()) + " OpenCL devices are selected");
+  }
+  workload->validate(problem, k);
+  bool peer = true;
+  for (unsigned a = 0; a < k; ++a) {
+    for (unsigned b = 0; b < k; ++b) peer = peer && all.at(b).can_copy_from_peer(all.at(a));
+  }
+  auto registry = [&] {
+    DeviceRegistry r;
+    for (unsigned d = 0; d < k; ++d) r.add(all.shared(d));
+    return r;
+  };
+  LaunchOptions launch;
+  launch.balance = o.balance == "measured" ? Balance::measured : Balance::equal;
+
+  const Arrays inputs = workload->make_inputs(problem, 1);
+  const Arrays want = workload->reference(problem, inputs);
+  // One runtime and program per measurement mode, each warmed up once (kernel compilation,
+  // allocations); the timed runs interleave the modes so drift affects them alike.
+  struct Mode {
+    std::unique_ptr<Runtime> runtime;
+    std::unique_ptr<Program> program;
+  };
+  std::vector<MeasurementMode> modes{MeasurementMode::normal};
+  if (o.overhead) {
+    modes.push_back(MeasurementMode::no_transfers);
+    modes.push_back(MeasurementMode::no_coherence);
+  }
+  std::vector<Mode> runners;
+  for (MeasurementMode mode : modes) {
+    Mode r;
+    r.runtime = std::make_unique<Runtime>(registry(), RuntimeOptions{strategy, mode});
+    r.program = examples::build_program(*workload, *r.runtime);
+    (void)examples::run_program_version(*workload, *r.runtime, *r.program, problem, inputs, launch);
+    runners.push_back(std::move(r));
+  }
+  std::vector<double> alpha, beta, gamma, manual;
+  examples::ProgramRunResult first;
+  for (unsigned i = 0; i < o.iters; ++i) {
+    for (std::size_t mi = 0; mi < runners.size(); ++mi) {
+      examples::ProgramRunResult r = examples::run_program_version(
+          *workload, *runners[mi].runtime, *runners[mi].program, problem, inputs, launch);
+      (mi == 0 ? alpha : mi == 1 ? beta : gamma).push_back(r.seconds);
+      if (mi == 0 && i == 0) first = std::move(r);
+    }
+  }
+  const examples::Comparison cmp = examples::compare(first.outputs, want, workload->tolerance());
+
+  const examples::ClPlatformDevices platform = examples::discover_opencl_devices();
+  UNIMEM_REQUIRE(platform.devices.size() >= k, "bench: the manual version needs as many devices");
+  const std::vector<cl_device_id> manual_devices(platform.devices.begin(),
+                                                 platform.devices.begin() + k);
+  (void)workload->run_manual(platform, manual_devices, problem, inputs);  // warm-up
+  examples::ManualResult manual_result;
+  for (unsigned i = 0; i < o.iters; ++i) {
+    examples::ManualResult r = workload->run_manual(platform, manual_devices, problem, inputs);
+    manual.push_back(r.seconds);
+    if (i == 0) manual_result = std::move(r);
+  }
+  const examples::Comparison manual_cmp =
+      examples::compare(manual_result.outputs, want, workload->tolerance());
+
+  const TransferBytes moved{first.moved.host_to_device.bytes, first.moved.device_to_host.bytes,
+                            first.moved.device_to_device.bytes};
+  const TransferBytes minimum = workload->bytes_min(problem, k);
+  const TransferBytes whole = workload->bytes_whole_buffer(problem, k);
+  const double a = median(alpha);
+  const double b = median(beta);
+  const double g = median(gamma);
+  const double m = median(manual);
+
+  std::ostringstream j;
+  j << "{\"workload\":" << json_text(workload->name()) << ",\"size\":" << problem.size
+    << ",\"steps\":" << problem.steps << ",\"devices\":" << k
+    << ",\"peer_to_peer\":" << (peer ? "true" : "false")
+    << ",\"strategy\":" << json_text(o.strategy) << ",\"balance\":" << json_text(o.balance)
+    << ",\"verified\":" << (cmp.ok ? "true" : "false")
+    << ",\"manual_verified\":" << (manual_cmp.ok ? "true" : "false")
+    << ",\"bytes_h2d\":" << moved.h2d << ",\"bytes_d2h\":" << moved.d2h
+    << ",\"bytes_d2d\":" << moved.d2d << ",\"bytes_total\":" << moved.total(peer)
+    << ",\"bytes_min\":" << minimum.total(peer) << ",\"bytes_min_h2d\":" << minimum.h2d
+    << ",\"bytes_min_d2h\":" << minimum.d2h << ",\"bytes_min_d2d\":" << minimum.d2d
+    << ",\"bytes_whole_buffer\":" << whole.total(peer)
+    << ",\"manual_bytes\":" << manual_result.moved.total(peer)
+    << ",\"prefetch_bytes\":" << first.moved.prefetch_bytes << ",\"iters\":" << o.iters
+    << ",\"seconds\":" << num(a) << ",\"manual_seconds\":" << num(m);
+  if (o.overhead) {
+    j << ",\"beta_seconds\":" << num(b) << ",\"gamma_seconds\":" << num(g)
+      << ",\"overhead_fraction\":" << num(a > 0 ? (b - g) / a : 0)
+      << ",\"transfer_fraction\":" << num(a > 0 ? (a - b) / a : 0);
+  } else {
+    j << ",\"overhead_fraction\":null";
+  }
+  j << ",\"fallbacks\":" << first.log.size() << "}";
+
+  if (!o.json) {
+    std::cout << workload->name() << " (" << workload->description() << ")\n"
+              << "  size " << problem.size << ", steps " << problem.steps << ", " << k
+              << " device(s), strategy " << o.strategy << "\n"
+              << "  result:   "
+              << (cmp.ok ? "verified against the CPU reference" : "MISMATCH: " + cmp.first_mismatch)
+              << "\n"
+              << "  bytes:    unimem " << moved.total(peer) << " = " << examples::to_string(moved)
+              << "\n"
+              << "            minimum " << minimum.total(peer) << " ("
+              << (moved.total(peer) == minimum.total(peer)
+                      ? std::string("equal")
+                      : num(static_cast<double>(moved.total(peer)) /
+                            static_cast<double>(std::max<std::uint64_t>(1, minimum.total(peer)))) +
+                            "x")
+              << "), whole-buffer coherence " << whole.total(peer) << " ("
+              << num(static_cast<double>(whole.total(peer)) /
+                     static_cast<double>(std::max<std::uint64_t>(1, moved.total(peer))))
+              << "x unimem's), hand-written " << manual_result.moved.total(peer) << "\n"
+              << "  time:     unimem " << num(a) << " s, hand-written " << num(m) << " s ("
+              << num(m > 0 ? a / m : 0) << "x)";
+    if (o.overhead) {
+      std::cout << "; bookkeeping overhead " << num(a > 0 ? 100 * (b - g) / a : 0)
+                << "% of the run (alpha " << num(a) << " s, beta " << num(b) << " s, gamma "
+                << num(g) << " s)";
+    }
+    std::cout << "\n";
+    for (const std::string& line : first.log) std::cout << "  note: " << line << "\n";
+  }
+  std::cout << j.str() << std::endl;
+  return cmp.ok ? 0 : 1;
+}
+
+}  // namespace
+#endif
+
+void add_bench_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "bench", "Run a workload's unimem version and hand-written version side by side (JSON)");
+#if UNIMEM_HAVE_EXAMPLES
+  auto o = std::make_shared<BenchOptions>();
+  cmd->add_option("workload", o->workload,
+                  "stencil2d, heat3d, fdtd2d, floyd-warshall, matmul, nbody, blackscholes, "
+                  "hotspot")
+      ->required();
+  cmd->add_option("--size", o->size, "problem size (default: the workload's medium size)");
+  cmd->add_option("--steps", o->steps, "time steps (iterative workloads)");
+  cmd->add_flag("--small", o->small, "use the workload's small (test) size");
+  cmd->add_option("--iters", o->iters, "timed repetitions (median reported)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--devices", o->devices, "number of OpenCL devices (default: all selected)");
+  cmd->add_option("--strategy", o->strategy, "batch, balance, lazy or adaptive");
+  cmd->add_option("--balance", o->balance, "equal or measured partition sizes");
+  cmd->add_flag("--json", o->json, "print only the JSON object");
+  cmd->add_flag("!--no-overhead", o->overhead, "skip the beta/gamma overhead runs");
+  cmd->callback([o] {
+    const int rc = run_bench(*o);
+    if (rc != 0) throw CLI::RuntimeError(rc);
+  });
+#else
+  cmd->allow_extras();
+  cmd->callback([] {
+    std::cerr << "unimem bench: built without the examples (UNIMEM_BUILD_EXAMPLES=OFF or no "
+                 "OpenCL)\n";
+    throw CLI::RuntimeError(2);
+  });
+#endif
+}
+
+}  // namespace unimem::tools
