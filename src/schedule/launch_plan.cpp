@@ -140,7 +140,13 @@ LaunchPlan plan_launch(const PlanRequest& request) {
   }
 
   LaunchPlan plan;
-  for (std::size_t k = request.devices.size(); k >= 1; --k) {
+  std::size_t most = request.devices.size();
+  if (!request.unsplittable_reason.empty() && most > 1) {
+    plan.fallback_reason =
+        "kernel '" + request.kernel + "' cannot be split: " + request.unsplittable_reason;
+    most = 1;
+  }
+  for (std::size_t k = most; k >= 1; --k) {
     const std::span<const std::size_t> devs(request.devices.data(), k);
     const std::span<const double> ws(weights.data(), k);
     bool any_weight = std::any_of(ws.begin(), ws.end(), [](double w) { return w > 0; });
@@ -150,8 +156,18 @@ LaunchPlan plan_launch(const PlanRequest& request) {
     for (const RangePartition& s : slices) {
       PlannedPartition p;
       p.slice = s;
+      std::map<std::uint32_t, PartitionBytes> derived;
+      if (request.derived) derived = request.derived(s);
       for (std::uint32_t a = 0; a < request.args.size(); ++a) {
         if (!request.args[a].is_buffer) continue;
+        const bool described = std::any_of(request.accesses.begin(), request.accesses.end(),
+                                           [&](const AccessDescriptor& d) { return d.arg == a; });
+        auto it = derived.find(a);
+        if (!described && it != derived.end()) {
+          p.bytes[a] = it->second;
+          p.bytes[a].writes = p.bytes[a].writes.subtract(p.bytes[a].may_writes);
+          continue;
+        }
         p.bytes[a] = partition_bytes(request.kernel, request.accesses, a,
                                      request.args[a].buffer_size, s.range, request.max_intervals);
       }

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -36,6 +37,12 @@ struct PlanArgument {
   std::string name;               ///< for messages ("grid"); may be empty
 };
 
+/// Bytes derived for one partition by another source (the kernel analysis: its RangeGenerator
+/// gives per-argument read / write sets with exactness flags), by buffer argument index. Arguments
+/// it could not bound are left out. Caller-supplied descriptors override it argument by argument.
+using DerivedBytes =
+    std::function<std::map<std::uint32_t, PartitionBytes>(const RangePartition& partition)>;
+
 struct PlanRequest {
   std::string kernel;
   NDRange range;
@@ -44,6 +51,11 @@ struct PlanRequest {
   std::vector<double> weights;             ///< one per device; empty = equal
   std::vector<PlanArgument> args;
   KernelAccess accesses;
+  /// Optional: bytes for arguments without descriptors (see DerivedBytes).
+  DerivedBytes derived;
+  /// Non-empty when the launch must not be split (e.g. the analysis found an unbounded or
+  /// non-injective write): the plan has one partition and this becomes its fallback reason.
+  std::string unsplittable_reason;
   /// Enumeration bound per piece (DSOM Fig. 10): beyond it a read set is over-approximated by its
   /// covering interval and a write set becomes a may-write set.
   std::uint64_t max_intervals = 1 << 16;

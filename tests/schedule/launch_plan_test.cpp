@@ -290,6 +290,34 @@ TEST(LaunchPlan, WholeBufferWritesRunOnOneDevice) {
   EXPECT_FALSE(plan.fallback_reason.empty());
 }
 
+TEST(LaunchPlan, DerivedBytesFillArgumentsWithoutDescriptorsAndDescriptorsOverrideThem) {
+  PlanRequest r = stencil_request(2);
+  r.accesses.erase(r.accesses.begin());  // argument 0 now comes from the derived source
+  int calls = 0;
+  r.derived = [&](const RangePartition& p) {
+    ++calls;
+    PartitionBytes in;
+    in.reads = IntervalSet(Interval{p.range.offset[1] * 32, (p.range.offset[1] + 1) * 32});
+    PartitionBytes out;  // ignored: argument 1 has a descriptor
+    out.may_writes = IntervalSet(Interval{0, 384});
+    return std::map<std::uint32_t, PartitionBytes>{{0, in}, {1, out}};
+  };
+  const LaunchPlan plan = plan_launch(r);
+  ASSERT_EQ(plan.partitions.size(), 2U);
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(plan.partitions[1].bytes.at(0).reads, IntervalSet(Interval{6 * 32, 7 * 32}));
+  EXPECT_EQ(plan.partitions[1].bytes.at(1).writes, IntervalSet(Interval{6 * 32, 12 * 32}));
+  EXPECT_TRUE(plan.partitions[1].bytes.at(1).may_writes.empty());
+}
+
+TEST(LaunchPlan, UnsplittableLaunchesRunOnOneDeviceAndSayWhy) {
+  PlanRequest r = stencil_request(3);
+  r.unsplittable_reason = "write to out[idx[i]] is indirect";
+  const LaunchPlan plan = plan_launch(r);
+  ASSERT_EQ(plan.partitions.size(), 1U);
+  EXPECT_NE(plan.fallback_reason.find("indirect"), std::string::npos);
+}
+
 TEST(LaunchPlan, DescriptorsForNonBufferArgumentsAreRejected) {
   PlanRequest r = stencil_request(2);
   r.accesses.push_back(AccessDescriptor::whole(2, AccessMode::read));

@@ -1,0 +1,216 @@
+// Program::launch on POCL devices: splits over all devices by default, honours a single device and
+// a split dimension, fetches may-writes first, falls back (with a message naming the buffer and
+// bytes) when partitions would write the same bytes, and reports bad kernels and sources.
+
+#include "api/program.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "device/opencl/opencl_context.hpp"
+
+namespace unimem {
+namespace {
+
+// POCL reads POCL_DEVICES once, at the first OpenCL call of the process.
+const bool kPoclRequested = [] {
+  setenv("POCL_DEVICES", "pthread pthread pthread", 0);
+  return true;
+}();
+
+constexpr const char* kSource = R"CLC(
+kernel void scale(global const float* in, global float* out, float f) {
+  const int i = get_global_id(0);
+  out[i] = f * in[i];
+}
+kernel void keep_positive(global const float* in, global float* out) {
+  const int i = get_global_id(0);
+  if (in[i] > 0.0f) out[i] = in[i];
+}
+kernel void flag(global float* out) {
+  out[0] = 7.0f;
+}
+kernel void transpose_add(global const float* in, global float* out, int n) {
+  const int x = get_global_id(0);
+  const int y = get_global_id(1);
+  out[x * n + y] = in[y * n + x] + 1.0f;
+}
+)CLC";
+
+class ProgramTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(kPoclRequested);
+    DeviceRegistry devices = opencl::make_opencl_devices("");
+    if (devices.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+    runtime_ = std::make_unique<Runtime>(std::move(devices), RuntimeOptions{UpdateStrategy::lazy});
+    program_ = std::make_unique<Program>(*runtime_, kSource);
+    program_->set_log([this](const std::string& m) { log_.push_back(m); });
+  }
+  BufferId upload(const std::vector<float>& v) {
+    const BufferId b = runtime_->create_buffer(v.size() * sizeof(float));
+    runtime_->write_blocking(b, 0, std::as_bytes(std::span(v)));
+    return b;
+  }
+  std::vector<float> download(BufferId b) {
+    std::vector<float> v(runtime_->buffer_size(b) / sizeof(float));
+    runtime_->read_blocking(b, 0, std::as_writable_bytes(std::span(v)));
+    return v;
+  }
+  static NDRange range_1d(std::uint64_t n) {
+    NDRange r;
+    r.global = {n, 1, 1};
+    return r;
+  }
+  static AffinePiece own() { return row_major_piece(sizeof(float), {1}); }
+
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<Program> program_;
+  std::vector<std::string> log_;
+};
+
+TEST_F(ProgramTest, SplitsOverEveryDeviceAndMovesOnlyEachPartitionsBytes) {
+  const std::uint64_t n = 3000;
+  std::vector<float> in(n);
+  for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i);
+  const BufferId a = upload(in);
+  const BufferId b = runtime_->create_buffer(n * sizeof(float));
+  LaunchOptions how;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
+                  AccessDescriptor::affine(1, AccessMode::write, {own()})};
+  program_->launch("scale", range_1d(n), {Arg::buffer(a), Arg::buffer(b), Arg::scalar(2.0f)}, how);
+  const LaunchPlan plan = program_->last_plan();
+  EXPECT_EQ(plan.partitions.size(), runtime_->device_count());
+  const std::vector<float> out = download(b);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0f * in[i]) << i;
+  const TransferStats s = runtime_->stats();
+  EXPECT_EQ(s.host_to_device.bytes, n * sizeof(float));  // each element of a to one device
+  EXPECT_EQ(s.device_to_host.bytes, n * sizeof(float));
+  EXPECT_EQ(s.device_to_device.bytes, 0U);
+  EXPECT_TRUE(log_.empty());
+}
+
+TEST_F(ProgramTest, RunsOnOneDeviceWhenAsked) {
+  const BufferId a = upload(std::vector<float>(64, 1.0f));
+  const BufferId b = runtime_->create_buffer(64 * sizeof(float));
+  LaunchOptions how;
+  how.device = 1;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
+                  AccessDescriptor::affine(1, AccessMode::write, {own()})};
+  program_->launch("scale", range_1d(64), {Arg::buffer(a), Arg::buffer(b), Arg::scalar(3.0f)}, how);
+  const LaunchPlan plan = program_->last_plan();
+  ASSERT_EQ(plan.partitions.size(), 1U);
+  EXPECT_EQ(plan.partitions[0].slice.device, 1U);
+  EXPECT_EQ(download(b), std::vector<float>(64, 3.0f));
+  EXPECT_EQ(runtime_->valid_agents(b, 0).contains(agent_of_device(1)), true);
+}
+
+TEST_F(ProgramTest, MayWritesAreFetchedFirstSoUnwrittenBytesStayRight) {
+  const std::uint64_t n = 1000;
+  std::vector<float> in(n);
+  std::vector<float> old(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    in[i] = (i % 3 == 0) ? static_cast<float>(i) : -1.0f;
+    old[i] = 0.5f + static_cast<float>(i);
+  }
+  const BufferId a = upload(in);
+  const BufferId b = upload(old);
+  LaunchOptions how;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
+                  AccessDescriptor::affine(1, AccessMode::may_write, {own()})};
+  program_->launch("keep_positive", range_1d(n), {Arg::buffer(a), Arg::buffer(b)}, how);
+  EXPECT_EQ(program_->last_plan().partitions.size(), runtime_->device_count());
+  const std::vector<float> out = download(b);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(out[i], in[i] > 0.0f ? in[i] : old[i]) << i;
+  }
+}
+
+TEST_F(ProgramTest, OverlappingWritesFallBackToOneDeviceWithAMessage) {
+  const BufferId b = upload(std::vector<float>(16, 0.0f));
+  LaunchOptions how;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::write, {row_major_piece(4, {0})})};
+  program_->launch("flag", range_1d(128), {Arg::buffer(b)}, how);
+  EXPECT_EQ(program_->last_plan().partitions.size(), 1U);
+  ASSERT_EQ(log_.size(), 1U);
+  EXPECT_NE(log_[0].find("'flag'"), std::string::npos) << log_[0];
+  EXPECT_NE(log_[0].find("argument 0"), std::string::npos) << log_[0];
+  EXPECT_NE(log_[0].find("[0, 4)"), std::string::npos) << log_[0];
+  std::vector<float> want(16, 0.0f);
+  want[0] = 7.0f;
+  EXPECT_EQ(download(b), want);
+}
+
+TEST_F(ProgramTest, AnArgumentWithoutDescriptorRunsOnOneDeviceAndStaysCorrect) {
+  const BufferId b = upload(std::vector<float>(16, 2.0f));
+  program_->launch("flag", range_1d(4), {Arg::buffer(b)});
+  EXPECT_EQ(program_->last_plan().partitions.size(), 1U);
+  EXPECT_EQ(log_.size(), 1U);
+  std::vector<float> want(16, 2.0f);
+  want[0] = 7.0f;
+  EXPECT_EQ(download(b), want);
+}
+
+TEST_F(ProgramTest, SplitsAlongTheRequestedDimension) {
+  const int n = 24;
+  std::vector<float> in(n * n);
+  for (int i = 0; i < n * n; ++i) in[i] = static_cast<float>(i);
+  const BufferId a = upload(in);
+  const BufferId b = runtime_->create_buffer(in.size() * sizeof(float));
+  NDRange r;
+  r.dims = 2;
+  r.global = {static_cast<std::uint64_t>(n), static_cast<std::uint64_t>(n), 1};
+  LaunchOptions how;
+  how.split_dimension = 0;  // x: each partition writes whole rows of out (out[x * n + y])
+  // in is read at y * n + x = g0 + n * g1; out is written at x * n + y = n * g0 + g1.
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {row_major_piece(4, {1, n})}),
+                  AccessDescriptor::affine(1, AccessMode::write, {row_major_piece(4, {n, 1})})};
+  program_->launch("transpose_add", r, {Arg::buffer(a), Arg::buffer(b), Arg::scalar(n)}, how);
+  const LaunchPlan plan = program_->last_plan();
+  ASSERT_EQ(plan.partitions.size(), runtime_->device_count());
+  EXPECT_EQ(plan.partitions[1].slice.range.offset[0], plan.partitions[0].slice.range.global[0]);
+  EXPECT_EQ(plan.partitions[1].slice.range.global[1], static_cast<std::uint64_t>(n));
+  const std::vector<float> out = download(b);
+  for (int x = 0; x < n; ++x) {
+    for (int y = 0; y < n; ++y) ASSERT_EQ(out[x * n + y], in[y * n + x] + 1.0f);
+  }
+}
+
+TEST_F(ProgramTest, MeasuredBalanceStaysCorrectAndCoversTheRange) {
+  const std::uint64_t n = 4096;
+  const BufferId a = upload(std::vector<float>(n, 1.0f));
+  const BufferId b = runtime_->create_buffer(n * sizeof(float));
+  LaunchOptions how;
+  how.balance = Balance::measured;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
+                  AccessDescriptor::affine(1, AccessMode::write, {own()})};
+  for (int i = 0; i < 4; ++i) {
+    program_
+        ->launch("scale", range_1d(n),
+                 {Arg::buffer(a), Arg::buffer(b), Arg::scalar(static_cast<float>(i))}, how)
+        .wait();
+    std::uint64_t covered = 0;
+    for (const auto& p : program_->last_plan().partitions) covered += p.slice.range.global[0];
+    EXPECT_EQ(covered, n);
+    EXPECT_EQ(download(b), std::vector<float>(n, static_cast<float>(i)));
+  }
+}
+
+TEST_F(ProgramTest, UnknownKernelsAndBadSourcesAreReportedByName) {
+  const BufferId b = upload(std::vector<float>(4, 0.0f));
+  try {
+    program_->launch("no_such_kernel", range_1d(4), {Arg::buffer(b)});
+    FAIL() << "no exception";
+  } catch (const PreconditionError& e) {
+    EXPECT_NE(std::string(e.what()).find("no_such_kernel"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(Program(*runtime_, "kernel void broken(global int* p) { p[0] = undeclared; }"),
+               DeviceError);
+}
+
+}  // namespace
+}  // namespace unimem
