@@ -1,6 +1,8 @@
 #include "api/program.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <utility>
 
@@ -32,6 +34,9 @@ Program::Program(Runtime& runtime, std::string source, std::string options)
     }
     programs_.push_back(it->second);
   }
+  // DSOM section 4.3.2: the analysis runs when the program is built. A source the analysis cannot
+  // read still runs: arguments without descriptors then count as whole-buffer may-writes.
+  analysis_ = detail::ProgramAnalysis::analyze(source, options_, &analysis_error_);
 #else
   (void)source;
   throw PreconditionError("Program: unimem was built without OpenCL (UNIMEM_WITH_OPENCL=OFF)");
@@ -96,17 +101,102 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
     request.args.push_back(pa);
     largs.push_back(a.value);
   }
-  request.accesses = options.accesses;
+  if (!options.ignore_accesses) request.accesses = options.accesses;
+  std::string analysis_note;
+  bool needs_analysis = false;
+  for (std::uint32_t i = 0; i < request.args.size(); ++i) {
+    if (!request.args[i].is_buffer) continue;
+    needs_analysis =
+        needs_analysis || std::none_of(request.accesses.begin(), request.accesses.end(),
+                                       [&](const AccessDescriptor& d) { return d.arg == i; });
+  }
+  if (needs_analysis && options.use_analysis) {
+    if (analysis_ && analysis_->has_kernel(kernel)) {
+      // The analysis needs a concrete work-group size; with "driver chooses" (local 0) a work-item
+      // counts as a group, which is exact for subscripts over global ids.
+      detail::AnalysisRange arange;
+      arange.dims = range.dims;
+      arange.offset = range.offset;
+      arange.global = range.global;
+      for (std::uint32_t d = 0; d < 3; ++d) {
+        arange.local[d] = d < range.dims ? (range.local[d] == 0 ? 1 : range.local[d]) : 1;
+      }
+      detail::AnalysisArguments values;
+      values.scalars.resize(args.size());
+      values.buffer_sizes.resize(args.size());
+      for (std::uint32_t i = 0; i < args.size(); ++i) {
+        const LaunchArg& a = args[i].value;
+        if (a.kind == KernelArg::Kind::buffer) {
+          values.buffer_sizes[i] = runtime_.buffer_size(a.buffer);
+        } else if (a.kind == KernelArg::Kind::scalar && a.scalar_bytes.size() == 4) {
+          std::int32_t v = 0;
+          std::memcpy(&v, a.scalar_bytes.data(), 4);
+          values.scalars[i] = v;
+        } else if (a.kind == KernelArg::Kind::scalar && a.scalar_bytes.size() == 8) {
+          std::int64_t v = 0;
+          std::memcpy(&v, a.scalar_bytes.data(), 8);
+          values.scalars[i] = v;
+        }
+      }
+      const std::uint32_t dim = split_dimension(range, options.split_dimension);
+      try {
+        std::string reason;
+        if (request.devices.size() > 1 && !analysis_->splittable(kernel, arange, values, &reason)) {
+          request.unsplittable_reason = "analysis: " + reason;
+        }
+        request.derived = [analysis = analysis_, kernel, arange, values,
+                           dim](const RangePartition& p) {
+          std::array<std::uint64_t, 3> begin{0, 0, 0};
+          std::array<std::uint64_t, 3> end{1, 1, 1};
+          for (std::uint32_t d = 0; d < arange.dims; ++d) {
+            end[d] = arange.global[d] / arange.local[d];
+          }
+          begin[dim] = p.group_begin;
+          end[dim] = p.group_end;
+          std::map<std::uint32_t, PartitionBytes> out;
+          for (const detail::AnalysisBytes& r :
+               analysis->bytes(kernel, arange, begin, end, values)) {
+            PartitionBytes b;
+            b.reads = r.read;
+            if (r.write_certain) {
+              b.writes = r.write;
+            } else {
+              b.may_writes = r.write;  // a superset or conditional: fetched first
+            }
+            out[r.index] = std::move(b);
+          }
+          return out;
+        };
+      } catch (const PreconditionError& e) {
+        analysis_note = std::string("analysis not usable for this launch: ") + e.what();
+      }
+    } else {
+      analysis_note = analysis_error_.empty() ? "analysis has no kernel '" + kernel + "'"
+                                              : "analysis unavailable: " + analysis_error_;
+    }
+  }
   const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
   if (measuring) {
     std::lock_guard lock(profile_->mutex);
     if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
   }
 
-  LaunchPlan plan = plan_launch(request);
+  LaunchPlan plan;
+  try {
+    plan = plan_launch(request);
+  } catch (const PreconditionError& e) {
+    if (!request.derived) throw;
+    // The analysis could not evaluate this launch: plan without it (never wrong, maybe slower).
+    request.derived = nullptr;
+    request.unsplittable_reason.clear();
+    plan = plan_launch(request);
+    plan.fallback_reason += (plan.fallback_reason.empty() ? "" : "; ") +
+                            std::string("analysis failed for kernel '") + kernel + "': " + e.what();
+  }
   if (!plan.fallback_reason.empty()) {
-    const std::string message = "unimem: " + plan.fallback_reason + "; running on " +
-                                std::to_string(plan.partitions.size()) + " device(s) instead";
+    std::string message = "unimem: " + plan.fallback_reason + "; running on " +
+                          std::to_string(plan.partitions.size()) + " device(s)";
+    if (!analysis_note.empty()) message += " (" + analysis_note + ")";
     std::function<void(const std::string&)> log;
     {
       std::lock_guard lock(mutex_);

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "api/kernel_analysis.hpp"
 #include "api/runtime.hpp"
 #include "schedule/access_descriptor.hpp"
 #include "schedule/launch_plan.hpp"
@@ -57,6 +58,11 @@ struct LaunchOptions {
   /// launch runs on one device, with a log message).
   KernelAccess accesses;
   Balance balance = Balance::equal;
+  /// Derive the bytes of buffer arguments without descriptors from the kernel analysis
+  /// (analysis/range_generator.hpp), when unimem is built with it.
+  bool use_analysis = true;
+  /// For comparisons only: ignore `accesses` and use only what the analysis derives.
+  bool ignore_accesses = false;
 };
 
 /// OpenCL C source built for every device of a Runtime. All the runtime's devices must be OpenCL
@@ -78,6 +84,11 @@ class Program {
     return launch(kernel, range, std::span<const Arg>(a), options);
   }
 
+  /// Whether the kernel analysis describes this program (false when built without it or when it
+  /// could not read the source; analysis_error() then says why).
+  [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
+  [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
+
   /// The plan of the last launch (for tools and tests).
   [[nodiscard]] LaunchPlan last_plan() const;
   /// Where fallback messages go (default: stderr, "unimem: ..."). Tests capture them.
@@ -88,6 +99,8 @@ class Program {
 
   Runtime& runtime_;
   std::string options_;
+  std::shared_ptr<const detail::ProgramAnalysis> analysis_;
+  std::string analysis_error_;
   // Per device: the program object of its context (devices of one context share one).
   std::vector<std::shared_ptr<void>> programs_;
   mutable std::mutex mutex_;
