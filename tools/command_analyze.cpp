@@ -78,6 +78,10 @@ std::array<std::uint64_t, 3> parse_dims(const std::string& s, const std::string&
   return out;
 }
 
+bool is_integer_type(const std::string& type) {
+  return type != "float" && type != "double" && type != "half";
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot read '" + path + "'");
@@ -214,7 +218,17 @@ void run_analyze(const AnalyzeOptions& o) {
     if (eq == std::string::npos)
       throw std::runtime_error("--arg takes NAME=VALUE, got '" + a + "'");
     const ArgumentAccess& arg = find_argument(kernel, a.substr(0, eq), "--arg");
-    args.set_scalar(arg.index, parse_int(a.substr(eq + 1), "--arg " + a));
+    const std::string value = a.substr(eq + 1);
+    if (is_integer_type(arg.type_name)) {
+      args.set_scalar(arg.index, parse_int(value, "--arg " + a));
+    } else {
+      // Floating-point scalars never enter a subscript; the value is only checked for form.
+      try {
+        (void)std::stod(value);
+      } catch (const std::exception&) {
+        throw std::runtime_error("invalid number '" + value + "' in --arg " + a);
+      }
+    }
   }
   for (const std::string& a : o.buffers) {
     const auto eq = a.find('=');

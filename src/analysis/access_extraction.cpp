@@ -227,6 +227,14 @@ class KernelExtractor {
         return single(constant_expr(v.getSExtValue()));
       }
       case scTruncate:
+        // Truncation to an int or long is transparent (indices fit); to a narrower type it is a
+        // bit mask (i % 2 == 0 becomes trunc to i1) and not affine.
+        if (s->getType()->getIntegerBitWidth() < 32) {
+          why = {AccessClass::NonAffine,
+                 "truncation to " + std::to_string(s->getType()->getIntegerBitWidth()) + " bits"};
+          return std::nullopt;
+        }
+        return convert(cast<SCEVCastExpr>(s)->getOperand(0), why);
       case scZeroExtend:
       case scSignExtend:
       case scPtrToInt:
@@ -414,8 +422,16 @@ class KernelExtractor {
     if (auto* sel = llvm::dyn_cast<llvm::SelectInst>(v)) {
       Dnf when_true;
       Dnf when_false;
-      if (!condition(sel->getCondition(), true, when_true, why) ||
-          !condition(sel->getCondition(), false, when_false, why)) {
+      // The arms' conditions must be complete: a weakened one would let pieces overlap into
+      // a superset that is then mistaken for exact.
+      const bool saved = partially_dropped_;
+      partially_dropped_ = false;
+      const bool ok = condition(sel->getCondition(), true, when_true, why) &&
+                      condition(sel->getCondition(), false, when_false, why);
+      const bool weakened = partially_dropped_;
+      partially_dropped_ = saved;
+      if (!ok || weakened) {
+        if (ok) why = {AccessClass::NonAffine, "select on a partly non-affine condition"};
         return std::nullopt;
       }
       std::optional<Pieces> t = convert_value(sel->getTrueValue(), why);
@@ -534,18 +550,19 @@ class KernelExtractor {
         if (k != nullptr && k->isOne()) return condition(bin->getOperand(0), !taken, out, why);
       }
       if (op == llvm::Instruction::And || op == llvm::Instruction::Or) {
-        Dnf a;
-        Dnf b;
-        if (!condition(bin->getOperand(0), taken, a, why) ||
-            !condition(bin->getOperand(1), taken, b, why)) {
-          return false;
-        }
-        // and taken / or not taken: both hold; otherwise either.
-        const bool both = (op == llvm::Instruction::And) == taken;
-        return merge(a, b, both, out, why);
+        return junction(bin->getOperand(0), bin->getOperand(1), op == llvm::Instruction::And, taken,
+                        out, why);
       }
     }
     if (auto* sel = llvm::dyn_cast<llvm::SelectInst>(cond)) {
+      // select(c, x, false) is c && x; select(c, true, y) is c || y (how clang and instcombine
+      // write short-circuit conditions).
+      if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(sel->getFalseValue()); k && k->isZero()) {
+        return junction(sel->getCondition(), sel->getTrueValue(), true, taken, out, why);
+      }
+      if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(sel->getTrueValue()); k && k->isOne()) {
+        return junction(sel->getCondition(), sel->getFalseValue(), false, taken, out, why);
+      }
       if (sel->getType()->isIntegerTy(1)) {
         Dnf ct;
         Dnf cf;
@@ -569,6 +586,29 @@ class KernelExtractor {
       why = {AccessClass::NonAffine, "condition " + value_text(cond)};
     }
     return false;
+  }
+
+  /// a && b (is_and) or a || b, known to be taken (true) or not. When both operands must hold
+  /// (and taken, or not taken), an operand that cannot be expressed is dropped: the other still
+  /// restricts the reference, which becomes a may-access (partially_dropped_).
+  bool junction(llvm::Value* a, llvm::Value* b, bool is_and, bool taken, Dnf& out, Failure& why) {
+    const bool both = is_and == taken;
+    Dnf da;
+    Dnf db;
+    Failure wa;
+    Failure wb;
+    const bool ok_a = condition(a, taken, da, wa);
+    const bool ok_b = condition(b, taken, db, wb);
+    if (!ok_a || !ok_b) {
+      if (!both || (!ok_a && !ok_b)) {
+        why = ok_a ? wb : wa;
+        return false;
+      }
+      partially_dropped_ = true;
+      out = ok_a ? da : db;
+      return true;
+    }
+    return merge(da, db, both, out, why);
   }
 
   bool merge(const Dnf& a, const Dnf& b, bool conjunction, Dnf& out, Failure& why) {
@@ -691,10 +731,12 @@ class KernelExtractor {
         if (!dt_.dominates(edge, block)) continue;
         Dnf c;
         Failure why;
+        partially_dropped_ = false;
         if (!condition(br->getCondition(), s == 0, c, why)) {
           dropped = true;
           continue;
         }
+        if (partially_dropped_) dropped = true;
         Dnf next;
         if (!merge(result, c, true, next, why)) {
           dropped = true;
@@ -1027,6 +1069,7 @@ class KernelExtractor {
   const llvm::DataLayout& layout_;
   KernelAccessInfo info_;
   std::map<const llvm::Loop*, std::uint32_t> loop_ids_;
+  bool partially_dropped_ = false;  // set by junction() when it dropped one operand
   std::map<const llvm::SCEV*, std::optional<Pieces>> memo_;
   std::map<const llvm::SCEV*, Failure> memo_failure_;
 };

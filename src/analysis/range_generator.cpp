@@ -553,7 +553,9 @@ LaunchRanges RangeGenerator::ranges(const NDRange& range, const GroupBox& groups
           }
           if (st == PieceStatus::Approximate) exact = false;
           if (p.conditions_dropped) {
-            exact = false;
+            // A read is then a superset; a write is a may-write set (fetched first, DESIGN.md
+            // invariant 6) that is still exact as such: it stays splittable.
+            if (!is_write) exact = false;
             conditional = true;
           }
         }
@@ -564,7 +566,7 @@ LaunchRanges RangeGenerator::ranges(const NDRange& range, const GroupBox& groups
         out.write = std::move(set);
         out.write_exact = exact;
         out.write_conditional = conditional;
-        if (!exact && !conditional && result.splittable) {
+        if (!exact && result.splittable) {
           // An over-approximated must-write would lose data on a split launch.
           result.splittable = false;
           result.unsplittable_reason = "the write set of '" + arg.name + "' is not exact";

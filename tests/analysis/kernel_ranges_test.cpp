@@ -309,7 +309,7 @@ TEST(KernelRanges, DataDependentGuardGivesConditionalWrite) {
   const LaunchRanges lr = gen.ranges(r, g, {});
   const ArgumentRanges* out = lr.find("out");
   EXPECT_TRUE(out->write_conditional);
-  EXPECT_FALSE(out->write_exact);
+  EXPECT_TRUE(out->write_exact);  // exact as a may-write set
   EXPECT_EQ(out->write, IntervalSet(Interval{32, 64}));
   EXPECT_TRUE(gen.splittable(r, {}));
 }
@@ -370,6 +370,29 @@ TEST(KernelRanges, MissingScalarValueIsReported) {
   } catch (const PreconditionError& e) {
     EXPECT_NE(std::string(e.what()).find("'n'"), std::string::npos) << e.what();
   }
+}
+
+TEST(KernelRanges, ModuloGuardIsConditionalNotDropped) {
+  // i % 2 == 0 becomes a test of the low bit (trunc to i1): not affine, so the store is a
+  // may-write over the window, never an under-approximation.
+  const char* src = R"(
+    __kernel void even_window(__global int* a, int lo, int hi) {
+      int i = get_global_id(0);
+      if (i >= lo && i < hi && i % 2 == 0) a[i] = i;
+    })";
+  const RangeGenerator gen(test::analyze_kernel(src, "even_window"));
+  const NDRange r = nd({64, 1, 1}, {8, 1, 1}, 1);
+  LaunchArguments args;
+  args.set_scalar(1, 5);
+  args.set_scalar(2, 40);
+  const LaunchRanges lr = gen.ranges(r, GroupBox::all(r), args);
+  const Touched t = execute(r, GroupBox::all(r), [](const Item& it, Touched& tt) {
+    const auto i = it.global_id[0];
+    if (i >= 5 && i < 40 && i % 2 == 0) tt.store("a", i, 4);
+  });
+  EXPECT_TRUE(lr.find("a")->write.contains(to_intervals(t.write.at("a"))));
+  EXPECT_TRUE(lr.find("a")->write_conditional);
+  EXPECT_EQ(lr.find("a")->write, IntervalSet(Interval{20, 160}));
 }
 
 }  // namespace
