@@ -226,15 +226,14 @@ class KernelExtractor {
         }
         return single(constant_expr(v.getSExtValue()));
       }
-      case scTruncate:
-        // Truncation to an int or long is transparent (indices fit); to a narrower type it is a
-        // bit mask (i % 2 == 0 becomes trunc to i1) and not affine.
-        if (s->getType()->getIntegerBitWidth() < 32) {
-          why = {AccessClass::NonAffine,
-                 "truncation to " + std::to_string(s->getType()->getIntegerBitWidth()) + " bits"};
-          return std::nullopt;
-        }
-        return convert(cast<SCEVCastExpr>(s)->getOperand(0), why);
+      case scTruncate: {
+        // Truncation to an int or long is transparent (indices fit); to k < 32 bits it keeps the
+        // low bits, x mod 2^k (i % 2 == 0 becomes a truncation to i1).
+        const unsigned bits = s->getType()->getIntegerBitWidth();
+        std::optional<Pieces> x = convert(cast<SCEVCastExpr>(s)->getOperand(0), why);
+        if (!x || bits >= 32) return x;
+        return divide(*x, std::int64_t{1} << bits, DivisionKind::Floor, /*remainder=*/true);
+      }
       case scZeroExtend:
       case scSignExtend:
       case scPtrToInt:
@@ -278,9 +277,19 @@ class KernelExtractor {
       }
       case scUnknown:
         return convert_unknown(cast<SCEVUnknown>(s)->getValue(), why);
-      case scUDivExpr:
-        why = {AccessClass::NonAffine, "division in subscript"};
-        return std::nullopt;
+      case scUDivExpr: {
+        const auto* div = cast<SCEVUDivExpr>(s);
+        const auto* c = dyn_cast<SCEVConstant>(div->getRHS());
+        if (c == nullptr || c->getAPInt().getActiveBits() > 62 || c->getAPInt().isZero()) {
+          why = {AccessClass::NonAffine, "division by a non-constant"};
+          return std::nullopt;
+        }
+        std::optional<Pieces> x = convert(div->getLHS(), why);
+        if (!x) return std::nullopt;
+        // Unsigned division of a (non-negative) index: floor.
+        return divide(*x, static_cast<std::int64_t>(c->getAPInt().getZExtValue()),
+                      DivisionKind::FloorNonNegative, /*remainder=*/false);
+      }
       default:
         why = {AccessClass::NonAffine, "subscript not computable"};
         return std::nullopt;
@@ -353,6 +362,47 @@ class KernelExtractor {
     if (out.size() > kMaxPieces) {
       why = {AccessClass::NonAffine, "too many case splits"};
       return std::nullopt;
+    }
+    return out;
+  }
+
+  enum class DivisionKind { FloorNonNegative, Floor, TowardZero };
+
+  /// x / c (or x mod c) for a constant c > 0, exactly: a fresh existential variable q with
+  /// c*q <= x <= c*q + c - 1 (floor) is the quotient. Loop-kind variables are >= 0, so a quotient
+  /// that may be negative is written -q' in a second piece where x < 0.
+  Pieces divide(const Pieces& xs, std::int64_t c, DivisionKind kind, bool remainder) {
+    Pieces out;
+    const AffineExpr cc = constant_expr(c);
+    for (const Piece& x : xs) {
+      const Var q{Var::Kind::Loop, static_cast<std::uint32_t>(info_.loop_names.size())};
+      info_.loop_names.push_back("q" + std::to_string(info_.loop_names.size() + 1));
+      const AffineExpr cq = AffineExpr::of_var(q, ParamPoly::constant(c));
+      const AffineExpr qe = AffineExpr::of_var(q);
+      {
+        // x >= 0 (assumed for FloorNonNegative): c*q <= x <= c*q + c - 1 for both roundings.
+        Piece p = x;
+        if (kind != DivisionKind::FloorNonNegative) p.constraints.push_back(ge0(x.expr));
+        p.constraints.push_back(ge0(x.expr - cq));
+        p.constraints.push_back(ge0(cq + cc - constant_expr(1) - x.expr));
+        p.expr = remainder ? x.expr - cq : qe;
+        if (simplify(p.constraints)) out.push_back(std::move(p));
+      }
+      if (kind == DivisionKind::FloorNonNegative) continue;
+      // x < 0, quotient -q: floor gives -c*q <= x <= -c*q + c - 1 (q >= 1), toward zero gives
+      // -c*q - (c - 1) <= x <= -c*q.
+      Piece n = x;
+      n.constraints.push_back(ge0(constant_expr(-1) - x.expr));
+      const AffineExpr minus_cq = cq.scaled(ParamPoly::constant(-1));
+      if (kind == DivisionKind::Floor) {
+        n.constraints.push_back(ge0(x.expr - minus_cq));
+        n.constraints.push_back(ge0(minus_cq + cc - constant_expr(1) - x.expr));
+      } else {
+        n.constraints.push_back(ge0(x.expr - minus_cq + cc - constant_expr(1)));
+        n.constraints.push_back(ge0(minus_cq - x.expr));
+      }
+      n.expr = remainder ? x.expr - minus_cq : qe.scaled(ParamPoly::constant(-1));
+      if (simplify(n.constraints)) out.push_back(std::move(n));
     }
     return out;
   }
@@ -451,6 +501,25 @@ class KernelExtractor {
       return out;
     }
     if (auto* call = llvm::dyn_cast<llvm::CallInst>(v)) return convert_call(call, why);
+    if (auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(v)) {
+      // Signed division, remainder and arithmetic shift by constants (SCEV only models the
+      // unsigned forms).
+      auto* k = llvm::dyn_cast<llvm::ConstantInt>(bin->getOperand(1));
+      const auto op = bin->getOpcode();
+      if (k != nullptr && !k->isNegative() && k->getValue().getActiveBits() < 62 &&
+          (op == llvm::Instruction::SDiv || op == llvm::Instruction::SRem ||
+           op == llvm::Instruction::AShr)) {
+        const bool shift = op == llvm::Instruction::AShr;
+        const std::uint64_t kv = k->getZExtValue();
+        if ((shift && kv < 62) || (!shift && kv > 0)) {
+          const std::int64_t c = shift ? (std::int64_t{1} << kv) : static_cast<std::int64_t>(kv);
+          std::optional<Pieces> x = convert_value(bin->getOperand(0), why);
+          if (!x) return std::nullopt;
+          return divide(*x, c, shift ? DivisionKind::Floor : DivisionKind::TowardZero,
+                        op == llvm::Instruction::SRem);
+        }
+      }
+    }
     why = {AccessClass::NonAffine, "subscript uses " + value_text(v)};
     return std::nullopt;
   }

@@ -372,9 +372,9 @@ TEST(KernelRanges, MissingScalarValueIsReported) {
   }
 }
 
-TEST(KernelRanges, ModuloGuardIsConditionalNotDropped) {
-  // i % 2 == 0 becomes a test of the low bit (trunc to i1): not affine, so the store is a
-  // may-write over the window, never an under-approximation.
+TEST(KernelRanges, ModuloGuardIsExact) {
+  // i % 2 == 0 becomes a test of the low bit (a truncation to i1), read as i - 2*q == 0 with an
+  // existential quotient q: the write set is exact, not a superset and never a subset.
   const char* src = R"(
     __kernel void even_window(__global int* a, int lo, int hi) {
       int i = get_global_id(0);
@@ -390,9 +390,28 @@ TEST(KernelRanges, ModuloGuardIsConditionalNotDropped) {
     const auto i = it.global_id[0];
     if (i >= 5 && i < 40 && i % 2 == 0) tt.store("a", i, 4);
   });
-  EXPECT_TRUE(lr.find("a")->write.contains(to_intervals(t.write.at("a"))));
-  EXPECT_TRUE(lr.find("a")->write_conditional);
-  EXPECT_EQ(lr.find("a")->write, IntervalSet(Interval{20, 160}));
+  EXPECT_EQ(lr.find("a")->write, to_intervals(t.write.at("a")));
+  EXPECT_TRUE(lr.find("a")->write_exact);
+  EXPECT_FALSE(lr.find("a")->write_conditional);
+}
+
+TEST(KernelRanges, DivisionAndRemainderByConstantsAreExact) {
+  const char* src = R"(
+    __kernel void halves(__global const float* in, __global float* out, __global int* flags) {
+      int i = get_global_id(0);
+      out[i] = in[i / 2] + in[(i >> 2) + 40];
+      if (i % 4 == 1) flags[i / 4] = i;
+    })";
+  const NDRange r = nd({64, 1, 1}, {8, 1, 1}, 1);
+  check_kernel(src, "halves", r, {}, [](const Item& it, Touched& t) {
+    const auto i = it.global_id[0];
+    t.load("in", i / 2, 4);
+    t.load("in", (i >> 2) + 40, 4);
+    t.store("out", i, 4);
+    if (i % 4 == 1) t.store("flags", i / 4, 4);
+  });
+  const RangeGenerator gen(test::analyze_kernel(src, "halves"));
+  EXPECT_TRUE(gen.splittable(r, {}));
 }
 
 }  // namespace
