@@ -980,6 +980,7 @@ class KernelExtractor {
 
   void record_unknown(llvm::Instruction& inst, llvm::Value* ptr, bool is_write, AccessClass cls,
                       const std::string& reason) {
+    if (!is_global_pointer(ptr)) return;
     std::vector<const llvm::Argument*> args = targets(ptr);
     const unsigned as = llvm::cast<llvm::PointerType>(ptr->getType())->getAddressSpace();
     if (args.empty()) {
@@ -1004,6 +1005,8 @@ class KernelExtractor {
   void record_with_extra(llvm::Instruction& inst, llvm::Value* ptr, std::uint32_t width,
                          bool is_read, bool is_write, bool atomic, const Pieces& extra,
                          const std::string& what) {
+    // Private and __local memory (allocas, __local arrays and arguments) is not shared memory.
+    if (!is_global_pointer(ptr)) return;
     const std::vector<const llvm::Argument*> args = targets(ptr);
     if (args.empty()) {
       record_unknown(inst, ptr, is_write, AccessClass::UnknownCall, "pointer of unknown origin");

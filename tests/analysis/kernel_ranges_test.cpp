@@ -336,6 +336,9 @@ TEST(KernelRanges, ReductionByGroupIsSplittableButAtomicSumIsNot) {
   });
   const RangeGenerator partial(test::analyze_kernel(src, "partial"));
   EXPECT_TRUE(partial.splittable(r, {}));
+  // Only the two global references count; __local tmp[] traffic is not shared memory.
+  EXPECT_EQ(partial.kernel().stats.total, 2U);
+  EXPECT_EQ(partial.kernel().stats.unknown_call, 0U);
   const RangeGenerator total(test::analyze_kernel(src, "total"));
   std::string why;
   EXPECT_FALSE(total.splittable(r, {}, &why));
