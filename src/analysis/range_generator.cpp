@@ -345,9 +345,18 @@ class PieceEvaluator {
         }
       }
     }
+    // Keep free the variable along which the subscript is densest (smallest stride, then widest
+    // range): each enumerated point then yields one contiguous run instead of one per value.
+    auto better = [&](std::size_t a, std::size_t b) {
+      const std::int64_t ca = subscript_.coef[a] < 0 ? -subscript_.coef[a] : subscript_.coef[a];
+      const std::int64_t cb = subscript_.coef[b] < 0 ? -subscript_.coef[b] : subscript_.coef[b];
+      if ((ca != 0) != (cb != 0)) return ca != 0;
+      if (ca != cb) return ca < cb;
+      return slots_[a].hi - slots_[a].lo > slots_[b].hi - slots_[b].lo;
+    };
     std::size_t free_var = coupled.front();
     for (std::size_t i : coupled) {
-      if (slots_[i].hi - slots_[i].lo > slots_[free_var].hi - slots_[free_var].lo) free_var = i;
+      if (better(i, free_var)) free_var = i;
     }
     std::vector<std::size_t> enumerated;
     Int128 points = 1;
