@@ -62,6 +62,7 @@ std::vector<std::string> opencl_options_to_cc1(const std::string& options) {
                                              "-cl-kernel-arg-info",
                                              "-cl-uniform-work-group-size",
                                              "-cl-strict-aliasing",
+                                             "-cl-fp32-correctly-rounded-divide-sqrt",
                                              "-w",
                                              "-Werror"};
   std::vector<std::string> out;
@@ -75,6 +76,10 @@ std::vector<std::string> opencl_options_to_cc1(const std::string& options) {
       out.push_back(t + tokens[++i]);
     } else if (starts_with(t, "-D") || starts_with(t, "-I") || starts_with(t, "-cl-std=")) {
       out.push_back(t);
+    } else if (t == "-g" || t == "-cl-no-subgroup-ifp" || t == "-create-library" ||
+               t == "-enable-link-options") {
+      // Valid OpenCL options that do not change which bytes a kernel touches.
+      continue;
     } else {
       bool known = false;
       for (const char* p : kPassThrough) known = known || t == p;

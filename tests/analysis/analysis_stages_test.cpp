@@ -42,6 +42,10 @@ TEST(Frontend, DefinesAndStandardReachTheCompiler) {
   const char* src = "__kernel void k(__global int* a) { a[get_global_id(0)] = N; }";
   EXPECT_THROW((void)analyze_program(src, ""), OpenCLCompileError);
   EXPECT_EQ(analyze_program(src, "-D N=3 -cl-std=CL2.0").kernels.size(), 1U);
+  // Every clBuildProgram option of OpenCL 1.2 that examples use is accepted.
+  EXPECT_EQ(
+      analyze_program(src, "-DN=1 -cl-fp32-correctly-rounded-divide-sqrt -g -w").kernels.size(),
+      1U);
 }
 
 TEST(Extraction, ArgumentsAndClassesOfAStencil) {
