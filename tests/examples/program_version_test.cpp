@@ -157,8 +157,8 @@ std::vector<std::string> workload_names() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Workloads, AnalysisDerived, ::testing::ValuesIn(workload_names()),
-                         [](const ::testing::TestParamInfo<std::string>& info) {
-                           std::string name = info.param;
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           std::string name = param_info.param;
                            for (char& ch : name) {
                              if (ch == '-') ch = '_';
                            }
