@@ -236,10 +236,17 @@ class KernelExtractor {
       }
       case scZeroExtend:
       case scSignExtend:
-      case scPtrToInt:
-        // Casts are transparent: OpenCL kernels compute indices in 32 or 64 bits and a valid
-        // access never wraps (the same assumption Polly makes for nsw subscripts).
-        return convert(cast<SCEVCastExpr>(s)->getOperand(0), why);
+      case scPtrToInt: {
+        // An extended i1 is a comparison used as a number: instcombine writes (j > 0) ? c - 1 : c
+        // as c + sext(j > 0) and (j < n - 1) ? c + 1 : c as c + zext(j < n - 1).
+        const SCEV* op = cast<SCEVCastExpr>(s)->getOperand(0);
+        if (op->getType()->isIntegerTy(1)) {
+          return convert_flag(op, s->getSCEVType() == scSignExtend, why);
+        }
+        // Other casts are transparent: OpenCL kernels compute indices in 32 or 64 bits and a
+        // valid access never wraps (the same assumption Polly makes for nsw subscripts).
+        return convert(op, why);
+      }
       case scAddExpr: {
         Pieces acc = single(constant_expr(0));
         for (const SCEV* op : cast<SCEVAddExpr>(s)->operands()) {
@@ -364,6 +371,114 @@ class KernelExtractor {
       return std::nullopt;
     }
     return out;
+  }
+
+  /// zext(flag) (sign = false) or sext(flag) of an i1 as two exact cases: 1 (or -1) where the
+  /// flag holds, 0 where it does not, each piece constrained by the flag's (negated) condition.
+  /// Like a select, the flag's condition must be complete: a weakened one would let the two
+  /// cases overlap.
+  std::optional<Pieces> convert_flag(const llvm::SCEV* flag, bool sign, Failure& why) {
+    Dnf when_true;
+    Dnf when_false;
+    const bool saved = partially_dropped_;
+    partially_dropped_ = false;
+    const bool ok =
+        flag_condition(flag, true, when_true, why) && flag_condition(flag, false, when_false, why);
+    const bool weakened = partially_dropped_;
+    partially_dropped_ = saved;
+    if (!ok || weakened) {
+      if (ok) why = {AccessClass::NonAffine, "extended flag with a partly non-affine condition"};
+      return std::nullopt;
+    }
+    Pieces out;
+    for (Conjunction& c : when_true) {
+      if (simplify(c)) out.push_back(Piece{constant_expr(sign ? -1 : 1), std::move(c)});
+    }
+    for (Conjunction& c : when_false) {
+      if (simplify(c)) out.push_back(Piece{constant_expr(0), std::move(c)});
+    }
+    // Both DNFs empty cannot happen for a complete condition; keep the result well-formed anyway.
+    if (out.empty()) out.push_back(Piece{constant_expr(0), {ge0(constant_expr(-1))}});
+    return out;
+  }
+
+  /// The DNF under which an i1-typed SCEV is true (taken) or false. SCEV writes i1 logic as
+  /// arithmetic modulo 2: `and` is umin (or a product, or a sequential umin for a short-circuit
+  /// select), `or` is umax, a sum is exclusive or, and signed min/max swap because true is -1.
+  bool flag_condition(const llvm::SCEV* s, bool taken, Dnf& out, Failure& why) {
+    using namespace llvm;
+    switch (s->getSCEVType()) {
+      case scConstant:
+        out = (cast<SCEVConstant>(s)->getAPInt().isOne() == taken) ? Dnf{Conjunction{}} : Dnf{};
+        return true;
+      case scUnknown:
+        return condition(cast<SCEVUnknown>(s)->getValue(), taken, out, why);
+      case scUMinExpr:
+      case scSequentialUMinExpr:
+      case scMulExpr:
+      case scSMaxExpr:
+      case scUMaxExpr:
+      case scSMinExpr: {
+        const auto t = s->getSCEVType();
+        const bool is_and =
+            t == scUMinExpr || t == scSequentialUMinExpr || t == scMulExpr || t == scSMaxExpr;
+        // All operands true (and, taken) or any false (and, not taken); dually for or.
+        const bool conjunction = is_and == taken;
+        out = conjunction ? Dnf{Conjunction{}} : Dnf{};
+        for (const SCEV* op : cast<SCEVNAryExpr>(s)->operands()) {
+          Dnf d;
+          if (!flag_condition(op, taken, d, why)) return false;
+          Dnf next;
+          if (!merge(out, d, conjunction, next, why)) return false;
+          out = std::move(next);
+        }
+        return true;
+      }
+      case scAddExpr: {
+        // Exclusive or of the operands: track the DNFs of "odd so far" and "even so far".
+        Dnf odd;
+        Dnf even{Conjunction{}};
+        for (const SCEV* op : cast<SCEVAddExpr>(s)->operands()) {
+          Dnf t;
+          Dnf f;
+          if (!flag_condition(op, true, t, why) || !flag_condition(op, false, f, why)) {
+            return false;
+          }
+          Dnf odd_f;
+          Dnf even_t;
+          Dnf even_f;
+          Dnf odd_t;
+          if (!merge(odd, f, true, odd_f, why) || !merge(even, t, true, even_t, why) ||
+              !merge(even, f, true, even_f, why) || !merge(odd, t, true, odd_t, why)) {
+            return false;
+          }
+          if (!merge(odd_f, even_t, false, odd, why) || !merge(even_f, odd_t, false, even, why)) {
+            return false;
+          }
+        }
+        out = taken ? odd : even;
+        return true;
+      }
+      case scTruncate: {
+        // x mod 2 as pieces r in {0, 1}: true where r == 1.
+        std::optional<Pieces> r = convert(s, why);
+        if (!r) return false;
+        out.clear();
+        for (const Piece& p : *r) {
+          Conjunction c = p.constraints;
+          c.push_back(eq0(taken ? p.expr - constant_expr(1) : p.expr));
+          if (simplify(c)) out.push_back(std::move(c));
+        }
+        if (out.size() > kMaxDisjuncts) {
+          why = {AccessClass::NonAffine, "condition too complex"};
+          return false;
+        }
+        return true;
+      }
+      default:
+        why = {AccessClass::NonAffine, "flag not computable"};
+        return false;
+    }
   }
 
   enum class DivisionKind { FloorNonNegative, Floor, TowardZero };
