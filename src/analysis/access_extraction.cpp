@@ -617,6 +617,19 @@ class KernelExtractor {
     }
     if (auto* call = llvm::dyn_cast<llvm::CallInst>(v)) return convert_call(call, why);
     if (auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(v)) {
+      // An `or` (or `xor`) of operands without common set bits is their sum: instcombine writes
+      // 2 * i + (i >= k) as (i << 1) | zext(i >= k).
+      const auto bop = bin->getOpcode();
+      if ((bop == llvm::Instruction::Or || bop == llvm::Instruction::Xor) &&
+          llvm::haveNoCommonBitsSet(bin->getOperand(0), bin->getOperand(1), layout_)) {
+        std::optional<Pieces> a = convert_value(bin->getOperand(0), why);
+        if (!a) return std::nullopt;
+        std::optional<Pieces> b = convert_value(bin->getOperand(1), why);
+        if (!b) return std::nullopt;
+        Pieces sum = combine(*a, *b, /*multiply=*/false, why);
+        if (sum.empty()) return std::nullopt;
+        return sum;
+      }
       // Signed division, remainder and arithmetic shift by constants (SCEV only models the
       // unsigned forms).
       auto* k = llvm::dyn_cast<llvm::ConstantInt>(bin->getOperand(1));
@@ -732,6 +745,33 @@ class KernelExtractor {
       if (op == llvm::Instruction::Xor) {
         auto* k = llvm::dyn_cast<llvm::ConstantInt>(bin->getOperand(1));
         if (k != nullptr && k->isOne()) return condition(bin->getOperand(0), !taken, out, why);
+        if (bin->getType()->isIntegerTy(1)) {
+          // a != b on flags: (a && !b) || (!a && b) when taken, else a == b. Both operands are
+          // needed in both polarities, so neither may be weakened (see the select case).
+          Dnf at;
+          Dnf af;
+          Dnf bt;
+          Dnf bf;
+          const bool saved = partially_dropped_;
+          partially_dropped_ = false;
+          const bool ok = condition(bin->getOperand(0), true, at, why) &&
+                          condition(bin->getOperand(0), false, af, why) &&
+                          condition(bin->getOperand(1), true, bt, why) &&
+                          condition(bin->getOperand(1), false, bf, why);
+          const bool weakened = partially_dropped_;
+          partially_dropped_ = saved;
+          if (!ok || weakened) {
+            if (ok) why = {AccessClass::NonAffine, "exclusive or of partly non-affine conditions"};
+            return false;
+          }
+          Dnf left;
+          Dnf right;
+          if (!merge(at, taken ? bf : bt, true, left, why) ||
+              !merge(af, taken ? bt : bf, true, right, why)) {
+            return false;
+          }
+          return merge(left, right, false, out, why);
+        }
       }
       if (op == llvm::Instruction::And || op == llvm::Instruction::Or) {
         return junction(bin->getOperand(0), bin->getOperand(1), op == llvm::Instruction::And, taken,

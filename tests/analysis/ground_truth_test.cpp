@@ -71,6 +71,15 @@ TEST_P(GroundTruthCorpus, AnalysisCoversEveryRecordedAccess) {
     return;
   }
   for (const std::string& problem : problems) ADD_FAILURE() << problem;
+  if (kernel->exact && (access.analysis != nullptr || !access.analyze_cli.empty())) {
+    for (const PartitionResult& p : check.partitions) {
+      EXPECT_TRUE(p.analyzed) << p.launch << " groups " << p.groups << " not analysed";
+      EXPECT_TRUE(p.verdict.exact_equal)
+          << kernel->id << " is marked exact, but " << p.launch << " groups " << p.groups
+          << " claims " << p.verdict.extra_read_bytes << " read and " << p.verdict.extra_write_bytes
+          << " written bytes more than executed";
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, GroundTruthCorpus, ::testing::ValuesIn(corpus_ids()),

@@ -152,6 +152,11 @@ Corpus load_corpus(const std::filesystem::path& manifest) {
     kernel.id = object->getString("id").value_or(*name).str();
     kernel.kernel_class = object->getString("class").value_or("other").str();
     kernel.known_issue = object->getString("known_issue").value_or("").str();
+    if (const llvm::json::Value* exact = object->get("exact")) {
+      const auto flag = exact->getAsBoolean();
+      if (!flag) bad("kernel " + kernel.id, "'exact' must be true or false");
+      kernel.exact = *flag;
+    }
     const std::string where = "kernel " + kernel.id;
     if (!ids.insert(kernel.id).second) bad(where, "duplicate id");
     if (const llvm::json::Array* options = object->getArray("options")) {

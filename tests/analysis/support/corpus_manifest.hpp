@@ -36,6 +36,9 @@ struct CorpusKernel {
   /// A known analysis bug this kernel exposes (see the text): the check is still run and must
   /// still find a problem; when it no longer does, the entry is stale and the test says so.
   std::string known_issue;
+  /// The analysis must be exact for this kernel: every checked partition's claimed read and write
+  /// sets equal the recorded ones (an over-approximation, though safe, fails the check).
+  bool exact = false;
 };
 
 struct Corpus {
