@@ -112,6 +112,7 @@ ProgramRunResult run_program_version(const Workload& workload, Runtime& runtime,
   result.moved.device_to_host = minus(after.device_to_host, before.device_to_host);
   result.moved.device_to_device = minus(after.device_to_device, before.device_to_device);
   result.moved.prefetch_bytes = after.prefetch_bytes - before.prefetch_bytes;
+  result.moved.prefetch_unread_bytes = after.prefetch_unread_bytes - before.prefetch_unread_bytes;
   result.moved.replays = after.replays - before.replays;
   result.moved.mispredictions = after.mispredictions - before.mispredictions;
   for (const auto& [name, b] : buffers) runtime.release_buffer(b);

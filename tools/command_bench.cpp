@@ -184,8 +184,9 @@ int run_bench(const BenchOptions& o) {
     << ",\"bytes_min_d2h\":" << minimum.d2h << ",\"bytes_min_d2d\":" << minimum.d2d
     << ",\"bytes_whole_buffer\":" << whole.total(peer)
     << ",\"manual_bytes\":" << manual_result.moved.total(peer)
-    << ",\"prefetch_bytes\":" << first.moved.prefetch_bytes << ",\"iters\":" << o.iters
-    << ",\"seconds\":" << num(a) << ",\"manual_seconds\":" << num(m);
+    << ",\"prefetch_bytes\":" << first.moved.prefetch_bytes
+    << ",\"prefetch_unread_bytes\":" << first.moved.prefetch_unread_bytes
+    << ",\"iters\":" << o.iters << ",\"seconds\":" << num(a) << ",\"manual_seconds\":" << num(m);
   if (o.overhead) {
     j << ",\"beta_seconds\":" << num(b) << ",\"gamma_seconds\":" << num(g)
       << ",\"overhead_fraction\":" << num(a > 0 ? (b - g) / a : 0)

@@ -156,6 +156,7 @@ std::string CoherenceSelftestResult::to_json(const CoherenceSelftestOptions& o) 
          ",\"copies\":" + std::to_string(copies) + ",\"replays\":" + std::to_string(replays) +
          ",\"mispredictions\":" + std::to_string(mispredictions) +
          ",\"prefetch_bytes\":" + std::to_string(prefetch_bytes) +
+         ",\"prefetch_unread_bytes\":" + std::to_string(prefetch_unread_bytes) +
          ",\"launches\":" + std::to_string(launches) +
          ",\"partitioned_launches\":" + std::to_string(partitioned_launches) +
          ",\"host_reads\":" + std::to_string(host_reads) +
@@ -397,12 +398,19 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
     result.replays = s.replays;
     result.mispredictions = s.mispredictions;
     result.prefetch_bytes = s.prefetch_bytes;
+    result.prefetch_unread_bytes = s.prefetch_unread_bytes;
   } catch (const std::exception& e) {
     result.error = e.what();
   }
   result.minimum_bytes = oracle.minimum();
-  result.ok = result.error.empty() && result.mismatched_bytes == 0 &&
-              (opt.strategy != UpdateStrategy::lazy || result.bytes_copied == result.minimum_bytes);
+  // Lazy copies exactly the minimum. Adaptive, with peer copies, copies the minimum plus the
+  // replayed bytes no reader used (a replay that was read replaced the demand copy byte for byte).
+  const bool lazy_exact =
+      opt.strategy != UpdateStrategy::lazy || result.bytes_copied == result.minimum_bytes;
+  const bool adaptive_exact =
+      opt.strategy != UpdateStrategy::adaptive || !opt.peer_copies ||
+      result.bytes_copied == result.minimum_bytes + result.prefetch_unread_bytes;
+  result.ok = result.error.empty() && result.mismatched_bytes == 0 && lazy_exact && adaptive_exact;
   return result;
 }
 

@@ -24,9 +24,10 @@ struct CoherenceSelftestResult {
   std::uint64_t bytes_copied = 0;
   std::uint64_t minimum_bytes = 0;  ///< what the lazy protocol must copy for this program
   std::uint64_t copies = 0;
-  std::uint64_t replays = 0;         ///< adaptive: copy sequences replayed
-  std::uint64_t mispredictions = 0;  ///< adaptive: replays that did not recur
-  std::uint64_t prefetch_bytes = 0;  ///< adaptive: bytes copied by replays
+  std::uint64_t replays = 0;                ///< adaptive: copy sequences replayed
+  std::uint64_t mispredictions = 0;         ///< adaptive: replays that did not recur
+  std::uint64_t prefetch_bytes = 0;         ///< adaptive: bytes copied by replays
+  std::uint64_t prefetch_unread_bytes = 0;  ///< adaptive: replayed bytes no reader used
   std::size_t launches = 0;
   std::size_t partitioned_launches = 0;
   std::size_t host_reads = 0;
@@ -42,7 +43,8 @@ struct CoherenceSelftestResult {
 /// may-write sets, many in flight at once) runs through a Runtime over `devices` host-driver
 /// devices and, op by op, on one flat memory. Every host read and the final contents must match
 /// byte for byte; under the lazy strategy the bytes copied must equal the protocol's minimum
-/// (each byte a reader lacks is copied once, plus a write-back when no peer path exists). The same
+/// (each byte a reader lacks is copied once, plus a write-back when no peer path exists); under
+/// adaptive with peer copies, the minimum plus the replayed bytes no reader used. The same
 /// options always generate the same program.
 CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& options);
 

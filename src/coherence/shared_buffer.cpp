@@ -25,6 +25,7 @@ SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t siz
       mirrors_(context.devices.size()),
       directory_(size, context.agent_count()),
       trackers_(context.agent_count()),
+      unread_prefetch_(context.agent_count()),
       peer_([&context](Agent from, Agent to) { return context.can_peer(from, to); }) {}
 
 SharedBuffer::~SharedBuffer() {
@@ -62,6 +63,9 @@ void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
   if (demand && history_.recording()) {
     history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
   }
+  if (demand && !unread_prefetch_[agent].empty()) {
+    unread_prefetch_[agent] = unread_prefetch_[agent].subtract(bytes);
+  }
   if (agent != kHostAgent) (void)mirror(agent);
   const std::vector<Transfer> transfers = agent == kHostAgent
                                               ? directory_.apply_host_read(bytes)
@@ -94,6 +98,26 @@ void SharedBuffer::issue(const Transfer& t) {
   }
   trackers_[t.from].record_read(r, e);
   trackers_[t.to].record_write(r, e);
+  // A replayed copy that lands on the predicted reader is unread until a demand read there uses
+  // it (a hop through the host on the way is not tracked: it serves only that copy).
+  if (replay_target_ && t.to == *replay_target_) {
+    unread_prefetch_[t.to] = unread_prefetch_[t.to].unite(r);
+  }
+}
+
+void SharedBuffer::drop_unread_prefetch(const IntervalSet& bytes) {
+  for (IntervalSet& unread : unread_prefetch_) {
+    if (unread.empty()) continue;
+    overwritten_prefetch_ += unread.intersect(bytes).total_size();
+    unread = unread.subtract(bytes);
+  }
+}
+
+TransferStats SharedBuffer::stats() const {
+  TransferStats s = stats_;
+  s.prefetch_unread_bytes = overwritten_prefetch_;
+  for (const IntervalSet& unread : unread_prefetch_) s.prefetch_unread_bytes += unread.total_size();
+  return s;
 }
 
 void SharedBuffer::begin_write() {
@@ -104,6 +128,7 @@ void SharedBuffer::after_device_writes(std::span<const std::pair<Agent, Interval
                                        const std::string& kernel, UpdateStrategy strategy) {
   AgentMask writers;
   for (const auto& [agent, bytes] : writes) {
+    drop_unread_prefetch(bytes);
     directory_.apply_device_write(agent, bytes);
     writers = writers.with(agent);
   }
@@ -128,8 +153,13 @@ void SharedBuffer::after_device_writes(std::span<const std::pair<Agent, Interval
       // moment it completes and overlap whatever runs next.
       ++stats_.replays;
       const std::uint64_t before = stats_.total_bytes();
+      struct EndReplay {
+        std::optional<Agent>& target;
+        ~EndReplay() { target.reset(); }
+      } end_replay{replay_target_};
       for (const Demand& d : *replay) {
         if (d.bytes.bounds().end > size_ || d.agent >= context_.agent_count()) continue;
+        replay_target_ = d.agent;
         acquire(d.agent, d.bytes, false);
         history_.note_prefetched(d.agent, d.bytes);
       }
@@ -140,6 +170,7 @@ void SharedBuffer::after_device_writes(std::span<const std::pair<Agent, Interval
 }
 
 void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy strategy) {
+  drop_unread_prefetch(bytes);
   directory_.apply_host_write(bytes);
   if (strategy == UpdateStrategy::batch) {
     for (std::size_t d = 0; d < context_.devices.size(); ++d) {

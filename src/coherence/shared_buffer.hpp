@@ -68,7 +68,8 @@ class SharedBuffer {
 
   [[nodiscard]] const Directory& directory() const { return directory_; }
   [[nodiscard]] HazardTracker& tracker(Agent a) { return trackers_[a]; }
-  [[nodiscard]] const TransferStats& stats() const { return stats_; }
+  /// Copies issued so far, with prefetch_unread_bytes as of now.
+  [[nodiscard]] TransferStats stats() const;
   [[nodiscard]] const AdaptiveHistory& history() const { return history_; }
 
   [[nodiscard]] std::optional<UpdateStrategy> strategy_override() const { return override_; }
@@ -92,6 +93,8 @@ class SharedBuffer {
 
  private:
   void issue(const Transfer& t);
+  /// bytes are being overwritten (by any agent): replayed copies of them nobody read are wasted.
+  void drop_unread_prefetch(const IntervalSet& bytes);
 
   std::uint32_t id_;
   std::string name_;
@@ -103,6 +106,11 @@ class SharedBuffer {
   std::vector<HazardTracker> trackers_;
   AdaptiveHistory history_;
   TransferStats stats_;
+  // Adaptive accounting: per agent, the bytes replays copied there that no demand read has used
+  // yet; and the bytes of such copies that were overwritten before any read.
+  std::vector<IntervalSet> unread_prefetch_;
+  std::uint64_t overwritten_prefetch_ = 0;
+  std::optional<Agent> replay_target_;  // set while a replay copies to this agent
   std::optional<UpdateStrategy> override_;
   PeerPolicy peer_;
 };

@@ -29,6 +29,10 @@ struct TransferStats {
   CopyCount device_to_host;
   CopyCount device_to_device;
   std::uint64_t prefetch_bytes = 0;
+  /// adaptive: bytes a replay copied to a predicted reader that the reader has not read (they were
+  /// overwritten first, or are still unread). With peer-to-peer copies, moved bytes minus these
+  /// equal what the lazy strategy moves for the same program: the replays' only waste.
+  std::uint64_t prefetch_unread_bytes = 0;
   std::uint64_t replays = 0;         ///< adaptive: copy sequences replayed after a kernel
   std::uint64_t mispredictions = 0;  ///< adaptive: replayed sequences that did not recur
 
@@ -41,7 +45,7 @@ struct TransferStats {
   TransferStats& operator+=(const TransferStats& o);
   friend bool operator==(const TransferStats&, const TransferStats&) = default;
   /// {"h2d":{"bytes":..,"copies":..},"d2h":{..},"d2d":{..},"total":{..},"prefetch_bytes":..,
-  ///  "replays":..,"mispredictions":..}
+  ///  "prefetch_unread_bytes":..,"replays":..,"mispredictions":..}
   [[nodiscard]] std::string to_json() const;
 };
 

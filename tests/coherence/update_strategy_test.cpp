@@ -151,6 +151,38 @@ TEST(AdaptiveStrategy, LearnsRepeatingLoopAndReplaysEagerly) {
   EXPECT_EQ(s.prefetch_bytes, 4u * 32u);
   EXPECT_EQ(s.device_to_device.bytes, 6u * 32u);  // no more than lazy
   EXPECT_EQ(s.host_to_device.bytes, 0u);
+  EXPECT_EQ(s.prefetch_unread_bytes, 0u);  // every replayed byte was read
+}
+
+// After the last iteration of a loop the replay still fires (the runtime cannot know the loop
+// ended): its bytes are counted as moved and as unread, and moved minus unread equals lazy.
+TEST(AdaptiveStrategy, TrailingReplayIsCountedAsUnread) {
+  auto run = [](UpdateStrategy strategy, std::byte& last_seen) {
+    Runtime rt(make_host_devices(2), RuntimeOptions{strategy});
+    BufferId a = rt.create_buffer(kSize, "a");
+    BufferId out = rt.create_buffer(1, "out");
+    for (int it = 0; it < 5; ++it) {
+      rt.launch(fill(0, a, 0, 32, static_cast<std::byte>(it + 1), "produce"));
+      rt.launch(sum(1, a, 0, 24, out));  // reads 24 of the 32 bytes written
+    }
+    rt.launch(fill(0, a, 0, 32, std::byte{9}, "produce"));  // the loop's tail: nobody reads it
+    rt.read_blocking(out, 0, std::span(&last_seen, 1));
+    return rt.buffer_stats(a);
+  };
+  std::byte lazy_out{};
+  std::byte adaptive_out{};
+  const TransferStats lazy = run(UpdateStrategy::lazy, lazy_out);
+  const TransferStats adaptive = run(UpdateStrategy::adaptive, adaptive_out);
+  EXPECT_EQ(lazy_out, adaptive_out);
+  EXPECT_EQ(lazy.device_to_device.bytes, 5u * 24u);
+  EXPECT_EQ(lazy.prefetch_unread_bytes, 0u);
+  // Learned after two productions; replays after productions 2, 3, 4 (read) and the tail
+  // (unread): 4 x 24 bytes copied early.
+  EXPECT_EQ(adaptive.replays, 4u);
+  EXPECT_EQ(adaptive.prefetch_bytes, 4u * 24u);
+  EXPECT_EQ(adaptive.prefetch_unread_bytes, 24u);
+  EXPECT_EQ(adaptive.device_to_device.bytes - adaptive.prefetch_unread_bytes,
+            lazy.device_to_device.bytes);
 }
 
 TEST(AdaptiveStrategy, WrongPredictionCostsBytesOnlyAndStopsReplaying) {
@@ -172,6 +204,7 @@ TEST(AdaptiveStrategy, WrongPredictionCostsBytesOnlyAndStopsReplaying) {
   EXPECT_EQ(s.replays, 2u);
   EXPECT_EQ(s.mispredictions, 1u);
   EXPECT_EQ(s.device_to_device.bytes, 6u * 32u);  // 5 needed + 1 wasted prediction
+  EXPECT_EQ(s.prefetch_unread_bytes, 32u);        // the wasted one, never read on d1
 }
 
 TEST(UpdateStrategy, PerBufferOverrideBeatsRuntimeDefault) {
