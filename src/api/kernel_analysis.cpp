@@ -1,7 +1,9 @@
 #include "api/kernel_analysis.hpp"
 
+#include <chrono>
 #include <map>
 #include <mutex>
+#include <utility>
 
 #if defined(UNIMEM_WITH_ANALYSIS)
 #include "analysis/access_pattern.hpp"
@@ -66,25 +68,85 @@ class AnalyzedProgram final : public ProgramAnalysis {
   std::map<std::string, std::unique_ptr<RangeGenerator>> generators_;
 };
 
+std::shared_ptr<const ProgramAnalysis> analyze_uncached(const std::string& source,
+                                                        const std::string& options,
+                                                        std::string* error) {
+  try {
+    return std::make_shared<const AnalyzedProgram>(analyze_program(source, options));
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return nullptr;
+  }
+}
+
+}  // namespace
+#else
+static std::shared_ptr<const ProgramAnalysis> analyze_uncached(const std::string&,
+                                                               const std::string&,
+                                                               std::string* error) {
+  *error = "unimem was built without the kernel analysis";
+  return nullptr;
+}
+#endif
+
+namespace {
+
+struct CachedAnalysis {
+  std::shared_ptr<const ProgramAnalysis> analysis;  // null when it failed
+  std::string error;
+};
+
+// Process-wide: the analysis of a source depends only on the source, the options and the Clang
+// compiled in. Concurrent first requests for one key may both analyse; the first stored wins.
+struct AnalysisCacheState {
+  std::mutex mutex;
+  std::map<std::pair<std::string, std::string>, CachedAnalysis> entries;
+};
+
+AnalysisCacheState& cache_state() {
+  static AnalysisCacheState state;
+  return state;
+}
+
 }  // namespace
 
 std::shared_ptr<const ProgramAnalysis> ProgramAnalysis::analyze(const std::string& source,
                                                                 const std::string& options,
-                                                                std::string* error) {
-  try {
-    return std::make_shared<const AnalyzedProgram>(analyze_program(source, options));
-  } catch (const std::exception& e) {
-    if (error != nullptr) *error = e.what();
-    return nullptr;
+                                                                std::string* error,
+                                                                AnalysisTiming* timing) {
+  const auto start = std::chrono::steady_clock::now();
+  AnalysisCacheState& state = cache_state();
+  auto key = std::pair{source, options};
+  auto report = [&](const CachedAnalysis& entry, bool cached) {
+    if (error != nullptr) *error = entry.error;
+    if (timing != nullptr) {
+      timing->cached = cached;
+      timing->seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    return entry.analysis;
+  };
+  {
+    std::lock_guard lock(state.mutex);
+    auto it = state.entries.find(key);
+    if (it != state.entries.end()) return report(it->second, true);
   }
+  CachedAnalysis fresh;
+  fresh.analysis = analyze_uncached(source, options, &fresh.error);
+  std::lock_guard lock(state.mutex);
+  const auto [it, inserted] = state.entries.emplace(std::move(key), std::move(fresh));
+  (void)inserted;
+  return report(it->second, false);
 }
-#else
-std::shared_ptr<const ProgramAnalysis> ProgramAnalysis::analyze(const std::string&,
-                                                                const std::string&,
-                                                                std::string* error) {
-  if (error != nullptr) *error = "unimem was built without the kernel analysis";
-  return nullptr;
+
+std::size_t ProgramAnalysis::cache_size() {
+  std::lock_guard lock(cache_state().mutex);
+  return cache_state().entries.size();
 }
-#endif
+
+void ProgramAnalysis::clear_cache() {
+  std::lock_guard lock(cache_state().mutex);
+  cache_state().entries.clear();
+}
 
 }  // namespace unimem::detail

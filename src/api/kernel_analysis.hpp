@@ -38,14 +38,26 @@ struct AnalysisBytes {
   bool write_certain = true;  ///< exact and unconditional: no fetch needed before the kernel
 };
 
+/// How an analysis request was served.
+struct AnalysisTiming {
+  bool cached = false;   ///< served from the process-wide cache (no work done)
+  double seconds = 0.0;  ///< wall time of this request (Clang + canonicalization + extraction)
+};
+
 /// The analysed kernels of one program. Thread-safe.
 class ProgramAnalysis {
  public:
-  /// Analyses source + options (DSOM section 4.3.2). Returns null and sets *error when unimem is
-  /// built without the analysis or the analysis cannot read the source.
+  /// Analyses source + options (DSOM section 4.3.2). Results, failures included, are cached for
+  /// the life of the process keyed by (source, options), so a program built twice -- by several
+  /// Programs or Runtimes -- is analysed once. Returns null and sets *error when unimem is built
+  /// without the analysis or the analysis cannot read the source. Thread-safe.
   static std::shared_ptr<const ProgramAnalysis> analyze(const std::string& source,
                                                         const std::string& options,
-                                                        std::string* error);
+                                                        std::string* error,
+                                                        AnalysisTiming* timing = nullptr);
+  /// Number of (source, options) pairs in the cache, and emptying it (for tests and tools).
+  static std::size_t cache_size();
+  static void clear_cache();
   virtual ~ProgramAnalysis() = default;
 
   /// Whether the program has an analysed kernel of that name.

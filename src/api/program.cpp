@@ -19,6 +19,7 @@ Program::Program(Runtime& runtime, std::string source, std::string options)
     : runtime_(runtime), options_(std::move(options)) {
 #if defined(UNIMEM_HAVE_OPENCL)
   std::vector<std::pair<const opencl::Context*, std::shared_ptr<opencl::OpenCLProgram>>> built;
+  const auto build_start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
     auto* dev = dynamic_cast<opencl::OpenCLDevice*>(&runtime_.device(i));
     if (dev == nullptr) {
@@ -34,9 +35,15 @@ Program::Program(Runtime& runtime, std::string source, std::string options)
     }
     programs_.push_back(it->second);
   }
+  build_report_.opencl_build_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
+  build_report_.contexts = built.size();
   // DSOM section 4.3.2: the analysis runs when the program is built. A source the analysis cannot
   // read still runs: arguments without descriptors then count as whole-buffer may-writes.
-  analysis_ = detail::ProgramAnalysis::analyze(source, options_, &analysis_error_);
+  detail::AnalysisTiming timing;
+  analysis_ = detail::ProgramAnalysis::analyze(source, options_, &analysis_error_, &timing);
+  build_report_.analysis_seconds = timing.seconds;
+  build_report_.analysis_cached = timing.cached;
 #else
   (void)source;
   throw PreconditionError("Program: unimem was built without OpenCL (UNIMEM_WITH_OPENCL=OFF)");

@@ -65,6 +65,14 @@ struct LaunchOptions {
   bool ignore_accesses = false;
 };
 
+/// What building a Program cost (issue 5: analysis time reported next to the OpenCL build time).
+struct ProgramBuildReport {
+  double opencl_build_seconds = 0.0;  ///< clBuildProgram for every OpenCL context, wall time
+  std::size_t contexts = 0;           ///< OpenCL contexts built for
+  double analysis_seconds = 0.0;      ///< kernel analysis, wall time (near zero when cached)
+  bool analysis_cached = false;       ///< the analysis of this source + options was reused
+};
+
 /// OpenCL C source built for every device of a Runtime. All the runtime's devices must be OpenCL
 /// devices. Thread-safe.
 class Program {
@@ -88,6 +96,8 @@ class Program {
   /// could not read the source; analysis_error() then says why).
   [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
   [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
+  /// Build and analysis times of this program.
+  [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }
 
   /// The plan of the last launch (for tools and tests).
   [[nodiscard]] LaunchPlan last_plan() const;
@@ -101,6 +111,7 @@ class Program {
   std::string options_;
   std::shared_ptr<const detail::ProgramAnalysis> analysis_;
   std::string analysis_error_;
+  ProgramBuildReport build_report_;
   // Per device: the program object of its context (devices of one context share one).
   std::vector<std::shared_ptr<void>> programs_;
   mutable std::mutex mutex_;

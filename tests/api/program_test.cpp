@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/kernel_analysis.hpp"
 #include "device/opencl/opencl_context.hpp"
 
 namespace unimem {
@@ -210,6 +211,30 @@ TEST_F(ProgramTest, UnknownKernelsAndBadSourcesAreReportedByName) {
   }
   EXPECT_THROW(Program(*runtime_, "kernel void broken(global int* p) { p[0] = undeclared; }"),
                DeviceError);
+}
+
+// Issue 5: analysis results are keyed by source and options (a program built twice is analysed
+// once), and the analysis time is reported next to the OpenCL build time.
+TEST_F(ProgramTest, ReportsBuildAndAnalysisTimesAndAnalysesAProgramOnce) {
+  // A source no other test builds, so its first build is not served from the cache.
+  const std::string source = std::string(kSource) + "\n// ReportsBuildAndAnalysisTimes\n";
+  const std::size_t entries = detail::ProgramAnalysis::cache_size();
+  const Program first(*runtime_, source);
+  const ProgramBuildReport& a = first.build_report();
+  EXPECT_EQ(a.contexts, 1u);  // POCL: every device in one context
+  EXPECT_GT(a.opencl_build_seconds, 0.0);
+  EXPECT_FALSE(a.analysis_cached);
+  EXPECT_EQ(detail::ProgramAnalysis::cache_size(), entries + 1);
+
+  const Program second(*runtime_, source);
+  EXPECT_TRUE(second.build_report().analysis_cached);
+  EXPECT_EQ(second.analyzed(), first.analyzed());
+  EXPECT_EQ(second.analysis_error(), first.analysis_error());
+  if (first.analyzed()) EXPECT_GT(a.analysis_seconds, 0.0);
+
+  const Program other_options(*runtime_, source, "-DUNUSED=1");
+  EXPECT_FALSE(other_options.build_report().analysis_cached);
+  EXPECT_EQ(detail::ProgramAnalysis::cache_size(), entries + 2);
 }
 
 }  // namespace
