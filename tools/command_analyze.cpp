@@ -14,6 +14,7 @@
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
 #include "analysis/program_analyzer.hpp"
 #include "analysis/range_generator.hpp"
+#include "analysis/scalar_argument.hpp"
 #endif
 
 namespace unimem::tools {
@@ -76,10 +77,6 @@ std::array<std::uint64_t, 3> parse_dims(const std::string& s, const std::string&
   }
   if (dims != nullptr) *dims = static_cast<std::uint32_t>(parts.size());
   return out;
-}
-
-bool is_integer_type(const std::string& type) {
-  return type != "float" && type != "double" && type != "half";
 }
 
 std::string read_file(const std::string& path) {
@@ -219,16 +216,17 @@ void run_analyze(const AnalyzeOptions& o) {
       throw std::runtime_error("--arg takes NAME=VALUE, got '" + a + "'");
     const ArgumentAccess& arg = find_argument(kernel, a.substr(0, eq), "--arg");
     const std::string value = a.substr(eq + 1);
-    if (is_integer_type(arg.type_name)) {
-      args.set_scalar(arg.index, parse_int(value, "--arg " + a));
-    } else {
-      // Floating-point scalars never enter a subscript; the value is only checked for form.
-      try {
-        (void)std::stod(value);
-      } catch (const std::exception&) {
-        throw std::runtime_error("invalid number '" + value + "' in --arg " + a);
-      }
+    if (arg.is_buffer() || arg.kind != ArgKind::Scalar) {
+      throw std::runtime_error("--arg: argument '" + arg.name + "' is not a scalar (use --buffer)");
     }
+    ScalarArgumentValue parsed;
+    try {
+      parsed = parse_scalar_argument(arg, value);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(std::string("--arg: ") + e.what());
+    }
+    // Floating-point scalars never enter a subscript: checked, not passed on.
+    if (!parsed.floating) args.set_scalar(arg.index, parsed.integer);
   }
   for (const std::string& a : o.buffers) {
     const auto eq = a.find('=');

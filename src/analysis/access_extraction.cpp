@@ -166,6 +166,7 @@ class KernelExtractor {
   void describe_arguments() {
     const llvm::MDNode* names = kernel_.getMetadata("kernel_arg_name");
     const llvm::MDNode* types = kernel_.getMetadata("kernel_arg_type");
+    const llvm::MDNode* base_types = kernel_.getMetadata("kernel_arg_base_type");
     for (llvm::Argument& a : kernel_.args()) {
       ArgumentAccess arg;
       arg.index = a.getArgNo();
@@ -173,6 +174,8 @@ class KernelExtractor {
       if (arg.name.empty())
         arg.name = a.hasName() ? a.getName().str() : "arg" + std::to_string(arg.index);
       arg.type_name = metadata_string(types, arg.index);
+      arg.base_type_name = metadata_string(base_types, arg.index);
+      if (arg.base_type_name.empty()) arg.base_type_name = arg.type_name;
       if (auto* pt = llvm::dyn_cast<llvm::PointerType>(a.getType())) {
         const unsigned as = pt->getAddressSpace();
         arg.kind = as == kGlobalAddressSpace     ? ArgKind::GlobalBuffer
@@ -181,6 +184,8 @@ class KernelExtractor {
                                                  : ArgKind::Other;
       } else if (a.getType()->isIntegerTy() || a.getType()->isFloatingPointTy()) {
         arg.kind = ArgKind::Scalar;
+        arg.scalar_bits = static_cast<std::uint32_t>(a.getType()->getPrimitiveSizeInBits());
+        arg.scalar_floating = a.getType()->isFloatingPointTy();
       } else {
         arg.kind = ArgKind::Other;
       }

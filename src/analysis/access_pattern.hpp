@@ -54,7 +54,12 @@ struct ArgumentAccess {
   std::uint32_t index = 0;
   std::string name;
   std::string type_name;
+  /// The type with typedefs resolved (kernel_arg_base_type), e.g. "uint" for a typedef'd index.
+  std::string base_type_name;
   ArgKind kind = ArgKind::Scalar;
+  /// For scalars: the width in bits and whether the type is floating-point (float, double, half).
+  std::uint32_t scalar_bits = 0;
+  bool scalar_floating = false;
   std::vector<AccessPiece> reads;
   std::vector<AccessPiece> writes;
 

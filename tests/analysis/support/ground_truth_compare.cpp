@@ -171,11 +171,6 @@ AnalysisReport run_analyze_command(const std::string& cli, const std::string& fi
              " --local " + dims(config.local);
   if (!config.offset.empty()) command += " --offset " + dims(config.offset);
   for (const auto& [name, value] : inputs.scalars) {
-    const KernelParam* param = signature.find_param(name);
-    if (param != nullptr && param->kind == ParamKind::scalar &&
-        param->scalar_kind == ScalarKind::floating) {
-      continue;
-    }
     command += " --arg " + quoted(name + "=" + value);
   }
   for (const auto& [name, bytes] : inputs.buffer_bytes) {

@@ -38,8 +38,8 @@ PartitionVerdict compare_partition(const KernelSignature& signature, const Analy
 bool groups_write_overlap(const AccessTrace& trace, std::string* where = nullptr);
 
 /// Runs `cli analyze FILE ... --json` for one partition and parses its answer; throws
-/// std::runtime_error with the command and its output when it fails. Integer scalars are passed
-/// with --arg (floating-point ones cannot shape an address and the command takes integers only).
+/// std::runtime_error with the command and its output when it fails. Every scalar is passed with
+/// --arg (floating-point ones too: the command checks them against the parameter type).
 AnalysisReport run_analyze_command(const std::string& cli, const std::string& file,
                                    const std::vector<std::string>& options,
                                    const KernelSignature& signature, const LaunchConfig& config,
