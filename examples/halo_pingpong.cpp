@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
+#include <string>
 
 #include "common/check.hpp"
 
@@ -57,7 +59,10 @@ std::vector<float> run_halo_pingpong(ManualContext& context, const ClKernel& ker
     const unsigned in = step % 2;
     const unsigned out = 1 - in;
     for (unsigned d = 0; d < devices; ++d) {
-      const auto [offset, global] = launch.range(blocks[d].own);
+      std::vector<std::size_t> offset(launch.extent.size(), 0);
+      std::vector<std::size_t> global = launch.extent;
+      offset.push_back(blocks[d].own.begin);
+      global.push_back(blocks[d].own.size());
       const std::vector<ClArg> args = launch.args(d, buffers[d][in], buffers[d][out], blocks[d]);
       kernels[d] = context.launch(d, kernel, args, offset, global, ready[d]);
       ready[d].clear();
@@ -93,6 +98,70 @@ std::vector<float> run_halo_pingpong(ManualContext& context, const ClKernel& ker
   }
   context.finish_all();
   return result;
+}
+
+SizeRules HaloStencil::size_rules() const {
+  // 32-bit cell indices: N^dims < 2^31.
+  return {shape().dims == 2 ? "rows" : "planes", 1, shape().dims == 2 ? 46000U : 1280U, true};
+}
+
+std::uint64_t HaloStencil::unit_elems(const Problem& problem) const {
+  return shape().dims == 2 ? problem.size : problem.size * problem.size;
+}
+
+Arrays HaloStencil::reference(const Problem& problem, const Arrays& inputs) const {
+  const std::string grid = shape().grid;
+  std::vector<float> in = inputs.at(grid);
+  std::vector<float> out(in.size());
+  for (std::uint32_t step = 0; step < problem.steps; ++step) {
+    reference_step(problem, inputs, in, out);
+    std::swap(in, out);
+  }
+  return {{grid, std::move(in)}};
+}
+
+TransferBytes HaloStencil::bytes_min(const Problem& problem, unsigned devices) const {
+  validate(problem, devices);
+  const std::uint64_t unit_bytes = unit_elems(problem) * sizeof(float);
+  TransferBytes bytes = halo_pingpong_bytes(problem.size, unit_bytes, devices, 1, problem.steps);
+  bytes.h2d += shape().own_inputs.size() * problem.size * unit_bytes;  // each unit once
+  return bytes;
+}
+
+BufferPlan HaloStencil::buffer_plan(const Problem& problem) const {
+  const Shape s = shape();
+  const std::uint64_t grid_bytes = problem.size * unit_elems(problem) * sizeof(float);
+  std::map<std::string, std::uint64_t> read_only;
+  for (const std::string& name : s.own_inputs) read_only[name] = grid_bytes;
+  return pingpong_plan(s.kernel, s.grid, grid_bytes, problem.steps, read_only);
+}
+
+Arrays HaloStencil::manual_version(ManualContext& context, const ClProgram& program,
+                                   const Problem& problem, const Arrays& inputs) const {
+  const Shape s = shape();
+  const unsigned devices = context.device_count();
+  const std::uint64_t elems = unit_elems(problem);
+  const std::uint64_t unit_bytes = elems * sizeof(float);
+  // The read-only arrays: each device gets its own units, once.
+  const std::vector<Block> own = split_evenly(problem.size, devices);
+  std::vector<std::vector<ClMem>> own_inputs(devices);
+  std::vector<std::vector<ClEvent>> uploaded(devices);
+  for (unsigned d = 0; d < devices; ++d) {
+    for (const std::string& name : s.own_inputs) {
+      own_inputs[d].push_back(context.allocate(d, own[d].size() * unit_bytes, name));
+      uploaded[d].push_back(context.write(d, own_inputs[d].back(), 0,
+                                          inputs.at(name).data() + own[d].begin * elems,
+                                          own[d].size() * unit_bytes));
+    }
+  }
+  HaloKernelLaunch launch;
+  launch.args = [&](unsigned d, const ClMem& in, const ClMem& out, const HaloBlock& block) {
+    return kernel_args(problem, in, out, own_inputs[d], block);
+  };
+  launch.extent.assign(s.dims - 1, problem.size);
+  const ClKernel kernel = context.kernel(program, s.kernel.c_str());
+  return {{s.grid, run_halo_pingpong(context, kernel, inputs.at(s.grid), problem.size, elems, 1,
+                                     problem.steps, launch, uploaded)}};
 }
 
 }  // namespace unimem::examples

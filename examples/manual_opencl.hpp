@@ -1,17 +1,17 @@
 #pragma once
 
-// A small, self-contained layer over the raw OpenCL 1.2 API for the hand-written multi-device
-// versions of the workloads: error checking by name, RAII handles, and a context over K devices
-// of one platform whose transfer calls count the bytes they move. It is deliberately independent
-// of the unimem runtime: the manual versions are the reference unimem is measured against.
+// A small layer over the raw OpenCL 1.2 API for the hand-written multi-device versions of the
+// workloads: RAII handles, and a context over K devices of one platform whose transfer calls count
+// the bytes they move. The manual versions are the reference unimem is measured against, so they
+// use none of the runtime; only discovery, error reporting (opencl::check: errors by name, as
+// DeviceError) and program builds (opencl::build_program) are the OpenCL driver's.
 
-#include <CL/cl.h>
+#include "device/opencl/opencl_api.hpp"
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <span>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,23 +20,6 @@
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
-
-/// An OpenCL call failed; the message names the call, the error ("CL_OUT_OF_RESOURCES (-5)") and
-/// the object involved.
-class OpenClError : public std::runtime_error {
- public:
-  OpenClError(cl_int code, std::string_view call, std::string_view where);
-  [[nodiscard]] cl_int code() const { return code_; }
-
- private:
-  cl_int code_;
-};
-
-/// "CL_OUT_OF_RESOURCES" for -5; "CL_UNKNOWN_ERROR" for codes it does not know.
-[[nodiscard]] std::string_view cl_error_name(cl_int code);
-
-/// Throws OpenClError unless code is CL_SUCCESS.
-void cl_check(cl_int code, std::string_view call, std::string_view where);
 
 /// Owning handle of one OpenCL object: releases it on destruction, retains on copy.
 template <typename T>
@@ -74,13 +57,10 @@ struct ClPlatformDevices {
   std::vector<cl_device_id> devices;
 };
 
-/// The platform with the most devices (POCL when it is the only platform). Throws OpenClError when
-/// there is no OpenCL platform at all.
+/// The platform with the most devices (POCL when it is the only platform), as
+/// opencl::list_devices() lists them (so the POCL default applies). Throws DeviceError
+/// (CL_DEVICE_NOT_FOUND) when there is no OpenCL device at all.
 [[nodiscard]] ClPlatformDevices discover_opencl_devices();
-
-/// Sets POCL_DEVICES to `devices` pthread devices unless POCL_DEVICES is already set. Must run
-/// before the first OpenCL call of the process: the ICD loader reads it once.
-void request_pocl_devices(unsigned devices);
 
 /// A kernel argument for ManualContext::launch.
 struct ClArg {
@@ -106,7 +86,7 @@ class ManualContext {
   [[nodiscard]] cl_context context() const { return context_.get(); }
   [[nodiscard]] std::string device_name(unsigned device) const;
 
-  /// Builds `source` for all devices of the context; a failure throws OpenClError carrying the
+  /// Builds `source` for all devices of the context; a failure throws DeviceError carrying the
   /// build log of every device that failed.
   [[nodiscard]] ClProgram build(std::string_view source, std::string_view options,
                                 std::string_view what) const;

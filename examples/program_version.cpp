@@ -1,5 +1,6 @@
 #include "examples/program_version.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -10,30 +11,14 @@
 namespace unimem::examples {
 
 // Defined in examples/<name>/unimem_program.cpp.
-std::map<std::string, BufferId> submit_stencil2d_program(Runtime&, Program&, const LaunchOptions&,
-                                                         const Problem&,
-                                                         std::map<std::string, BufferId>&);
-std::map<std::string, BufferId> submit_heat3d_program(Runtime&, Program&, const LaunchOptions&,
-                                                      const Problem&,
-                                                      std::map<std::string, BufferId>&);
-std::map<std::string, BufferId> submit_fdtd2d_program(Runtime&, Program&, const LaunchOptions&,
-                                                      const Problem&,
-                                                      std::map<std::string, BufferId>&);
-std::map<std::string, BufferId> submit_floyd_warshall_program(Runtime&, Program&,
-                                                              const LaunchOptions&, const Problem&,
-                                                              std::map<std::string, BufferId>&);
-std::map<std::string, BufferId> submit_matmul_program(Runtime&, Program&, const LaunchOptions&,
-                                                      const Problem&,
-                                                      std::map<std::string, BufferId>&);
-std::map<std::string, BufferId> submit_nbody_program(Runtime&, Program&, const LaunchOptions&,
-                                                     const Problem&,
-                                                     std::map<std::string, BufferId>&);
-std::map<std::string, BufferId> submit_blackscholes_program(Runtime&, Program&,
-                                                            const LaunchOptions&, const Problem&,
-                                                            std::map<std::string, BufferId>&);
-std::map<std::string, BufferId> submit_hotspot_program(Runtime&, Program&, const LaunchOptions&,
-                                                       const Problem&,
-                                                       std::map<std::string, BufferId>&);
+ProgramSubmitFunction submit_stencil2d_program;
+ProgramSubmitFunction submit_heat3d_program;
+ProgramSubmitFunction submit_fdtd2d_program;
+ProgramSubmitFunction submit_floyd_warshall_program;
+ProgramSubmitFunction submit_matmul_program;
+ProgramSubmitFunction submit_nbody_program;
+ProgramSubmitFunction submit_blackscholes_program;
+ProgramSubmitFunction submit_hotspot_program;
 
 ProgramSubmit program_version(std::string_view name) {
   static const std::map<std::string, ProgramSubmit, std::less<>> versions = {
@@ -56,6 +41,31 @@ ProgramSubmit program_version(std::string_view name) {
 AffinePiece grid_piece(std::int64_t pitch, std::int64_t constant, std::vector<VarBound> bounds,
                        std::uint64_t element_size) {
   return row_major_piece(element_size, {1, pitch}, constant, std::move(bounds));
+}
+
+BufferId scratch_buffer(Runtime& runtime, std::map<std::string, BufferId>& buffers,
+                        const std::string& name, std::uint64_t bytes) {
+  if (buffers.contains(name)) {
+    throw PreconditionError("scratch_buffer: buffer '" + name + "' exists already");
+  }
+  const BufferId b = runtime.create_buffer(bytes, name);
+  buffers[name] = b;
+  return b;
+}
+
+std::array<BufferId, 2> pingpong_buffers(Runtime& runtime, std::map<std::string, BufferId>& buffers,
+                                         const std::string& name) {
+  const BufferId first = buffers.at(name);
+  return {first, scratch_buffer(runtime, buffers, name + " b", runtime.buffer_size(first))};
+}
+
+NDRange ndrange(std::initializer_list<std::uint64_t> global) {
+  UNIMEM_REQUIRE(global.size() >= 1 && global.size() <= 3, "ndrange: 1 to 3 extents");
+  NDRange range;
+  range.dims = static_cast<std::uint32_t>(global.size());
+  range.global = {1, 1, 1};
+  std::copy(global.begin(), global.end(), range.global.begin());
+  return range;
 }
 
 std::unique_ptr<Program> build_program(const Workload& workload, Runtime& runtime) {

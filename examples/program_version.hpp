@@ -8,8 +8,10 @@
 //
 // One file per workload: examples/<name>/unimem_program.cpp.
 
+#include <array>
 #include <cstddef>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,9 +27,10 @@ namespace unimem::examples {
 /// Submits a workload's launches. `buffers` holds the inputs by name (already written); the
 /// function may add scratch buffers to it and returns the output buffers by output name.
 /// `options` carries the devices / balance every launch uses; the function adds descriptors.
-using ProgramSubmit = std::function<std::map<std::string, BufferId>(
+using ProgramSubmitFunction = std::map<std::string, BufferId>(
     Runtime& runtime, Program& program, const LaunchOptions& options, const Problem& problem,
-    std::map<std::string, BufferId>& buffers)>;
+    std::map<std::string, BufferId>& buffers);
+using ProgramSubmit = std::function<ProgramSubmitFunction>;
 
 /// The Program-based submit function of workload `name`; throws PreconditionError if none.
 [[nodiscard]] ProgramSubmit program_version(std::string_view name);
@@ -54,6 +57,17 @@ struct ProgramRunResult {
                                                    const LaunchOptions& options = {});
 /// The workload's program built for runtime's devices.
 [[nodiscard]] std::unique_ptr<Program> build_program(const Workload& workload, Runtime& runtime);
+
+/// A new shared buffer `name` of `bytes` bytes that the host never writes, added to `buffers`.
+BufferId scratch_buffer(Runtime& runtime, std::map<std::string, BufferId>& buffers,
+                        const std::string& name, std::uint64_t bytes);
+/// The two buffers an iterative kernel uses in turn: the input `name` and a new scratch buffer
+/// `name` + " b" of the same size (added to `buffers`).
+[[nodiscard]] std::array<BufferId, 2> pingpong_buffers(Runtime& runtime,
+                                                       std::map<std::string, BufferId>& buffers,
+                                                       const std::string& name);
+/// An NDRange over `global` (1 to 3 extents), no offset, local size left to the driver.
+[[nodiscard]] NDRange ndrange(std::initializer_list<std::uint64_t> global);
 
 /// A 2-D row-major element subscript constant + g0 + pitch * g1 (floats unless element_size).
 [[nodiscard]] AffinePiece grid_piece(std::int64_t pitch, std::int64_t constant = 0,

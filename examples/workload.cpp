@@ -6,9 +6,20 @@
 #include <set>
 #include <sstream>
 
+#include <chrono>
+
 #include "common/check.hpp"
+#include "examples/manual_opencl.hpp"
 
 namespace unimem::examples {
+
+namespace {
+
+void require(bool condition, const std::string& message) {
+  if (!condition) throw PreconditionError(message);
+}
+
+}  // namespace
 
 std::string to_string(const TransferBytes& bytes) {
   std::ostringstream out;
@@ -131,6 +142,64 @@ TransferBytes whole_buffer_bytes(const BufferPlan& plan, unsigned devices) {
     if (!valid.at(name).contains(0)) moved.d2h += size_of(name);
   }
   return moved;
+}
+
+BufferPlan pingpong_plan(const std::string& kernel, const std::string& grid,
+                         std::uint64_t grid_bytes, std::uint32_t steps,
+                         const std::map<std::string, std::uint64_t>& read_only,
+                         const std::map<std::string, std::uint64_t>& read_write) {
+  BufferPlan plan;
+  const std::string a = grid + " a";
+  const std::string b = grid + " b";
+  plan.buffer_bytes = {{a, grid_bytes}, {b, grid_bytes}};
+  plan.buffer_bytes.insert(read_only.begin(), read_only.end());
+  plan.buffer_bytes.insert(read_write.begin(), read_write.end());
+  for (std::uint32_t step = 0; step < steps; ++step) {
+    BufferPlan::Launch launch{kernel, {step % 2 == 0 ? a : b}, {step % 2 == 0 ? b : a}};
+    for (const auto& [name, bytes] : read_only) launch.reads.push_back(name);
+    for (const auto& [name, bytes] : read_write) {
+      launch.reads.push_back(name);
+      launch.writes.push_back(name);
+    }
+    plan.launches.push_back(std::move(launch));
+  }
+  plan.host_reads = {steps % 2 == 0 ? a : b};
+  for (const auto& [name, bytes] : read_write) plan.host_reads.push_back(name);
+  return plan;
+}
+
+void Workload::validate(const Problem& problem, unsigned devices) const {
+  const SizeRules rules = size_rules();
+  const std::string who = name();
+  const std::string size = "size " + std::to_string(problem.size);
+  require(devices >= 1, who + " needs at least one device");
+  require(!rules.iterative || problem.steps >= 1, who + " needs at least one step");
+  require(problem.size >= rules.min_size,
+          who + ": " + size + " is too small (at least " + std::to_string(rules.min_size) + ")");
+  require(problem.size >= devices, who + ": " + size + " has fewer " + std::string(rules.units) +
+                                       " than the " + std::to_string(devices) +
+                                       " devices (each device needs at least one)");
+  require(problem.size <= rules.max_size, who + ": " + size + " is too large (at most " +
+                                              std::to_string(rules.max_size) +
+                                              ": the kernels use 32-bit indices)");
+}
+
+ManualResult Workload::run_manual(const ClPlatformDevices& platform,
+                                  std::span<const cl_device_id> devices, const Problem& problem,
+                                  const Arrays& inputs) const {
+  validate(problem, static_cast<unsigned>(devices.size()));
+  ManualContext context(platform, devices);
+  const std::vector<KernelSource> sources = kernel_sources();
+  if (sources.size() != 1) {
+    throw PreconditionError(name() + ": the manual version builds one kernel source");
+  }
+  const ClProgram program =
+      context.build(sources.front().text, sources.front().options, sources.front().file);
+  const auto start = std::chrono::steady_clock::now();
+  Arrays outputs = manual_version(context, program, problem, inputs);
+  context.finish_all();
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  return {std::move(outputs), context.transfers(), elapsed.count()};
 }
 
 std::vector<std::unique_ptr<Workload>> all_workloads() {

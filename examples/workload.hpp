@@ -19,16 +19,16 @@
 #include <string_view>
 #include <vector>
 
-#include "api/runtime.hpp"
-#include "device/host/host_kernel.hpp"
-
 typedef struct _cl_device_id* cl_device_id;
+typedef struct _cl_program* cl_program;
 
 namespace unimem::examples {
 
 struct ClPlatformDevices;
-class KernelProvider;
-struct UnimemResult;
+class ManualContext;
+template <typename T>
+class ClHandle;
+using ClProgram = ClHandle<cl_program>;
 
 /// Problem size: `size` is the workload's one size parameter (grid edge, node count, body count,
 /// option count, matrix edge); `steps` the number of time steps (ignored by workloads that run a
@@ -36,6 +36,14 @@ struct UnimemResult;
 struct Problem {
   std::uint64_t size = 0;
   std::uint32_t steps = 1;
+};
+
+/// The problem sizes a workload accepts (Workload::validate checks them).
+struct SizeRules {
+  std::string_view units;      ///< what `size` counts and the split divides ("rows", "bodies")
+  std::uint64_t min_size = 1;  ///< smallest size the kernels handle
+  std::uint64_t max_size = 0;  ///< largest size whose indices fit the kernels' 32-bit ints
+  bool iterative = true;       ///< `steps` is used and must be at least 1
 };
 
 /// Bytes moved by a run, by direction. d2d counts each peer-to-peer copy once.
@@ -113,6 +121,14 @@ struct BufferPlan {
   std::vector<std::string> host_reads;
 };
 
+/// The launch sequence of an iterative kernel that reads `grid` + " a" and writes `grid` + " b",
+/// then the other way round, for `steps` steps; it also reads every buffer of `read_only` and
+/// reads and writes every buffer of `read_write`. The host reads the last grid and `read_write`.
+[[nodiscard]] BufferPlan pingpong_plan(const std::string& kernel, const std::string& grid,
+                                       std::uint64_t grid_bytes, std::uint32_t steps,
+                                       const std::map<std::string, std::uint64_t>& read_only = {},
+                                       const std::map<std::string, std::uint64_t>& read_write = {});
+
 /// Bytes whole-buffer coherence moves for `plan` run with every launch split over `devices`
 /// devices. The model (validity tracked per buffer, as a directory without byte ranges would):
 /// - before a launch, each device gets a whole valid copy of every buffer the launch reads or
@@ -141,9 +157,11 @@ class Workload {
   /// A size for tests (seconds on POCL) and one for benchmarks.
   [[nodiscard]] virtual Problem small_problem() const = 0;
   [[nodiscard]] virtual Problem medium_problem() const = 0;
-  /// Throws PreconditionError naming the workload when `problem` cannot run on `devices` devices
-  /// (e.g. fewer rows than devices).
-  virtual void validate(const Problem& problem, unsigned devices) const = 0;
+  /// The sizes it accepts.
+  [[nodiscard]] virtual SizeRules size_rules() const = 0;
+  /// Throws PreconditionError naming the workload, the size and the limit when `problem` cannot
+  /// run on `devices` devices (no device, no step, too small, fewer units than devices, too large).
+  void validate(const Problem& problem, unsigned devices) const;
 
   [[nodiscard]] virtual std::vector<KernelSource> kernel_sources() const = 0;
   /// Deterministic inputs for `seed`.
@@ -154,33 +172,37 @@ class Workload {
   /// functions are involved).
   [[nodiscard]] virtual Tolerance tolerance() const { return {}; }
 
-  /// Runs the hand-written version on `devices` (a subset of `platform`'s devices, at least 1).
-  [[nodiscard]] virtual ManualResult run_manual(const ClPlatformDevices& platform,
-                                                std::span<const cl_device_id> devices,
-                                                const Problem& problem,
-                                                const Arrays& inputs) const = 0;
+  /// Checks `got` (outputs of a run) against the CPU reference within tolerance().
+  [[nodiscard]] Comparison verify(const Problem& problem, const Arrays& inputs,
+                                  const Arrays& got) const {
+    return compare(got, reference(problem, inputs), tolerance());
+  }
 
-  /// The unimem version's body: given the inputs already in shared buffers (`buffers`, by input
-  /// name), submits the launches over `devices` and returns the output buffers by output name.
-  /// Call through run_unimem (examples/unimem_version.hpp), which uploads, times and reads back.
-  [[nodiscard]] virtual std::map<std::string, BufferId> submit_unimem(
-      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
-      const Problem& problem, std::map<std::string, BufferId>& buffers) const = 0;
-  /// C++ twins of the OpenCL kernels (same names and arguments) for the host reference driver.
-  [[nodiscard]] virtual std::map<std::string, HostKernel::Body> host_kernels() const = 0;
+  /// Runs the hand-written version on `devices` (a subset of `platform`'s devices, at least 1):
+  /// validates, builds the kernels on one context over the devices (not timed), then times
+  /// manual_version from the first upload to the last download.
+  [[nodiscard]] ManualResult run_manual(const ClPlatformDevices& platform,
+                                        std::span<const cl_device_id> devices,
+                                        const Problem& problem, const Arrays& inputs) const;
 
   /// The exact minimum a run on `devices` devices must move with the split_evenly partition: the
   /// bytes each device reads before any device of the run wrote them (uploaded once), the bytes
   /// it reads that another device wrote since it last held them (peer copies), and the outputs
   /// (downloaded once).
   [[nodiscard]] virtual TransferBytes bytes_min(const Problem& problem, unsigned devices) const = 0;
-  /// The buffer-level launch sequence of the run (for whole-buffer coherence and the unimem
-  /// version).
+  /// The buffer-level launch sequence of the run (for whole-buffer coherence).
   [[nodiscard]] virtual BufferPlan buffer_plan(const Problem& problem) const = 0;
   /// What whole-buffer coherence would move (see whole_buffer_bytes).
   [[nodiscard]] TransferBytes bytes_whole_buffer(const Problem& problem, unsigned devices) const {
     return whole_buffer_bytes(buffer_plan(problem), devices);
   }
+
+ protected:
+  /// The hand-written version's transfers and kernels on `context` (`program`: kernel_sources()
+  /// built on it); returns the outputs once every transfer into them has completed.
+  [[nodiscard]] virtual Arrays manual_version(ManualContext& context, const ClProgram& program,
+                                              const Problem& problem,
+                                              const Arrays& inputs) const = 0;
 };
 
 /// Every workload, in a fixed order.

@@ -1,6 +1,8 @@
 // `unimem bench WORKLOAD`: the unimem version of a workload (examples/<name>/unimem_program.cpp)
 // and its hand-written multi-device OpenCL version side by side in one process, on the same
 // devices and inputs; prints one JSON object (and, without --json, a readable summary first).
+// --access says where the unimem version's per-partition bytes come from: the workload's
+// hand-written access descriptors, or the kernel analysis alone (LaunchOptions::ignore_accesses).
 //
 // Overhead is measured as Matz et al. do (002_aa84334820ddd8b5.txt section 9.2): alpha = normal
 // run, beta = bookkeeping without copies, gamma = neither (MeasurementMode); overhead_fraction =
@@ -22,6 +24,7 @@
 #include "api/runtime.hpp"
 #include "common/check.hpp"
 #include "device/opencl/opencl_context.hpp"
+#include "device/opencl/opencl_discovery.hpp"
 #include "examples/manual_opencl.hpp"
 #include "examples/program_version.hpp"
 #include "examples/workload.hpp"
@@ -46,6 +49,7 @@ struct BenchOptions {
   unsigned devices = 0;
   std::string strategy = "adaptive";
   std::string balance = "equal";
+  std::string access = "descriptors";
   bool json = false;
   bool overhead = true;
 };
@@ -89,10 +93,21 @@ int run_bench(const BenchOptions& o) {
   if (o.size != 0) problem.size = o.size;
   if (o.steps != 0) problem.steps = o.steps;
   // POCL reads POCL_DEVICES once: ask for enough CPU devices before the first OpenCL call.
-  if (o.devices > 2) examples::request_pocl_devices(o.devices);
+  (void)opencl::request_pocl_devices(std::max(2U, o.devices));
   const UpdateStrategy strategy = parse_strategy(o.strategy);
-  UNIMEM_REQUIRE(o.balance == "equal" || o.balance == "measured",
-                 "--balance must be equal or measured");
+  if (o.balance != "equal" && o.balance != "measured") {
+    throw PreconditionError("--balance must be equal or measured, not '" + o.balance + "'");
+  }
+  if (o.access != "descriptors" && o.access != "analysis") {
+    throw PreconditionError("--access must be descriptors or analysis, not '" + o.access + "'");
+  }
+#if !defined(UNIMEM_WITH_ANALYSIS)
+  if (o.access == "analysis") {
+    throw PreconditionError(
+        "--access analysis: this unimem is built without the kernel analysis "
+        "(UNIMEM_WITH_ANALYSIS=OFF); use --access descriptors");
+  }
+#endif
   UNIMEM_REQUIRE(o.iters >= 1, "--iters must be at least 1");
 
   DeviceRegistry all = opencl::make_opencl_devices_from_environment();
@@ -114,9 +129,9 @@ int run_bench(const BenchOptions& o) {
   };
   LaunchOptions launch;
   launch.balance = o.balance == "measured" ? Balance::measured : Balance::equal;
+  launch.ignore_accesses = o.access == "analysis";
 
   const Arrays inputs = workload->make_inputs(problem, 1);
-  const Arrays want = workload->reference(problem, inputs);
   // One runtime and program per measurement mode, each warmed up once (kernel compilation,
   // allocations); the timed runs interleave the modes so drift affects them alike.
   struct Mode {
@@ -133,6 +148,10 @@ int run_bench(const BenchOptions& o) {
     Mode r;
     r.runtime = std::make_unique<Runtime>(registry(), RuntimeOptions{strategy, mode});
     r.program = examples::build_program(*workload, *r.runtime);
+    if (launch.ignore_accesses && !r.program->analyzed()) {
+      throw PreconditionError("--access analysis: the kernel analysis cannot describe " +
+                              workload->name() + "'s kernels: " + r.program->analysis_error());
+    }
     (void)examples::run_program_version(*workload, *r.runtime, *r.program, problem, inputs, launch);
     runners.push_back(std::move(r));
   }
@@ -146,7 +165,7 @@ int run_bench(const BenchOptions& o) {
       if (mi == 0 && i == 0) first = std::move(r);
     }
   }
-  const examples::Comparison cmp = examples::compare(first.outputs, want, workload->tolerance());
+  const examples::Comparison cmp = workload->verify(problem, inputs, first.outputs);
 
   const examples::ClPlatformDevices platform = examples::discover_opencl_devices();
   UNIMEM_REQUIRE(platform.devices.size() >= k, "bench: the manual version needs as many devices");
@@ -159,8 +178,7 @@ int run_bench(const BenchOptions& o) {
     manual.push_back(r.seconds);
     if (i == 0) manual_result = std::move(r);
   }
-  const examples::Comparison manual_cmp =
-      examples::compare(manual_result.outputs, want, workload->tolerance());
+  const examples::Comparison manual_cmp = workload->verify(problem, inputs, manual_result.outputs);
 
   const TransferBytes moved{first.moved.host_to_device.bytes, first.moved.device_to_host.bytes,
                             first.moved.device_to_device.bytes};
@@ -176,7 +194,7 @@ int run_bench(const BenchOptions& o) {
     << ",\"steps\":" << problem.steps << ",\"devices\":" << k
     << ",\"peer_to_peer\":" << (peer ? "true" : "false")
     << ",\"strategy\":" << json_text(o.strategy) << ",\"balance\":" << json_text(o.balance)
-    << ",\"verified\":" << (cmp.ok ? "true" : "false")
+    << ",\"access\":" << json_text(o.access) << ",\"verified\":" << (cmp.ok ? "true" : "false")
     << ",\"manual_verified\":" << (manual_cmp.ok ? "true" : "false")
     << ",\"bytes_h2d\":" << moved.h2d << ",\"bytes_d2h\":" << moved.d2h
     << ",\"bytes_d2d\":" << moved.d2d << ",\"bytes_total\":" << moved.total(peer)
@@ -199,7 +217,8 @@ int run_bench(const BenchOptions& o) {
   if (!o.json) {
     std::cout << workload->name() << " (" << workload->description() << ")\n"
               << "  size " << problem.size << ", steps " << problem.steps << ", " << k
-              << " device(s), strategy " << o.strategy << "\n"
+              << " device(s), strategy " << o.strategy << ", bytes from the "
+              << (o.access == "analysis" ? "kernel analysis" : "access descriptors") << "\n"
               << "  result:   "
               << (cmp.ok ? "verified against the CPU reference" : "MISMATCH: " + cmp.first_mismatch)
               << "\n"
@@ -249,6 +268,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--devices", o->devices, "number of OpenCL devices (default: all selected)");
   cmd->add_option("--strategy", o->strategy, "batch, balance, lazy or adaptive");
   cmd->add_option("--balance", o->balance, "equal or measured partition sizes");
+  cmd->add_option("--access", o->access,
+                  "where the unimem version's per-partition bytes come from: descriptors (the "
+                  "workload's hand-written access descriptors, default) or analysis (the kernel "
+                  "analysis alone; needs unimem built with UNIMEM_WITH_ANALYSIS)");
   cmd->add_flag("--json", o->json, "print only the JSON object");
   cmd->add_flag("!--no-overhead", o->overhead, "skip the beta/gamma overhead runs");
   cmd->callback([o] {

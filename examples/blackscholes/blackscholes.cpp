@@ -1,13 +1,11 @@
 // blackscholes: the NVIDIA SDK BlackScholes option pricer that the seeds evaluate. Split by
 // options: each device reads its options and writes their prices, no communication.
 
-#include <chrono>
 #include <cmath>
 
-#include "common/check.hpp"
 #include "examples/manual_opencl.hpp"
-#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
+#include "examples/workload_parameters.hpp"
 
 namespace unimem::examples {
 namespace embedded {
@@ -16,8 +14,7 @@ extern const char blackscholes_cl[];
 
 namespace {
 
-constexpr float kRiskFree = 0.02f;
-constexpr float kVolatility = 0.30f;
+using namespace blackscholes_parameters;
 
 float cumulative_normal(float d) {
   const float a1 = 0.31938153f;
@@ -42,12 +39,10 @@ class Blackscholes final : public Workload {
   }
   Problem small_problem() const override { return {6000, 1}; }
   Problem medium_problem() const override { return {std::uint64_t{1} << 22, 1}; }
-  void validate(const Problem& problem, unsigned devices) const override {
-    UNIMEM_REQUIRE(devices >= 1, "blackscholes needs at least one device");
-    UNIMEM_REQUIRE(problem.size >= devices, "blackscholes needs at least one option per device");
-    UNIMEM_REQUIRE(problem.size < (std::uint64_t{1} << 31),
-                   "blackscholes: too many options for 32-bit indices");
+  SizeRules size_rules() const override {
+    return {"options", 1, (std::uint64_t{1} << 31) - 1, false};
   }
+
   std::vector<KernelSource> kernel_sources() const override {
     return {
         {"blackscholes.cl", embedded::blackscholes_cl, "-cl-fp32-correctly-rounded-divide-sqrt"}};
@@ -84,18 +79,12 @@ class Blackscholes final : public Workload {
     return {{"call", std::move(call)}, {"put", std::move(put)}};
   }
 
-  ManualResult run_manual(const ClPlatformDevices& platform, std::span<const cl_device_id> devices,
-                          const Problem& problem, const Arrays& inputs) const override {
-    const auto count = static_cast<unsigned>(devices.size());
-    validate(problem, count);
-    ManualContext context(platform, devices);
-    const KernelSource source = kernel_sources().front();
-    const ClProgram program = context.build(source.text, source.options, source.file);
+  Arrays manual_version(ManualContext& context, const ClProgram& program, const Problem& problem,
+                        const Arrays& inputs) const override {
+    const unsigned count = context.device_count();
     const ClKernel kernel = context.kernel(program, "blackscholes");
     std::vector<float> call(problem.size);
     std::vector<float> put(problem.size);
-
-    const auto start = std::chrono::steady_clock::now();
     std::vector<ClMem> keep;
     for (unsigned d = 0; d < count; ++d) {
       const Block r = split_evenly(problem.size, count)[d];
@@ -120,66 +109,7 @@ class Blackscholes final : public Workload {
       keep.insert(keep.end(), {call_block, put_block});
     }
     context.finish_all();
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    return {
-        {{"call", std::move(call)}, {"put", std::move(put)}}, context.transfers(), elapsed.count()};
-  }
-
-  std::map<std::string, BufferId> submit_unimem(
-      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
-      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
-    const BufferId call = scratch(runtime, "call", problem.size);
-    const BufferId put = scratch(runtime, "put", problem.size);
-    SplitLaunch launch;
-    launch.kernel = "blackscholes";
-    launch.args = {buffer_arg(buffers.at("price")),
-                   buffer_arg(buffers.at("strike")),
-                   buffer_arg(buffers.at("years")),
-                   buffer_arg(call),
-                   buffer_arg(put),
-                   LaunchArg::of_scalar(std::int32_t{0}),
-                   LaunchArg::of_scalar(kRiskFree),
-                   LaunchArg::of_scalar(kVolatility)};
-    launch.units = problem.size;
-    launch.range = [](const Block& options) { return ndrange_1d(options); };
-    launch.accesses = [](const Block& options) {
-      const IntervalSet own = unit_bytes(options.begin, options.end, sizeof(float));
-      return std::map<std::size_t, BufferAccess>{{0, {own, {}, {}}},
-                                                 {1, {own, {}, {}}},
-                                                 {2, {own, {}, {}}},
-                                                 {3, {{}, own, {}}},
-                                                 {4, {{}, own, {}}}};
-    };
-    (void)launch_split(runtime, kernels, kernel_sources().front(), devices, launch);
-    return {{"call", call}, {"put", put}};
-  }
-  std::map<std::string, HostKernel::Body> host_kernels() const override {
-    return {{"blackscholes", [](const HostKernelContext& c) {
-               const float* price = c.buffer<const float>(0);
-               const float* strike = c.buffer<const float>(1);
-               const float* years = c.buffer<const float>(2);
-               float* call = c.buffer<float>(3);
-               float* put = c.buffer<float>(4);
-               const auto base = c.scalar<std::int32_t>(5);
-               const auto riskfree = c.scalar<float>(6);
-               const auto volatility = c.scalar<float>(7);
-               for_each_item(c, [&](int gid, int, int) {
-                 const int i = gid - base;
-                 const float s = price[i];
-                 const float x = strike[i];
-                 const float t = years[i];
-                 const float sqrt_t = std::sqrt(t);
-                 const float d1 =
-                     (std::log(s / x) + (riskfree + 0.5f * volatility * volatility) * t) /
-                     (volatility * sqrt_t);
-                 const float d2 = d1 - volatility * sqrt_t;
-                 const float cnd1 = cumulative_normal(d1);
-                 const float cnd2 = cumulative_normal(d2);
-                 const float exp_rt = std::exp(-riskfree * t);
-                 call[i] = s * cnd1 - x * exp_rt * cnd2;
-                 put[i] = x * exp_rt * (1.0f - cnd2) - s * (1.0f - cnd1);
-               });
-             }}};
+    return {{"call", std::move(call)}, {"put", std::move(put)}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {

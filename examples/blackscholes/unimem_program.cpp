@@ -4,22 +4,18 @@
 #include <cstdint>
 
 #include "examples/program_version.hpp"
+#include "examples/workload_parameters.hpp"
 
 namespace unimem::examples {
 
-namespace {
-constexpr float kRiskFree = 0.02f;  // as in blackscholes.cpp
-constexpr float kVolatility = 0.30f;
-}  // namespace
+using namespace blackscholes_parameters;
 
 std::map<std::string, BufferId> submit_blackscholes_program(
     Runtime& runtime, Program& program, const LaunchOptions& options, const Problem& problem,
     std::map<std::string, BufferId>& buffers) {
   const std::uint64_t bytes = problem.size * sizeof(float);
-  const BufferId call = runtime.create_buffer(bytes, "call");
-  const BufferId put = runtime.create_buffer(bytes, "put");
-  buffers["call"] = call;
-  buffers["put"] = put;
+  const BufferId call = scratch_buffer(runtime, buffers, "call", bytes);
+  const BufferId put = scratch_buffer(runtime, buffers, "put", bytes);
   const AffinePiece own = row_major_piece(sizeof(float), {1});
   LaunchOptions launch = options;
   launch.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own}),
@@ -27,9 +23,7 @@ std::map<std::string, BufferId> submit_blackscholes_program(
                      AccessDescriptor::affine(2, AccessMode::read, {own}),
                      AccessDescriptor::affine(3, AccessMode::write, {own}),
                      AccessDescriptor::affine(4, AccessMode::write, {own})};
-  NDRange range;
-  range.dims = 1;
-  range.global = {problem.size, 1, 1};
+  const NDRange range = ndrange({problem.size});
   program.launch("blackscholes", range,
                  {Arg::buffer(buffers.at("price")), Arg::buffer(buffers.at("strike")),
                   Arg::buffer(buffers.at("years")), Arg::buffer(call), Arg::buffer(put),

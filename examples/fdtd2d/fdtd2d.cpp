@@ -4,11 +4,8 @@
 // ny - 1 columns), each written by the neighbour in the step before / the same step.
 
 #include <algorithm>
-#include <chrono>
 
-#include "common/check.hpp"
 #include "examples/manual_opencl.hpp"
-#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
@@ -27,13 +24,8 @@ class Fdtd2d final : public Workload {
   }
   Problem small_problem() const override { return {40, 4}; }
   Problem medium_problem() const override { return {2048, 50}; }
-  void validate(const Problem& problem, unsigned devices) const override {
-    UNIMEM_REQUIRE(devices >= 1, "fdtd2d needs at least one device");
-    UNIMEM_REQUIRE(problem.steps >= 1, "fdtd2d needs at least one step");
-    UNIMEM_REQUIRE(problem.size >= 2, "fdtd2d needs at least 2 x 2 fields");
-    UNIMEM_REQUIRE(problem.size >= devices, "fdtd2d needs at least one row per device");
-    UNIMEM_REQUIRE(problem.size <= 46000, "fdtd2d fields too large for 32-bit indices");
-  }
+  SizeRules size_rules() const override { return {"rows", 2, 46000, true}; }
+
   std::vector<KernelSource> kernel_sources() const override {
     return {{"fdtd2d.cl", embedded::fdtd2d_cl, ""}};
   }
@@ -72,13 +64,9 @@ class Fdtd2d final : public Workload {
     return {{"ex", std::move(ex)}, {"ey", std::move(ey)}, {"hz", std::move(hz)}};
   }
 
-  ManualResult run_manual(const ClPlatformDevices& platform, std::span<const cl_device_id> devices,
-                          const Problem& problem, const Arrays& inputs) const override {
-    const auto count = static_cast<unsigned>(devices.size());
-    validate(problem, count);
-    ManualContext context(platform, devices);
-    const KernelSource source = kernel_sources().front();
-    const ClProgram program = context.build(source.text, source.options, source.file);
+  Arrays manual_version(ManualContext& context, const ClProgram& program, const Problem& problem,
+                        const Arrays& inputs) const override {
+    const unsigned count = context.device_count();
     const ClKernel kernel_ey = context.kernel(program, "fdtd_ey");
     const ClKernel kernel_ex = context.kernel(program, "fdtd_ex");
     const ClKernel kernel_hz = context.kernel(program, "fdtd_hz");
@@ -97,8 +85,6 @@ class Fdtd2d final : public Workload {
     std::vector<float> ex(nx * ny);
     std::vector<float> ey(nx * ny);
     std::vector<float> hz(nx * ny);
-
-    const auto start = std::chrono::steady_clock::now();
     std::vector<ClMem> ex_mem;
     std::vector<ClMem> ey_mem;
     std::vector<ClMem> hz_mem;
@@ -175,119 +161,7 @@ class Fdtd2d final : public Workload {
                          hz.data() + b.begin * ny, b.size() * row_bytes);
     }
     context.finish_all();
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    return {{{"ex", std::move(ex)}, {"ey", std::move(ey)}, {"hz", std::move(hz)}},
-            context.transfers(),
-            elapsed.count()};
-  }
-
-  std::map<std::string, BufferId> submit_unimem(
-      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
-      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
-    const std::uint64_t nx = problem.size;
-    const std::uint64_t ny = problem.size;
-    const std::uint64_t row = ny * sizeof(float);
-    const BufferId ex = buffers.at("ex");
-    const BufferId ey = buffers.at("ey");
-    const BufferId hz = buffers.at("hz");
-    const KernelSource source = kernel_sources().front();
-    auto i32 = [](std::uint64_t v) { return LaunchArg::of_scalar(static_cast<std::int32_t>(v)); };
-    for (std::uint32_t t = 0; t < problem.steps; ++t) {
-      SplitLaunch ey_step;
-      ey_step.kernel = "fdtd_ey";
-      ey_step.args = {buffer_arg(ey), buffer_arg(hz), i32(ny),
-                      i32(0),         i32(0),         LaunchArg::of_scalar(static_cast<float>(t))};
-      ey_step.units = nx;
-      ey_step.range = [ny](const Block& rows) { return ndrange_2d(ny, rows); };
-      ey_step.accesses = [row](const Block& rows) {
-        // Row 0 is set to fict unread; row i >= 1 reads ey row i and hz rows i - 1 and i.
-        const std::uint64_t first = std::max<std::uint64_t>(rows.begin, 1);
-        return std::map<std::size_t, BufferAccess>{
-            {0, {unit_bytes(first, rows.end, row), unit_bytes(rows.begin, rows.end, row), {}}},
-            {1, {unit_bytes(first - 1, first < rows.end ? rows.end : first - 1, row), {}, {}}}};
-      };
-      (void)launch_split(runtime, kernels, source, devices, ey_step);
-
-      SplitLaunch ex_step;
-      ex_step.kernel = "fdtd_ex";
-      ex_step.args = {buffer_arg(ex), buffer_arg(hz), i32(ny), i32(0), i32(0)};
-      ex_step.units = nx;
-      ex_step.range = [ny](const Block& rows) { return ndrange_2d(ny, rows); };
-      ex_step.accesses = [row](const Block& rows) {
-        const IntervalSet own = unit_bytes(rows.begin, rows.end, row);
-        return std::map<std::size_t, BufferAccess>{{0, {own, own, {}}}, {1, {own, {}, {}}}};
-      };
-      (void)launch_split(runtime, kernels, source, devices, ex_step);
-
-      SplitLaunch hz_step;
-      hz_step.kernel = "fdtd_hz";
-      hz_step.args = {buffer_arg(hz), buffer_arg(ex), buffer_arg(ey), i32(nx),
-                      i32(ny),        i32(0),         i32(0),         i32(0)};
-      hz_step.units = nx;
-      hz_step.range = [ny](const Block& rows) { return ndrange_2d(ny, rows); };
-      hz_step.accesses = [nx, ny, row](const Block& rows) {
-        const IntervalSet own = unit_bytes(rows.begin, rows.end, row);
-        // ey rows i and i + 1 for i < nx - 1, columns 0 .. ny - 2: the own rows (over-approximated
-        // to whole rows: this device wrote them) and the first ny - 1 floats of the row below.
-        IntervalSet ey_reads = own;
-        if (rows.end < nx) {
-          ey_reads.insert(Interval(rows.end * row, rows.end * row + (ny - 1) * sizeof(float)));
-        }
-        return std::map<std::size_t, BufferAccess>{
-            {0, {own, own, {}}}, {1, {own, {}, {}}}, {2, {ey_reads, {}, {}}}};
-      };
-      (void)launch_split(runtime, kernels, source, devices, hz_step);
-    }
-    return {{"ex", ex}, {"ey", ey}, {"hz", hz}};
-  }
-  std::map<std::string, HostKernel::Body> host_kernels() const override {
-    HostKernelBodies bodies;
-    bodies["fdtd_ey"] = [](const HostKernelContext& c) {
-      float* ey = c.buffer<float>(0);
-      const float* hz = c.buffer<const float>(1);
-      const auto ny = c.scalar<std::int32_t>(2);
-      const auto ey_base = c.scalar<std::int32_t>(3);
-      const auto hz_base = c.scalar<std::int32_t>(4);
-      const auto fict = c.scalar<float>(5);
-      for_each_item(c, [&](int j, int i, int) {
-        const int e = (i - ey_base) * ny + j;
-        const int h = (i - hz_base) * ny + j;
-        ey[e] = (i == 0) ? fict : ey[e] - 0.5f * (hz[h] - hz[h - ny]);
-      });
-    };
-    bodies["fdtd_ex"] = [](const HostKernelContext& c) {
-      float* ex = c.buffer<float>(0);
-      const float* hz = c.buffer<const float>(1);
-      const auto ny = c.scalar<std::int32_t>(2);
-      const auto ex_base = c.scalar<std::int32_t>(3);
-      const auto hz_base = c.scalar<std::int32_t>(4);
-      for_each_item(c, [&](int j, int i, int) {
-        const int x = (i - ex_base) * ny + j;
-        const int h = (i - hz_base) * ny + j;
-        const float old = ex[x];
-        ex[x] = (j > 0) ? old - 0.5f * (hz[h] - hz[h - 1]) : old;
-      });
-    };
-    bodies["fdtd_hz"] = [](const HostKernelContext& c) {
-      float* hz = c.buffer<float>(0);
-      const float* ex = c.buffer<const float>(1);
-      const float* ey = c.buffer<const float>(2);
-      const auto nx = c.scalar<std::int32_t>(3);
-      const auto ny = c.scalar<std::int32_t>(4);
-      const auto hz_base = c.scalar<std::int32_t>(5);
-      const auto ex_base = c.scalar<std::int32_t>(6);
-      const auto ey_base = c.scalar<std::int32_t>(7);
-      for_each_item(c, [&](int j, int i, int) {
-        const int h = (i - hz_base) * ny + j;
-        const int x = (i - ex_base) * ny + j;
-        const int e = (i - ey_base) * ny + j;
-        const float old = hz[h];
-        hz[h] = (i < nx - 1 && j < ny - 1)
-                    ? old - 0.7f * (((ex[x + 1] - ex[x]) + ey[e + ny]) - ey[e])
-                    : old;
-      });
-    };
-    return bodies;
+    return {{"ex", std::move(ex)}, {"ey", std::move(ey)}, {"hz", std::move(hz)}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {

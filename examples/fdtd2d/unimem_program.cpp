@@ -41,9 +41,7 @@ std::map<std::string, BufferId> submit_fdtd2d_program(Runtime&, Program& program
                         AccessDescriptor::affine(2, AccessMode::read,
                                                  {grid_piece(n, 0, {inner_rows, inner_cols}),
                                                   grid_piece(n, n, {inner_rows, inner_cols})})};
-  NDRange range;
-  range.dims = 2;
-  range.global = {problem.size, problem.size, 1};
+  const NDRange range = ndrange({problem.size, problem.size});
   const auto ni = static_cast<std::int32_t>(n);
   const auto zero = std::int32_t{0};
   for (std::uint32_t t = 0; t < problem.steps; ++t) {

@@ -2,11 +2,7 @@
 // Split by rows: at iteration k every device needs row k, which the device owning it wrote at
 // iteration k - 1 (a peer copy to each other device; from the host at k = 0).
 
-#include <chrono>
-
-#include "common/check.hpp"
 #include "examples/manual_opencl.hpp"
-#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {
@@ -27,11 +23,8 @@ class FloydWarshall final : public Workload {
   }
   Problem small_problem() const override { return {40, 1}; }
   Problem medium_problem() const override { return {1024, 1}; }
-  void validate(const Problem& problem, unsigned devices) const override {
-    UNIMEM_REQUIRE(devices >= 1, "floyd-warshall needs at least one device");
-    UNIMEM_REQUIRE(problem.size >= devices, "floyd-warshall needs at least one row per device");
-    UNIMEM_REQUIRE(problem.size <= 46000, "floyd-warshall matrix too large for 32-bit indices");
-  }
+  SizeRules size_rules() const override { return {"rows", 1, 46000, false}; }
+
   std::vector<KernelSource> kernel_sources() const override {
     return {{"floyd_warshall.cl", embedded::floyd_warshall_cl, ""}};
   }
@@ -63,13 +56,9 @@ class FloydWarshall final : public Workload {
     return {{"dist", std::move(dist)}};
   }
 
-  ManualResult run_manual(const ClPlatformDevices& platform, std::span<const cl_device_id> devices,
-                          const Problem& problem, const Arrays& inputs) const override {
-    const auto count = static_cast<unsigned>(devices.size());
-    validate(problem, count);
-    ManualContext context(platform, devices);
-    const KernelSource source = kernel_sources().front();
-    const ClProgram program = context.build(source.text, source.options, source.file);
+  Arrays manual_version(ManualContext& context, const ClProgram& program, const Problem& problem,
+                        const Arrays& inputs) const override {
+    const unsigned count = context.device_count();
     const ClKernel kernel = context.kernel(program, "floyd_warshall");
     const std::uint64_t n = problem.size;
     const std::uint64_t row_bytes = n * sizeof(float);
@@ -77,7 +66,6 @@ class FloydWarshall final : public Workload {
     const std::vector<float>& dist_in = inputs.at("dist");
     std::vector<float> dist(n * n);
 
-    const auto start = std::chrono::steady_clock::now();
     // Per device: its rows, and a one-row buffer for row k when another device owns it.
     std::vector<ClMem> rows;
     std::vector<ClMem> krows;
@@ -122,53 +110,7 @@ class FloydWarshall final : public Workload {
       (void)context.read(d, rows[d], 0, dist.data() + own[d].begin * n, own[d].size() * row_bytes);
     }
     context.finish_all();
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    return {{{"dist", std::move(dist)}}, context.transfers(), elapsed.count()};
-  }
-
-  std::map<std::string, BufferId> submit_unimem(
-      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
-      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
-    const std::uint64_t n = problem.size;
-    const std::uint64_t row = n * sizeof(float);
-    const BufferId dist = buffers.at("dist");
-    const KernelSource source = kernel_sources().front();
-    for (std::uint64_t k = 0; k < n; ++k) {
-      // Row k is read through the second argument: the same buffer, at offset k * n.
-      SplitLaunch launch;
-      launch.kernel = "floyd_warshall";
-      launch.args = {buffer_arg(dist),
-                     buffer_arg(dist),
-                     LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
-                     LaunchArg::of_scalar(static_cast<std::int32_t>(k)),
-                     LaunchArg::of_scalar(std::int32_t{0}),
-                     LaunchArg::of_scalar(static_cast<std::int32_t>(k * n))};
-      launch.units = n;
-      launch.range = [n](const Block& rows) { return ndrange_2d(n, rows); };
-      launch.accesses = [k, row](const Block& rows) {
-        const IntervalSet own = unit_bytes(rows.begin, rows.end, row);
-        return std::map<std::size_t, BufferAccess>{{0, {own, own, {}}},
-                                                   {1, {unit_bytes(k, k + 1, row), {}, {}}}};
-      };
-      (void)launch_split(runtime, kernels, source, devices, launch);
-    }
-    return {{"dist", dist}};
-  }
-  std::map<std::string, HostKernel::Body> host_kernels() const override {
-    return {{"floyd_warshall", [](const HostKernelContext& c) {
-               float* dist = c.buffer<float>(0);
-               const float* krow = c.buffer<const float>(1);
-               const auto n = c.scalar<std::int32_t>(2);
-               const auto k = c.scalar<std::int32_t>(3);
-               const auto row_base = c.scalar<std::int32_t>(4);
-               const auto krow_offset = c.scalar<std::int32_t>(5);
-               for_each_item(c, [&](int j, int i, int) {
-                 const int row = (i - row_base) * n;
-                 const float direct = dist[row + j];
-                 const float via_k = dist[row + k] + krow[krow_offset + j];
-                 dist[row + j] = (via_k < direct) ? via_k : direct;
-               });
-             }}};
+    return {{"dist", std::move(dist)}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {

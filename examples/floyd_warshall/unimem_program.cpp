@@ -13,9 +13,7 @@ std::map<std::string, BufferId> submit_floyd_warshall_program(
     std::map<std::string, BufferId>& buffers) {
   const auto n = static_cast<std::int64_t>(problem.size);
   const BufferId dist = buffers.at("dist");
-  NDRange range;
-  range.dims = 2;
-  range.global = {problem.size, problem.size, 1};
+  const NDRange range = ndrange({problem.size, problem.size});
   for (std::int64_t k = 0; k < n; ++k) {
     LaunchOptions launch = options;
     launch.accesses = {AccessDescriptor::affine(0, AccessMode::read_write, {grid_piece(n)}),

@@ -6,12 +6,12 @@
 #include <cstdint>
 
 #include "examples/program_version.hpp"
+#include "examples/workload_parameters.hpp"
 
 namespace unimem::examples {
 
 namespace {
-constexpr float kCenter = 0.4f;  // as in heat3d.cpp
-constexpr float kAdjacent = 0.1f;
+using namespace heat3d_parameters;
 
 AffinePiece cell(std::int64_t n, std::int64_t constant, std::vector<VarBound> bounds = {}) {
   return row_major_piece(sizeof(float), {1, n, n * n}, constant, std::move(bounds));
@@ -23,19 +23,14 @@ std::map<std::string, BufferId> submit_heat3d_program(Runtime& runtime, Program&
                                                       const Problem& problem,
                                                       std::map<std::string, BufferId>& buffers) {
   const auto n = static_cast<std::int64_t>(problem.size);
-  const std::uint64_t cells = problem.size * problem.size * problem.size;
-  const std::array<BufferId, 2> grids{buffers.at("grid"),
-                                      runtime.create_buffer(cells * sizeof(float), "grid b")};
-  buffers["grid b"] = grids[1];
+  const std::array<BufferId, 2> grids = pingpong_buffers(runtime, buffers, "grid");
   const IndexVar z = IndexVar::global_id(2);
   LaunchOptions launch = options;
   launch.accesses = {AccessDescriptor::affine(0, AccessMode::read,
                                               {cell(n, 0), cell(n, -n * n, {{z, 1, n - 1}}),
                                                cell(n, n * n, {{z, 0, n - 2}})}),
                      AccessDescriptor::affine(1, AccessMode::write, {cell(n, 0)})};
-  NDRange range;
-  range.dims = 3;
-  range.global = {problem.size, problem.size, problem.size};
+  const NDRange range = ndrange({problem.size, problem.size, problem.size});
   for (std::uint32_t step = 0; step < problem.steps; ++step) {
     program.launch("heat3d", range,
                    {Arg::buffer(grids[step % 2]), Arg::buffer(grids[1 - step % 2]),

@@ -12,8 +12,8 @@ std::map<std::string, BufferId> submit_matmul_program(Runtime& runtime, Program&
                                                       const Problem& problem,
                                                       std::map<std::string, BufferId>& buffers) {
   const auto n = static_cast<std::int64_t>(problem.size);
-  const BufferId c = runtime.create_buffer(problem.size * problem.size * sizeof(float), "c");
-  buffers["c"] = c;
+  const BufferId c =
+      scratch_buffer(runtime, buffers, "c", problem.size * problem.size * sizeof(float));
   const IndexVar k = IndexVar::loop(0);
   AffinePiece a_row;  // a[i * n + k], k in [0, n - 1]
   a_row.element_size = sizeof(float);
@@ -23,9 +23,7 @@ std::map<std::string, BufferId> submit_matmul_program(Runtime& runtime, Program&
   launch.accesses = {AccessDescriptor::affine(0, AccessMode::read, {a_row}),
                      AccessDescriptor::whole(1, AccessMode::read),
                      AccessDescriptor::affine(2, AccessMode::write, {grid_piece(n)})};
-  NDRange range;
-  range.dims = 2;
-  range.global = {problem.size, problem.size, 1};
+  const NDRange range = ndrange({problem.size, problem.size});
   program.launch("matmul", range,
                  {Arg::buffer(buffers.at("a")), Arg::buffer(buffers.at("b")), Arg::buffer(c),
                   Arg::scalar(static_cast<std::int32_t>(n)), Arg::scalar(std::int32_t{0})},

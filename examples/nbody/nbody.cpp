@@ -3,13 +3,11 @@
 // step every device receives the other devices' new positions (an all-gather).
 
 #include <array>
-#include <chrono>
 #include <cmath>
 
-#include "common/check.hpp"
 #include "examples/manual_opencl.hpp"
-#include "examples/unimem_version.hpp"
 #include "examples/workload.hpp"
+#include "examples/workload_parameters.hpp"
 
 namespace unimem::examples {
 namespace embedded {
@@ -18,9 +16,7 @@ extern const char nbody_cl[];
 
 namespace {
 
-constexpr float kDt = 0.01f;
-constexpr float kSoftening2 = 0.01f;
-constexpr std::uint64_t kBodyBytes = 4 * sizeof(float);  // one float4
+using namespace nbody_parameters;
 
 class Nbody final : public Workload {
  public:
@@ -31,12 +27,10 @@ class Nbody final : public Workload {
   }
   Problem small_problem() const override { return {192, 3}; }
   Problem medium_problem() const override { return {4096, 4}; }
-  void validate(const Problem& problem, unsigned devices) const override {
-    UNIMEM_REQUIRE(devices >= 1, "nbody needs at least one device");
-    UNIMEM_REQUIRE(problem.steps >= 1, "nbody needs at least one step");
-    UNIMEM_REQUIRE(problem.size >= devices, "nbody needs at least one body per device");
-    UNIMEM_REQUIRE(problem.size < (std::uint64_t{1} << 28), "nbody: too many bodies");
+  SizeRules size_rules() const override {
+    return {"bodies", 1, (std::uint64_t{1} << 28) - 1, true};
   }
+
   std::vector<KernelSource> kernel_sources() const override {
     return {{"nbody.cl", embedded::nbody_cl, "-cl-fp32-correctly-rounded-divide-sqrt"}};
   }
@@ -87,13 +81,9 @@ class Nbody final : public Workload {
     return {{"pos", std::move(pos)}, {"vel", std::move(vel)}};
   }
 
-  ManualResult run_manual(const ClPlatformDevices& platform, std::span<const cl_device_id> devices,
-                          const Problem& problem, const Arrays& inputs) const override {
-    const auto count = static_cast<unsigned>(devices.size());
-    validate(problem, count);
-    ManualContext context(platform, devices);
-    const KernelSource source = kernel_sources().front();
-    const ClProgram program = context.build(source.text, source.options, source.file);
+  Arrays manual_version(ManualContext& context, const ClProgram& program, const Problem& problem,
+                        const Arrays& inputs) const override {
+    const unsigned count = context.device_count();
     const ClKernel kernel = context.kernel(program, "nbody");
     const std::uint64_t n = problem.size;
     const std::vector<Block> own = split_evenly(n, count);
@@ -102,7 +92,6 @@ class Nbody final : public Workload {
     std::vector<float> pos(pos_in.size());
     std::vector<float> vel(vel_in.size());
 
-    const auto start = std::chrono::steady_clock::now();
     // Per device: all positions twice (ping-pong), its own velocities.
     std::vector<std::array<ClMem, 2>> positions(count);
     std::vector<ClMem> velocities;
@@ -149,76 +138,7 @@ class Nbody final : public Workload {
                          own[d].size() * kBodyBytes);
     }
     context.finish_all();
-    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    return {
-        {{"pos", std::move(pos)}, {"vel", std::move(vel)}}, context.transfers(), elapsed.count()};
-  }
-
-  std::map<std::string, BufferId> submit_unimem(
-      Runtime& runtime, KernelProvider& kernels, std::span<const std::size_t> devices,
-      const Problem& problem, std::map<std::string, BufferId>& buffers) const override {
-    const std::uint64_t n = problem.size;
-    const std::array<BufferId, 2> positions{buffers.at("pos"), scratch(runtime, "pos b", 4 * n)};
-    buffers["pos b"] = positions[1];
-    const BufferId vel = buffers.at("vel");
-    const KernelSource source = kernel_sources().front();
-    for (std::uint32_t step = 0; step < problem.steps; ++step) {
-      SplitLaunch launch;
-      launch.kernel = "nbody";
-      launch.args = {buffer_arg(positions[step % 2]),
-                     buffer_arg(positions[1 - step % 2]),
-                     buffer_arg(vel),
-                     LaunchArg::of_scalar(static_cast<std::int32_t>(n)),
-                     LaunchArg::of_scalar(std::int32_t{0}),
-                     LaunchArg::of_scalar(kDt),
-                     LaunchArg::of_scalar(kSoftening2)};
-      launch.units = n;
-      launch.range = [](const Block& bodies) { return ndrange_1d(bodies); };
-      launch.accesses = [n](const Block& bodies) {
-        const IntervalSet own = unit_bytes(bodies.begin, bodies.end, kBodyBytes);
-        return std::map<std::size_t, BufferAccess>{
-            {0, {unit_bytes(0, n, kBodyBytes), {}, {}}}, {1, {{}, own, {}}}, {2, {own, own, {}}}};
-      };
-      (void)launch_split(runtime, kernels, source, devices, launch);
-    }
-    return {{"pos", positions[problem.steps % 2]}, {"vel", vel}};
-  }
-  std::map<std::string, HostKernel::Body> host_kernels() const override {
-    return {{"nbody", [](const HostKernelContext& c) {
-               const float* pos_in = c.buffer<const float>(0);
-               float* pos_out = c.buffer<float>(1);
-               float* vel = c.buffer<float>(2);
-               const auto n = c.scalar<std::int32_t>(3);
-               const auto vel_base = c.scalar<std::int32_t>(4);
-               const auto dt = c.scalar<float>(5);
-               const auto softening2 = c.scalar<float>(6);
-               for_each_item(c, [&](int i, int, int) {
-                 const float* p = &pos_in[4 * i];
-                 float ax = 0.0f;
-                 float ay = 0.0f;
-                 float az = 0.0f;
-                 for (int j = 0; j < n; ++j) {
-                   const float* q = &pos_in[4 * j];
-                   const float dx = q[0] - p[0];
-                   const float dy = q[1] - p[1];
-                   const float dz = q[2] - p[2];
-                   const float d2 = ((dx * dx + dy * dy) + dz * dz) + softening2;
-                   const float inv = 1.0f / std::sqrt(d2);
-                   const float s = q[3] * ((inv * inv) * inv);
-                   ax = ax + dx * s;
-                   ay = ay + dy * s;
-                   az = az + dz * s;
-                 }
-                 float* v = &vel[4 * (i - vel_base)];
-                 v[0] = v[0] + ax * dt;
-                 v[1] = v[1] + ay * dt;
-                 v[2] = v[2] + az * dt;
-                 pos_out[4 * i + 0] = p[0] + v[0] * dt;
-                 pos_out[4 * i + 1] = p[1] + v[1] * dt;
-                 pos_out[4 * i + 2] = p[2] + v[2] * dt;
-                 pos_out[4 * i + 3] = p[3];
-               });
-             }}};
+    return {{"pos", std::move(pos)}, {"vel", std::move(vel)}};
   }
 
   TransferBytes bytes_min(const Problem& problem, unsigned devices) const override {
@@ -230,15 +150,7 @@ class Nbody final : public Workload {
   }
   BufferPlan buffer_plan(const Problem& problem) const override {
     const std::uint64_t array = problem.size * kBodyBytes;
-    BufferPlan plan;
-    plan.buffer_bytes = {{"pos_a", array}, {"pos_b", array}, {"vel", array}};
-    for (std::uint32_t step = 0; step < problem.steps; ++step) {
-      const std::string in = step % 2 == 0 ? "pos_a" : "pos_b";
-      const std::string out = step % 2 == 0 ? "pos_b" : "pos_a";
-      plan.launches.push_back({"nbody", {in, "vel"}, {out, "vel"}});
-    }
-    plan.host_reads = {problem.steps % 2 == 0 ? "pos_a" : "pos_b", "vel"};
-    return plan;
+    return pingpong_plan("nbody", "pos", array, problem.steps, {}, {{"vel", array}});
   }
 };
 

@@ -6,23 +6,18 @@
 #include <cstdint>
 
 #include "examples/program_version.hpp"
+#include "examples/workload_parameters.hpp"
 
 namespace unimem::examples {
 
-namespace {
-constexpr float kDt = 0.01f;  // as in nbody.cpp
-constexpr float kSoftening2 = 0.01f;
-constexpr std::uint64_t kBodyBytes = 4 * sizeof(float);
-}  // namespace
+using namespace nbody_parameters;
 
 std::map<std::string, BufferId> submit_nbody_program(Runtime& runtime, Program& program,
                                                      const LaunchOptions& options,
                                                      const Problem& problem,
                                                      std::map<std::string, BufferId>& buffers) {
   const auto n = static_cast<std::int64_t>(problem.size);
-  const std::array<BufferId, 2> positions{
-      buffers.at("pos"), runtime.create_buffer(problem.size * kBodyBytes, "pos b")};
-  buffers["pos b"] = positions[1];
+  const std::array<BufferId, 2> positions = pingpong_buffers(runtime, buffers, "pos");
   const BufferId vel = buffers.at("vel");
   const IndexVar j = IndexVar::loop(0);
   AffinePiece all_bodies;  // pos_in[j], j in [0, n - 1]
@@ -34,9 +29,7 @@ std::map<std::string, BufferId> submit_nbody_program(Runtime& runtime, Program& 
   launch.accesses = {AccessDescriptor::affine(0, AccessMode::read, {all_bodies, own}),
                      AccessDescriptor::affine(1, AccessMode::write, {own}),
                      AccessDescriptor::affine(2, AccessMode::read_write, {own})};
-  NDRange range;
-  range.dims = 1;
-  range.global = {problem.size, 1, 1};
+  const NDRange range = ndrange({problem.size});
   for (std::uint32_t step = 0; step < problem.steps; ++step) {
     program.launch("nbody", range,
                    {Arg::buffer(positions[step % 2]), Arg::buffer(positions[1 - step % 2]),

@@ -109,6 +109,7 @@ TEST_F(IcdDirectory, OnlyPoclWhenEveryRegisteredLibraryIsPocl) {
   EXPECT_TRUE(applied.applied);
   EXPECT_EQ(applied.pocl_devices, "pthread pthread");
   EXPECT_THAT(applied.explanation, HasSubstr("POCL is the only OpenCL platform"));
+  EXPECT_EQ(decide_pocl_default(search(), std::nullopt, 3).pocl_devices, "pthread pthread pthread");
 
   const PoclDefault user = decide_pocl_default(search(), std::string("cpu"));
   EXPECT_FALSE(user.applied);

@@ -18,7 +18,7 @@
 
 #include "api/runtime.hpp"
 #include "device/opencl/opencl_context.hpp"
-#include "examples/manual_opencl.hpp"
+#include "device/opencl/opencl_discovery.hpp"
 #include "examples/program_version.hpp"
 #include "examples/workload.hpp"
 
@@ -27,7 +27,7 @@ namespace {
 
 // The ICD loader reads POCL_DEVICES once, at the first OpenCL call of the process.
 const bool kPoclRequested = [] {
-  request_pocl_devices(3);
+  (void)opencl::request_pocl_devices(3);
   return true;
 }();
 

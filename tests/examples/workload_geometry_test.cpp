@@ -1,5 +1,6 @@
 // The OpenCL-free parts of examples/: splitting, comparison and the whole-buffer model.
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -110,6 +111,44 @@ TEST(Workloads, HaveUniqueNamesAndBytesMinNeverAboveWholeBuffer) {
     }
   }
   EXPECT_THROW((void)find_workload("no-such-workload"), PreconditionError);
+}
+
+std::string validation_error(const std::string& workload, Problem problem, unsigned devices) {
+  try {
+    find_workload(workload)->validate(problem, devices);
+  } catch (const PreconditionError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Workloads, ValidateNamesTheWorkloadTheSizeAndTheLimit) {
+  using ::testing::HasSubstr;
+  EXPECT_EQ(validation_error("stencil2d", {48, 4}, 3), "");
+  EXPECT_THAT(validation_error("stencil2d", {48, 4}, 0),
+              HasSubstr("stencil2d needs at least one device"));
+  EXPECT_THAT(validation_error("heat3d", {14, 0}, 1), HasSubstr("heat3d needs at least one step"));
+  // Workloads with a fixed launch sequence ignore steps.
+  EXPECT_EQ(validation_error("matmul", {48, 0}, 1), "");
+  EXPECT_THAT(validation_error("stencil2d", {2, 4}, 3),
+              HasSubstr("stencil2d: size 2 has fewer rows than the 3 devices"));
+  EXPECT_THAT(validation_error("nbody", {2, 1}, 3), HasSubstr("fewer bodies than the 3 devices"));
+  EXPECT_THAT(validation_error("hotspot", {50000, 1}, 1),
+              HasSubstr("hotspot: size 50000 is too large (at most 46000"));
+  EXPECT_THAT(validation_error("heat3d", {1281, 1}, 1), HasSubstr("at most 1280"));
+  EXPECT_THAT(validation_error("fdtd2d", {1, 1}, 1),
+              HasSubstr("fdtd2d: size 1 is too small (at least 2)"));
+}
+
+TEST(Workloads, PingPongPlanAlternatesTheGridAndKeepsTheOtherBuffers) {
+  const BufferPlan plan = pingpong_plan("k", "pos", 100, 3, {{"power", 10}}, {{"vel", 20}});
+  ASSERT_EQ(plan.launches.size(), 3u);
+  EXPECT_EQ(plan.launches[0].reads, (std::vector<std::string>{"pos a", "power", "vel"}));
+  EXPECT_EQ(plan.launches[0].writes, (std::vector<std::string>{"pos b", "vel"}));
+  EXPECT_EQ(plan.launches[1].reads.front(), "pos b");
+  EXPECT_EQ(plan.launches[1].writes.front(), "pos a");
+  EXPECT_EQ(plan.host_reads, (std::vector<std::string>{"pos b", "vel"}));
+  EXPECT_EQ(plan.buffer_bytes.size(), 4u);
 }
 
 }  // namespace

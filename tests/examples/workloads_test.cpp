@@ -6,6 +6,8 @@
 
 #include <ostream>
 
+#include "device/device_error.hpp"
+#include "device/opencl/opencl_discovery.hpp"
 #include "examples/manual_opencl.hpp"
 #include "examples/workload.hpp"
 
@@ -15,7 +17,7 @@ namespace {
 // The ICD loader reads POCL_DEVICES once, at the first OpenCL call: ask for three pthread devices
 // before main (unless the environment already chose) and use subsets of 1, 2 and 3.
 const bool kPoclRequested = [] {
-  request_pocl_devices(3);
+  (void)opencl::request_pocl_devices(3);
   return true;
 }();
 
@@ -91,7 +93,7 @@ TEST(ManualContext, ReportsABuildFailureWithTheErrorNameAndTheCompilerLog) {
     (void)context.build("kernel void broken(global float* x) { x[0] = undeclared_name; }", "",
                         "broken.cl");
     FAIL() << "building a kernel with an undeclared name succeeded";
-  } catch (const OpenClError& e) {
+  } catch (const DeviceError& e) {
     const std::string message = e.what();
     EXPECT_EQ(e.code(), CL_BUILD_PROGRAM_FAILURE);
     EXPECT_NE(message.find("CL_BUILD_PROGRAM_FAILURE"), std::string::npos) << message;
@@ -102,9 +104,6 @@ TEST(ManualContext, ReportsABuildFailureWithTheErrorNameAndTheCompilerLog) {
 
 TEST(ManualContext, NamesOpenClErrorsAndCountsEveryTransfer) {
   ASSERT_TRUE(kPoclRequested);
-  EXPECT_EQ(cl_error_name(CL_OUT_OF_RESOURCES), "CL_OUT_OF_RESOURCES");
-  EXPECT_EQ(cl_error_name(CL_INVALID_MEM_OBJECT), "CL_INVALID_MEM_OBJECT");
-  EXPECT_EQ(cl_error_name(-12345), "CL_UNKNOWN_ERROR");
   if (platform().devices.size() < 2) GTEST_SKIP() << "needs two devices";
   const std::vector<cl_device_id> two(platform().devices.begin(), platform().devices.begin() + 2);
   ManualContext context(platform(), two);
@@ -124,8 +123,8 @@ TEST(ManualContext, NamesOpenClErrorsAndCountsEveryTransfer) {
   try {
     (void)context.read(0, a, 24, back.data(), 16);
     FAIL() << "an out-of-range read succeeded";
-  } catch (const OpenClError& e) {
-    EXPECT_NE(std::string(e.what()).find("CL_INVALID_VALUE"), std::string::npos) << e.what();
+  } catch (const DeviceError& e) {
+    EXPECT_EQ(e.code_name(), "CL_INVALID_VALUE") << e.what();
   }
 }
 

@@ -219,7 +219,7 @@ bool only_pocl(std::span<const std::string> libraries) {
 }
 
 PoclDefault decide_pocl_default(const IcdSearch& search,
-                                std::optional<std::string> pocl_devices_env) {
+                                std::optional<std::string> pocl_devices_env, unsigned devices) {
   PoclDefault result;
   result.icd_libraries = icd_libraries(search);
   if (pocl_devices_env) {
@@ -238,24 +238,28 @@ PoclDefault decide_pocl_default(const IcdSearch& search,
     return result;
   }
   result.applied = true;
-  result.pocl_devices = std::string(kPoclDefaultDevices);
+  for (unsigned d = 0; d < devices; ++d) result.pocl_devices += d == 0 ? "pthread" : " pthread";
+  const std::string count = devices == 2 ? std::string("two") : std::to_string(devices);
   result.explanation =
       "POCL is the only OpenCL platform and POCL_DEVICES was unset, so unimem set "
       "POCL_DEVICES=\"" +
-      std::string(kPoclDefaultDevices) +
-      "\" (two CPU devices) to make multi-device behaviour visible; set "
-      "POCL_DEVICES yourself to override.";
+      result.pocl_devices + "\" (" + count +
+      " CPU devices) to make multi-device behaviour visible; set POCL_DEVICES yourself to "
+      "override.";
   return result;
 }
 
-const PoclDefault& pocl_default() {
+const PoclDefault& pocl_default() { return request_pocl_devices(2); }
+
+const PoclDefault& request_pocl_devices(unsigned devices) {
   // The one piece of process-wide state of the driver: the environment itself is process-wide,
-  // and POCL reads POCL_DEVICES once, when the ICD loader first initializes it.
-  static const PoclDefault decision = [] {
+  // and POCL reads POCL_DEVICES once, when the ICD loader first initializes it. The first call's
+  // device count decides.
+  static const PoclDefault decision = [devices] {
     const char* current = std::getenv("POCL_DEVICES");
     PoclDefault d = decide_pocl_default(
         IcdSearch::from_environment(),
-        current ? std::optional<std::string>(current) : std::optional<std::string>());
+        current ? std::optional<std::string>(current) : std::optional<std::string>(), devices);
     if (d.applied) ::setenv("POCL_DEVICES", d.pocl_devices.c_str(), /*overwrite=*/0);
     return d;
   }();

@@ -72,13 +72,19 @@ struct PoclDefault {
 inline constexpr std::string_view kPoclDefaultDevices = "pthread pthread";
 
 /// Decides, without side effects, whether to set POCL_DEVICES (pocl_devices_env is its current
-/// value, or nullopt when unset).
+/// value, or nullopt when unset), and to how many CPU (pthread) devices.
 [[nodiscard]] PoclDefault decide_pocl_default(const IcdSearch& search,
-                                              std::optional<std::string> pocl_devices_env);
+                                              std::optional<std::string> pocl_devices_env,
+                                              unsigned devices = 2);
 
 /// Runs decide_pocl_default on the process environment once and applies it (setenv without
 /// overwrite); every later call returns the first result. list_devices() calls it first.
 const PoclDefault& pocl_default();
+
+/// pocl_default() asking POCL for `devices` CPU devices instead of two (tests and benchmarks that
+/// need more). Only the first of pocl_default() / request_pocl_devices() decides, so call it
+/// before any OpenCL use; later calls return that first decision.
+const PoclDefault& request_pocl_devices(unsigned devices);
 
 /// UNIMEM_DEVICES syntax: a comma-separated list of items, each one of
 ///   all | *            every device

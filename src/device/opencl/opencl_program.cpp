@@ -32,31 +32,41 @@ cl_build_status build_status(cl_program program, cl_device_id device) {
 
 }  // namespace
 
+cl_program build_program(cl_context context, std::span<const cl_device_id> devices,
+                         std::span<const std::string> device_names, std::string_view source,
+                         const std::string& options, std::string_view what) {
+  UNIMEM_REQUIRE(devices.size() == device_names.size(), "build_program: one name per device");
+  const char* text = source.data();
+  const size_t length = source.size();
+  cl_int status = CL_SUCCESS;
+  cl_program program = clCreateProgramWithSource(context, 1, &text, &length, &status);
+  check(status, "clCreateProgramWithSource", what);
+  status = clBuildProgram(program, static_cast<cl_uint>(devices.size()), devices.data(),
+                          options.c_str(), nullptr, nullptr);
+  if (status == CL_SUCCESS) return program;
+
+  // Report the log of every device the build failed on (all of them, usually).
+  std::string where = std::string(what) + " (options \"" + options + "\")";
+  for (std::size_t d = 0; d < devices.size(); ++d) {
+    if (build_status(program, devices[d]) == CL_BUILD_SUCCESS) continue;
+    where += "\non device " + device_names[d] + ", build log:\n" + build_log(program, devices[d]);
+  }
+  clReleaseProgram(program);
+  throw make_error(status, "clBuildProgram", where);
+}
+
 OpenCLProgram::OpenCLProgram(std::shared_ptr<const Context> context, std::string source,
                              std::string options)
     : context_(std::move(context)), options_(std::move(options)) {
   UNIMEM_REQUIRE(context_ != nullptr, "an OpenCL program needs a context");
-  const char* text = source.c_str();
-  const size_t length = source.size();
-  cl_int status = CL_SUCCESS;
-  program_ = clCreateProgramWithSource(context_->handle(), 1, &text, &length, &status);
-  check(status, "clCreateProgramWithSource", [this] { return context_->description(); });
-
   std::vector<cl_device_id> ids;
-  for (const DeviceInfo& d : context_->devices()) ids.push_back(d.device);
-  status = clBuildProgram(program_, static_cast<cl_uint>(ids.size()), ids.data(), options_.c_str(),
-                          nullptr, nullptr);
-  if (status == CL_SUCCESS) return;
-
-  // Report the log of every device the build failed on (all of them, usually).
-  std::string where = "program (options \"" + options_ + "\")";
+  std::vector<std::string> names;
   for (const DeviceInfo& d : context_->devices()) {
-    if (build_status(program_, d.device) == CL_BUILD_SUCCESS) continue;
-    where += "\non device " + d.unimem_name() + ", build log:\n" + build_log(program_, d.device);
+    ids.push_back(d.device);
+    names.push_back(d.unimem_name());
   }
-  clReleaseProgram(program_);
-  program_ = nullptr;
-  throw make_error(status, "clBuildProgram", where);
+  program_ = build_program(context_->handle(), ids, names, source, options_,
+                           "program in the " + context_->description());
 }
 
 OpenCLProgram::~OpenCLProgram() {

@@ -2,7 +2,9 @@
 
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
+#include <string_view>
 
 #include "device/device.hpp"
 #include "device/opencl/opencl_api.hpp"
@@ -11,6 +13,15 @@
 namespace unimem::opencl {
 
 class OpenCLKernel;
+
+/// Creates `source` in `context` and builds it with `options` for `devices` (device_names[i] names
+/// devices[i] in messages). The caller owns (releases) the program. A failure throws DeviceError
+/// naming `what`, the options and, for every device the build failed on, its name and the
+/// compiler's full log (CL_BUILD_PROGRAM_FAILURE) or the failing call.
+[[nodiscard]] cl_program build_program(cl_context context, std::span<const cl_device_id> devices,
+                                       std::span<const std::string> device_names,
+                                       std::string_view source, const std::string& options,
+                                       std::string_view what);
 
 /// An OpenCL C program built for every device of one Context (so one build serves all devices of
 /// a platform). A failed build throws a DeviceError with CL_BUILD_PROGRAM_FAILURE whose message

@@ -11,75 +11,16 @@
 #include <sstream>
 #include <utility>
 
+#include "device/device_error.hpp"
+#include "device/opencl/opencl_error.hpp"
+#include "device/opencl/opencl_program.hpp"
+
 namespace unimem::testing {
 namespace {
 
-const char* cl_error_name(cl_int code) {
-  switch (code) {
-    case CL_SUCCESS:
-      return "CL_SUCCESS";
-    case CL_DEVICE_NOT_FOUND:
-      return "CL_DEVICE_NOT_FOUND";
-    case CL_OUT_OF_RESOURCES:
-      return "CL_OUT_OF_RESOURCES";
-    case CL_OUT_OF_HOST_MEMORY:
-      return "CL_OUT_OF_HOST_MEMORY";
-    case CL_MEM_OBJECT_ALLOCATION_FAILURE:
-      return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
-    case CL_BUILD_PROGRAM_FAILURE:
-      return "CL_BUILD_PROGRAM_FAILURE";
-    case CL_INVALID_VALUE:
-      return "CL_INVALID_VALUE";
-    case CL_INVALID_PLATFORM:
-      return "CL_INVALID_PLATFORM";
-    case CL_INVALID_DEVICE:
-      return "CL_INVALID_DEVICE";
-    case CL_INVALID_CONTEXT:
-      return "CL_INVALID_CONTEXT";
-    case CL_INVALID_COMMAND_QUEUE:
-      return "CL_INVALID_COMMAND_QUEUE";
-    case CL_INVALID_MEM_OBJECT:
-      return "CL_INVALID_MEM_OBJECT";
-    case CL_INVALID_BUILD_OPTIONS:
-      return "CL_INVALID_BUILD_OPTIONS";
-    case CL_INVALID_PROGRAM:
-      return "CL_INVALID_PROGRAM";
-    case CL_INVALID_PROGRAM_EXECUTABLE:
-      return "CL_INVALID_PROGRAM_EXECUTABLE";
-    case CL_INVALID_KERNEL_NAME:
-      return "CL_INVALID_KERNEL_NAME";
-    case CL_INVALID_KERNEL:
-      return "CL_INVALID_KERNEL";
-    case CL_INVALID_ARG_INDEX:
-      return "CL_INVALID_ARG_INDEX";
-    case CL_INVALID_ARG_VALUE:
-      return "CL_INVALID_ARG_VALUE";
-    case CL_INVALID_ARG_SIZE:
-      return "CL_INVALID_ARG_SIZE";
-    case CL_INVALID_KERNEL_ARGS:
-      return "CL_INVALID_KERNEL_ARGS";
-    case CL_INVALID_WORK_DIMENSION:
-      return "CL_INVALID_WORK_DIMENSION";
-    case CL_INVALID_WORK_GROUP_SIZE:
-      return "CL_INVALID_WORK_GROUP_SIZE";
-    case CL_INVALID_WORK_ITEM_SIZE:
-      return "CL_INVALID_WORK_ITEM_SIZE";
-    case CL_INVALID_GLOBAL_OFFSET:
-      return "CL_INVALID_GLOBAL_OFFSET";
-    case CL_INVALID_BUFFER_SIZE:
-      return "CL_INVALID_BUFFER_SIZE";
-    case CL_INVALID_GLOBAL_WORK_SIZE:
-      return "CL_INVALID_GLOBAL_WORK_SIZE";
-    default:
-      return "CL_ERROR";
-  }
-}
-
+// Errors by name come from the OpenCL driver (device/opencl/opencl_error.hpp), as RecorderError.
 void check_cl(cl_int code, const std::string& what) {
-  if (code != CL_SUCCESS) {
-    throw RecorderError(what + " failed: " + cl_error_name(code) + " (" + std::to_string(code) +
-                        ")");
-  }
+  if (code != CL_SUCCESS) throw RecorderError(opencl::make_error(code, what, {}).what());
 }
 
 struct MemObject {
@@ -307,28 +248,27 @@ struct AccessRecorder::State {
     if (context != nullptr) clReleaseContext(context);
   }
 
+  std::string device_name() const {
+    char name[512] = {};
+    clGetDeviceInfo(device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
+    return name;
+  }
+
   cl_program program(const std::string& source, const std::vector<std::string>& options) {
     const std::string joined = join_options(options);
     auto key = std::make_pair(source, joined);
     if (auto it = programs.find(key); it != programs.end()) return it->second;
-    const char* text = source.c_str();
-    const std::size_t length = source.size();
-    cl_int status = CL_SUCCESS;
-    cl_program built = clCreateProgramWithSource(context, 1, &text, &length, &status);
-    check_cl(status, "clCreateProgramWithSource");
     const auto start = std::chrono::steady_clock::now();
-    status = clBuildProgram(built, 1, &device, joined.c_str(), nullptr, nullptr);
+    cl_program built = nullptr;
+    try {
+      const std::string name = device_name();
+      built = opencl::build_program(context, {&device, 1}, {&name, 1}, source, joined,
+                                    "instrumented program");
+    } catch (const DeviceError& e) {
+      throw RecorderError(e.what());
+    }
     build_seconds +=
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (status != CL_SUCCESS) {
-      std::size_t log_size = 0;
-      clGetProgramBuildInfo(built, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size);
-      std::string log(log_size, '\0');
-      clGetProgramBuildInfo(built, device, CL_PROGRAM_BUILD_LOG, log_size, log.data(), nullptr);
-      clReleaseProgram(built);
-      throw RecorderError(std::string("clBuildProgram failed: ") + cl_error_name(status) + "\n" +
-                          log);
-    }
     programs.emplace(std::move(key), built);
     return built;
   }
@@ -462,11 +402,7 @@ AccessRecorder::AccessRecorder() : state_(std::make_unique<State>()) {
 
 AccessRecorder::~AccessRecorder() = default;
 
-std::string AccessRecorder::device_name() const {
-  char name[512] = {};
-  clGetDeviceInfo(state_->device, CL_DEVICE_NAME, sizeof(name) - 1, name, nullptr);
-  return name;
-}
+std::string AccessRecorder::device_name() const { return state_->device_name(); }
 
 double AccessRecorder::build_seconds() const { return state_->build_seconds; }
 
