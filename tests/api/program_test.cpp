@@ -230,7 +230,9 @@ TEST_F(ProgramTest, ReportsBuildAndAnalysisTimesAndAnalysesAProgramOnce) {
   EXPECT_TRUE(second.build_report().analysis_cached);
   EXPECT_EQ(second.analyzed(), first.analyzed());
   EXPECT_EQ(second.analysis_error(), first.analysis_error());
-  if (first.analyzed()) EXPECT_GT(a.analysis_seconds, 0.0);
+  if (first.analyzed()) {
+    EXPECT_GT(a.analysis_seconds, 0.0);
+  }
 
   const Program other_options(*runtime_, source, "-DUNUSED=1");
   EXPECT_FALSE(other_options.build_report().analysis_cached);
