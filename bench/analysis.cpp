@@ -2,9 +2,11 @@
 // POCL's clBuildProgram of the same source, and range evaluation per launch partition.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
 #include "analysis/program_analyzer.hpp"
 #include "analysis/range_generator.hpp"
+#include "analysis/write_injectivity.hpp"
 #if defined(UNIMEM_HAVE_OPENCL) && UNIMEM_HAVE_OPENCL
 #include <CL/cl.h>
 #endif
@@ -155,7 +158,93 @@ void BM_LaunchRanges(benchmark::State& state) {
 }
 BENCHMARK(BM_LaunchRanges)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 
-// The isl injectivity check once per distinct launch parameters (cached afterwards).
+// Every kernel of every corpus program at a large size, upper half of the work-groups along the
+// slowest dimension (a 2-device partition). The launch is synthetic: the dimension count is the
+// highest one the patterns use, 2^24 / 4096^2 / 256^3 work-items, every integer scalar set to the
+// per-dimension size (n, w, h, pitch, k, ...), every buffer 2^40 bytes.
+struct CorpusKernelLaunch {
+  std::shared_ptr<const ProgramAccessInfo> program;
+  const KernelAccessInfo* kernel = nullptr;
+  NDRange range;
+  LaunchArguments args;
+};
+
+CorpusKernelLaunch corpus_launch(std::shared_ptr<const ProgramAccessInfo> program,
+                                 const KernelAccessInfo& k) {
+  CorpusKernelLaunch c;
+  c.program = std::move(program);
+  c.kernel = &k;
+  const std::uint32_t dims = used_dimensions(k, /*writes_only=*/false);
+  const std::uint64_t size = dims == 1 ? (1U << 24) : dims == 2 ? 4096 : 256;
+  const std::uint64_t local = dims == 1 ? 256 : dims == 2 ? 16 : 8;
+  c.range.dims = dims;
+  for (std::uint32_t d = 0; d < 3; ++d) {
+    c.range.global[d] = d < dims ? size : 1;
+    c.range.local[d] = d < dims ? local : 1;
+  }
+  for (const ArgumentAccess& a : k.args) {
+    if (a.is_buffer()) {
+      c.args.set_buffer_size(a.index, std::uint64_t{1} << 40);
+    } else if (a.kind == ArgKind::Scalar) {
+      c.args.set_scalar(a.index, static_cast<std::int64_t>(size));
+    }
+  }
+  return c;
+}
+
+void BM_CorpusLaunchRanges(benchmark::State& state, const CorpusKernelLaunch& c) {
+  const RangeGenerator gen(*c.kernel);
+  GroupBox half = GroupBox::all(c.range);
+  const std::size_t d = c.range.dims - 1;
+  half.begin[d] = half.end[d] / 2;
+  std::size_t intervals = 0;
+  try {
+    for (auto _ : state) {
+      const LaunchRanges r = gen.ranges(c.range, half, c.args);
+      intervals = 0;
+      for (const ArgumentRanges& a : r.args)
+        intervals += a.read.interval_count() + a.write.interval_count();
+      benchmark::DoNotOptimize(intervals);
+    }
+  } catch (const std::exception& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  state.counters["intervals"] = static_cast<double>(intervals);
+  state.counters["dims"] = static_cast<double>(c.range.dims);
+}
+
+void register_corpus_launches() {
+  static std::vector<CorpusKernelLaunch> launches;
+  for (const CorpusProgram& p : programs()) {
+    auto info = std::make_shared<const ProgramAccessInfo>(
+        analyze_program(corpus_source(p.file), p.options));
+    for (const KernelAccessInfo& k : info->kernels) launches.push_back(corpus_launch(info, k));
+  }
+  for (const CorpusKernelLaunch& c : launches) {
+    benchmark::RegisterBenchmark(("BM_CorpusLaunchRanges/" + c.kernel->name).c_str(),
+                                 [&c](benchmark::State& st) { BM_CorpusLaunchRanges(st, c); })
+        ->Unit(benchmark::kMicrosecond);
+  }
+}
+
+// Analysis-time cost of the parametric injectivity check (part of analyze_program).
+void BM_ParametricInjectivity(benchmark::State& state) {
+  const LaunchCase& c = launches().at(static_cast<std::size_t>(state.range(0)));
+  const ProgramAccessInfo info = analyze_program(corpus_source(c.file), c.options);
+  const KernelAccessInfo* k = info.find_kernel(c.kernel);
+  std::string reason;
+  WriteInjectivity w = WriteInjectivity::Parametric;
+  for (auto _ : state) {
+    w = parametric_write_injectivity(*k, &reason);
+    benchmark::DoNotOptimize(w);
+  }
+  state.SetLabel(std::string(c.kernel) + ": " + to_string(w));
+}
+BENCHMARK(BM_ParametricInjectivity)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
+
+// The launch-time injectivity answer for a fresh generator (the first launch with these
+// parameters): free when the analysis decided it, one concrete isl check otherwise.
 void BM_WriteInjectivityUncached(benchmark::State& state) {
   const LaunchCase& c = launches().at(static_cast<std::size_t>(state.range(0)));
   const ProgramAccessInfo info = analyze_program(corpus_source(c.file), c.options);
@@ -174,4 +263,13 @@ BENCHMARK(BM_WriteInjectivityUncached)->DenseRange(0, 3)->Unit(benchmark::kMilli
 
 #endif
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+#if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
+  register_corpus_launches();
+#endif
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,5 +1,7 @@
 #include "analysis/access_pattern.hpp"
 
+#include <algorithm>
+
 namespace unimem {
 
 const char* to_string(AccessClass c) {
@@ -109,6 +111,46 @@ std::string to_string(const KernelAccessInfo& kernel) {
   }
   if (!kernel.statically_splittable) out += "  unsplittable: " + kernel.unsplittable_reason + "\n";
   return out;
+}
+
+const char* to_string(WriteInjectivity w) {
+  switch (w) {
+    case WriteInjectivity::Injective:
+      return "injective";
+    case WriteInjectivity::NotInjective:
+      return "not injective";
+    case WriteInjectivity::Parametric:
+      return "depends on launch parameters";
+  }
+  return "?";
+}
+
+std::uint32_t used_dimensions(const KernelAccessInfo& kernel, bool writes_only) {
+  std::uint32_t dims = 1;
+  auto see_poly = [&dims](const ParamPoly& p) {
+    for (const auto& [monomial, c] : p.terms()) {
+      for (const Param& q : monomial) {
+        if (q.kind != Param::Kind::ScalarArg) dims = std::max(dims, q.index + 1);
+      }
+    }
+  };
+  auto see = [&](const AffineExpr& e) {
+    see_poly(e.constant);
+    for (const auto& [v, c] : e.coefficients) {
+      if (v.kind != Var::Kind::Loop) dims = std::max(dims, v.index + 1);
+      see_poly(c);
+    }
+  };
+  for (const ArgumentAccess& arg : kernel.args) {
+    for (const auto* pieces : {&arg.reads, &arg.writes}) {
+      if (writes_only && pieces == &arg.reads) continue;
+      for (const AccessPiece& p : *pieces) {
+        see(p.byte_offset);
+        for (const Constraint& c : p.constraints) see(c.expr);
+      }
+    }
+  }
+  return std::min<std::uint32_t>(dims, 3);
 }
 
 }  // namespace unimem

@@ -83,6 +83,16 @@ struct AccessStats {
   AccessStats& operator+=(const AccessStats& o);
 };
 
+/// Injectivity of the write maps over work-groups (Matz et al. section 4.1) as decided at analysis
+/// time with isl, scalar arguments and NDRange sizes as parameters (write_injectivity.hpp).
+enum class WriteInjectivity : std::uint8_t {
+  Injective,     // for every launch: no launch-time check
+  NotInjective,  // for every launch of two or more work-groups: unsplittable
+  Parametric,    // depends on the launch parameters (or undecided): checked per launch, cached
+};
+
+[[nodiscard]] const char* to_string(WriteInjectivity w);
+
 struct KernelAccessInfo {
   std::string name;
   std::vector<ArgumentAccess> args;
@@ -92,19 +102,32 @@ struct KernelAccessInfo {
   /// injectivity over work-groups is decided per launch (see RangeGenerator).
   bool statically_splittable = true;
   std::string unsplittable_reason;
+  /// Set by analyze_program; Parametric (check every distinct launch) unless proven otherwise.
+  WriteInjectivity write_injectivity = WriteInjectivity::Parametric;
+  std::string write_injectivity_reason;  // for NotInjective: which argument and why
+  /// write_injectivity holds for launches with one work-group in every dimension >= this one.
+  std::uint32_t write_injectivity_dims = 3;
   AccessStats stats;
 
   [[nodiscard]] ExprNames names() const;
   [[nodiscard]] const ArgumentAccess* find_arg(const std::string& arg_name) const;
 };
 
+/// The number of NDRange dimensions (1 to 3) a kernel's patterns refer to: one past the highest
+/// dimension of a work-group or local id or of an NDRange parameter (sizes, offsets) in a
+/// subscript or condition; 1 if none. writes_only: only the write pieces count.
+[[nodiscard]] std::uint32_t used_dimensions(const KernelAccessInfo& kernel, bool writes_only);
+
 /// Everything the analysis learnt about one program (source + build options).
 struct ProgramAccessInfo {
   std::vector<KernelAccessInfo> kernels;
-  double frontend_ms = 0;    // Clang: OpenCL C -> LLVM IR
-  double transform_ms = 0;   // canonicalization passes
-  double extraction_ms = 0;  // access extraction
-  [[nodiscard]] double total_ms() const { return frontend_ms + transform_ms + extraction_ms; }
+  double frontend_ms = 0;     // Clang: OpenCL C -> LLVM IR
+  double transform_ms = 0;    // canonicalization passes
+  double extraction_ms = 0;   // access extraction
+  double injectivity_ms = 0;  // parametric write-injectivity check (isl)
+  [[nodiscard]] double total_ms() const {
+    return frontend_ms + transform_ms + extraction_ms + injectivity_ms;
+  }
   [[nodiscard]] const KernelAccessInfo* find_kernel(const std::string& kernel_name) const;
 };
 

@@ -8,6 +8,7 @@
 #include "analysis/access_extraction.hpp"
 #include "analysis/canonicalize.hpp"
 #include "analysis/frontend.hpp"
+#include "analysis/write_injectivity.hpp"
 
 namespace unimem {
 
@@ -32,6 +33,12 @@ ProgramAccessInfo analyze_program(const std::string& source, const std::string& 
   t0 = std::chrono::steady_clock::now();
   info.kernels = extract_kernel_accesses(*module);
   info.extraction_ms = ms_since(t0);
+  t0 = std::chrono::steady_clock::now();
+  for (KernelAccessInfo& k : info.kernels) {
+    k.write_injectivity =
+        parametric_write_injectivity(k, &k.write_injectivity_reason, &k.write_injectivity_dims);
+  }
+  info.injectivity_ms = ms_since(t0);
   return info;
 }
 

@@ -6,6 +6,8 @@
 
 #include "analysis/write_injectivity.hpp"
 #include "common/check.hpp"
+#include "region/box_set.hpp"
+#include "region/range_generator.hpp"
 
 namespace unimem {
 
@@ -52,13 +54,400 @@ struct Slot {
 
 enum class PieceStatus { Exact, Approximate, Unbounded };
 
+/// The box-shaped parts of an argument's pieces in one launch partition: bytes
+/// constant + sum(coef_i * x_i) + [0, width) for x in a box. Byte ranges are generated only at the
+/// end (region/range_generator.hpp, DSOM Fig. 10). Before that, parts with the same width and
+/// coefficients are united as boxes of their variables (region/box_set.hpp): a stencil's interior
+/// piece, its boundary pieces and its neighbours shifted by one element then make whole rows,
+/// which Fig. 10 coalesces into one interval, instead of one interval per row and piece.
+class BoxCollector {
+ public:
+  /// Records the box of slots (slot override_slot, if any, restricted to [lo, hi]).
+  void add(const std::vector<Slot>& slots, const IntExpr& subscript, std::uint32_t width,
+           std::size_t override_slot = kNoOverride, std::int64_t lo = 0, std::int64_t hi = 0) {
+    Part part;
+    part.constant = subscript.constant;
+    part.width = width;
+    part.first = terms_.size();
+    for (std::size_t i = 0; i < slots.size(); ++i) {
+      if (subscript.coef[i] == 0) continue;
+      const std::int64_t l = i == override_slot ? lo : slots[i].lo;
+      const std::int64_t h = i == override_slot ? hi : slots[i].hi;
+      if (l > h) {
+        terms_.resize(part.first);
+        return;  // empty box
+      }
+      terms_.push_back({var_key(slots[i].var), subscript.coef[i], l, h});
+    }
+    part.count = terms_.size() - part.first;
+    std::sort(terms_.begin() + static_cast<std::ptrdiff_t>(part.first), terms_.end(),
+              [](const Term& a, const Term& b) { return a.var < b.var; });
+    canonicalize_constant(part);
+    if (!parts_.empty() && coalesce(parts_.back(), part)) {
+      terms_.resize(part.first);
+      return;
+    }
+    parts_.push_back(part);
+  }
+
+  /// The bytes of every part, normalized; exact is cleared if some box hit the interval limit and
+  /// was over-approximated.
+  IntervalSet generate(std::uint64_t max_intervals, bool& exact) const {
+    std::vector<Interval> out;
+    std::vector<std::size_t> runs;  // start of each box's output in out (each one is sorted)
+    deferred_.clear();
+    exact = generate(max_intervals, out, runs) && exact;
+    IntervalSet cheap = merge_runs(std::move(out), std::move(runs));
+    if (deferred_.empty()) return cheap;
+    // Boxes with many intervals: first drop the values of their outermost variable whose bytes
+    // the cheap boxes already cover (a halo piece inside the main piece's run, say), then
+    // generate the rest.
+    out.clear();
+    runs.clear();
+    std::vector<AffineAccess> rest;
+    for (const AffineAccess& a : deferred_) trim_covered(a, cheap, rest);
+    for (const AffineAccess& a : rest) {
+      const GeneratedRanges r = generate_ranges(a, 1, max_intervals, BelowZero::Clip);
+      exact = exact && r.exact;
+      append_run(r.bytes, out, runs);
+    }
+    IntervalSet more = merge_runs(std::move(out), std::move(runs));
+    return cheap.empty() ? more : cheap.unite(more);
+  }
+
+ private:
+  static IntervalSet merge_runs(std::vector<Interval> out, std::vector<std::size_t> runs) {
+    const auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+    if (runs.size() <= kMaxMergedRuns) {
+      // Few sorted runs: merge them pairwise (linear per level) instead of sorting everything.
+      runs.push_back(out.size());
+      while (runs.size() > 2) {
+        std::vector<std::size_t> next;
+        for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
+          next.push_back(runs[i]);
+          if (i + 2 < runs.size()) {
+            const auto at = [&out](std::size_t k) {
+              return out.begin() + static_cast<std::ptrdiff_t>(k);
+            };
+            std::inplace_merge(at(runs[i]), at(runs[i + 1]), at(runs[i + 2]), by_begin);
+          }
+        }
+        next.push_back(out.size());
+        runs = std::move(next);
+      }
+    }
+    return IntervalSet::from_unsorted(std::move(out));  // no sort if already sorted
+  }
+
+  static void append_run(const IntervalSet& bytes, std::vector<Interval>& out,
+                         std::vector<std::size_t>& runs) {
+    // A new run unless it continues the previous one in order.
+    if (!bytes.empty() && (out.empty() || bytes[0].begin < out.back().begin)) {
+      runs.push_back(out.size());
+    }
+    out.insert(out.end(), bytes.begin(), bytes.end());
+  }
+
+  /// Splits a (its bytes constant + sum(coef * x) over a box) into at most two boxes by removing
+  /// the longest range of values of its variable with the largest |coef| whose bytes all lie in
+  /// one interval of covered.
+  static void trim_covered(const AffineAccess& a, const IntervalSet& covered,
+                           std::vector<AffineAccess>& rest) {
+    std::size_t v = a.terms.size();
+    for (std::size_t i = 0; i < a.terms.size(); ++i) {
+      const AffineTerm& t = a.terms[i];
+      if (t.lower == t.upper) continue;
+      if (v == a.terms.size() ||
+          static_cast<Int128>(t.coefficient) * t.coefficient >
+              static_cast<Int128>(a.terms[v].coefficient) * a.terms[v].coefficient) {
+        v = i;
+      }
+    }
+    if (v == a.terms.size() || covered.empty()) {
+      rest.push_back(a);
+      return;
+    }
+    // Bytes for x: base + k * y + [rmin, rmax] with y = x (k > 0) or y = -x (k < 0).
+    const AffineTerm& tv = a.terms[v];
+    const Int128 k = tv.coefficient < 0 ? -static_cast<Int128>(tv.coefficient) : tv.coefficient;
+    const Int128 y_lo = tv.coefficient < 0 ? -static_cast<Int128>(tv.upper) : tv.lower;
+    const Int128 y_hi = tv.coefficient < 0 ? -static_cast<Int128>(tv.lower) : tv.upper;
+    Int128 rmin = a.constant;
+    Int128 rmax = a.constant;
+    for (std::size_t i = 0; i < a.terms.size(); ++i) {
+      if (i == v) continue;
+      const Int128 p = static_cast<Int128>(a.terms[i].coefficient) * a.terms[i].lower;
+      const Int128 q = static_cast<Int128>(a.terms[i].coefficient) * a.terms[i].upper;
+      rmin += std::min(p, q);
+      rmax += std::max(p, q);
+    }
+    const auto floor_div128 = [](Int128 n, Int128 d) {  // d > 0
+      return n >= 0 ? n / d : -((-n + d - 1) / d);
+    };
+    // The longest run of y values whose bytes [k*y + rmin, k*y + rmax] lie in one interval.
+    Int128 best_lo = 1;
+    Int128 best_hi = 0;
+    const Int128 first = k * y_lo + rmin;
+    const Int128 last = k * y_hi + rmax;
+    for (const Interval& iv : covered) {
+      if (static_cast<Int128>(iv.end) <= first) continue;
+      if (static_cast<Int128>(iv.begin) > last) break;
+      // k*y + rmin >= begin and k*y + rmax <= end - 1.
+      const Int128 lo = std::max(y_lo, -floor_div128(-(static_cast<Int128>(iv.begin) - rmin), k));
+      const Int128 hi = std::min(y_hi, floor_div128(static_cast<Int128>(iv.end) - 1 - rmax, k));
+      if (hi - lo > best_hi - best_lo) {
+        best_lo = lo;
+        best_hi = hi;
+      }
+    }
+    if (best_lo > best_hi) {
+      rest.push_back(a);
+      return;
+    }
+    // Back to x: y in [best_lo, best_hi] is x in [best_lo, best_hi] (k > 0) or negated.
+    const Int128 x_lo = tv.coefficient < 0 ? -best_hi : best_lo;
+    const Int128 x_hi = tv.coefficient < 0 ? -best_lo : best_hi;
+    if (x_lo > tv.lower) {
+      AffineAccess below = a;
+      below.terms[v].upper = static_cast<std::int64_t>(x_lo - 1);
+      rest.push_back(std::move(below));
+    }
+    if (x_hi < tv.upper) {
+      AffineAccess above = a;
+      above.terms[v].lower = static_cast<std::int64_t>(x_hi + 1);
+      rest.push_back(std::move(above));
+    }
+  }
+
+  bool generate(std::uint64_t max_intervals, std::vector<Interval>& out,
+                std::vector<std::size_t>& runs) const {
+    std::vector<std::size_t> order(parts_.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    // Stable: within a group the parts keep the order they came in (usually increasing offsets,
+    // so the generated intervals need no sort).
+    std::stable_sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+      return key_less(parts_[a], parts_[b]);
+    });
+    bool exact = true;
+    for (std::size_t g = 0; g < order.size();) {
+      std::size_t e = g + 1;
+      while (e < order.size() && same_key(parts_[order[g]], parts_[order[e]])) ++e;
+      exact = generate_group(order, g, e, max_intervals, out, runs) && exact;
+      g = e;
+    }
+    return exact;
+  }
+
+ public:
+  static constexpr std::size_t kNoOverride = std::numeric_limits<std::size_t>::max();
+
+ private:
+  struct Term {
+    std::uint64_t var = 0;  // identity of the variable (for grouping only)
+    std::int64_t coef = 0;
+    std::int64_t lo = 0;
+    std::int64_t hi = 0;
+  };
+  struct Part {
+    std::int64_t constant = 0;
+    std::uint32_t width = 1;
+    std::size_t first = 0;
+    std::size_t count = 0;
+  };
+  // Boxes united per group at most; beyond that the parts are generated one by one (BoxSet's
+  // normalization is quadratic in the box count).
+  static constexpr std::size_t kMaxUnitedBoxes = 256;
+  // Up to this many generated runs are merged pairwise; more are sorted.
+  static constexpr std::size_t kMaxMergedRuns = 64;
+  // Boxes with more intervals than this are generated after the others (see generate).
+  static constexpr std::uint64_t kProbeIntervals = 64;
+
+  static std::uint64_t var_key(const Var& v) {
+    return (static_cast<std::uint64_t>(v.kind) << 32) | v.index;
+  }
+
+  /// The new part b (just after a in terms_) extends a when both have the same key and the same
+  /// ranges except in at most one variable, where they overlap or touch: a then becomes their
+  /// union. (The enumeration of coupled variables produces such runs: the rows j <= i of a
+  /// triangle for consecutive i.)
+  bool coalesce(Part& a, const Part& b) {
+    if (a.width != b.width || a.constant != b.constant || a.count != b.count) return false;
+    std::size_t differing = a.count;
+    for (std::size_t i = 0; i < a.count; ++i) {
+      const Term& x = terms_[a.first + i];
+      const Term& y = terms_[b.first + i];
+      if (x.var != y.var || x.coef != y.coef) return false;
+      if (x.lo == y.lo && x.hi == y.hi) continue;
+      if (differing != a.count) return false;
+      differing = i;
+    }
+    if (differing == a.count) return true;  // the same box
+    Term& x = terms_[a.first + differing];
+    const Term& y = terms_[b.first + differing];
+    // Overlapping or adjacent: y.lo <= x.hi + 1 and x.lo <= y.hi + 1 (no overflow: compare as
+    // 128-bit).
+    if (static_cast<Int128>(y.lo) > static_cast<Int128>(x.hi) + 1 ||
+        static_cast<Int128>(x.lo) > static_cast<Int128>(y.hi) + 1) {
+      return false;
+    }
+    x.lo = std::min(x.lo, y.lo);
+    x.hi = std::max(x.hi, y.hi);
+    return true;
+  }
+
+  /// Moves as much of the constant as possible into the variables' ranges, largest coefficient
+  /// first (truncating division): in[(y-1)*w + x] and in[y*w + x-1] then get the constant of
+  /// in[y*w + x] and shifted boxes, and can be united with it.
+  void canonicalize_constant(Part& part) {
+    if (part.constant == 0) return;
+    std::array<Term*, 16> small{};
+    std::vector<Term*> large;
+    Term** by_size = small.data();
+    if (part.count > small.size()) {
+      large.resize(part.count);
+      by_size = large.data();
+    }
+    for (std::size_t i = 0; i < part.count; ++i) by_size[i] = &terms_[part.first + i];
+    std::sort(by_size, by_size + part.count, [](const Term* a, const Term* b) {
+      return static_cast<Int128>(a->coef) * a->coef > static_cast<Int128>(b->coef) * b->coef;
+    });
+    for (std::size_t i = 0; i < part.count; ++i) {
+      Term* t = by_size[i];
+      const std::int64_t q = part.constant / t->coef;
+      std::int64_t lo = 0;
+      std::int64_t hi = 0;
+      if (q == 0 || __builtin_add_overflow(t->lo, q, &lo) || __builtin_add_overflow(t->hi, q, &hi))
+        continue;
+      t->lo = lo;
+      t->hi = hi;
+      part.constant -= q * t->coef;  // |q * coef| <= |constant|
+    }
+  }
+
+  bool key_less(const Part& a, const Part& b) const {
+    if (a.width != b.width) return a.width < b.width;
+    if (a.constant != b.constant) return a.constant < b.constant;
+    if (a.count != b.count) return a.count < b.count;
+    for (std::size_t i = 0; i < a.count; ++i) {
+      const Term& x = terms_[a.first + i];
+      const Term& y = terms_[b.first + i];
+      if (x.var != y.var) return x.var < y.var;
+      if (x.coef != y.coef) return x.coef < y.coef;
+    }
+    return false;
+  }
+
+  bool same_key(const Part& a, const Part& b) const { return !key_less(a, b) && !key_less(b, a); }
+
+  bool generate_group(const std::vector<std::size_t>& order, std::size_t g, std::size_t e,
+                      std::uint64_t max_intervals, std::vector<Interval>& out,
+                      std::vector<std::size_t>& runs) const {
+    const Part& head = parts_[order[g]];
+    if (head.count == 0)
+      return emit(head, nullptr, max_intervals, out, runs);  // all the same bytes
+    if (e - g >= 2 && e - g <= kMaxUnitedBoxes) {
+      switch (head.count) {
+        case 1:
+          return emit_united<1>(order, g, e, max_intervals, out, runs);
+        case 2:
+          return emit_united<2>(order, g, e, max_intervals, out, runs);
+        case 3:
+          return emit_united<3>(order, g, e, max_intervals, out, runs);
+        default:
+          break;
+      }
+    }
+    bool exact = true;
+    for (std::size_t i = g; i < e; ++i) {
+      exact = emit(parts_[order[i]], nullptr, max_intervals, out, runs) && exact;
+    }
+    return exact;
+  }
+
+  template <std::size_t N>
+  bool emit_united(const std::vector<std::size_t>& order, std::size_t g, std::size_t e,
+                   std::uint64_t max_intervals, std::vector<Interval>& out,
+                   std::vector<std::size_t>& runs) const {
+    // Box dimension 0 (the slowest in BoxSet's canonical form) is the variable with the largest
+    // coefficient: the united boxes are then slabs along the slowest-varying bytes, and the
+    // intervals they generate barely interleave.
+    const Part& head = parts_[order[g]];
+    std::array<std::size_t, N> dim{};
+    for (std::size_t d = 0; d < N; ++d) dim[d] = d;
+    std::sort(dim.begin(), dim.end(), [&](std::size_t a, std::size_t b) {
+      const std::int64_t ca = terms_[head.first + a].coef;
+      const std::int64_t cb = terms_[head.first + b].coef;
+      return static_cast<Int128>(ca) * ca > static_cast<Int128>(cb) * cb;
+    });
+    std::vector<Box<N>> boxes;
+    boxes.reserve(e - g);
+    for (std::size_t i = g; i < e; ++i) {
+      const Part& p = parts_[order[i]];
+      typename Box<N>::Point lo{};
+      typename Box<N>::Point hi{};
+      for (std::size_t d = 0; d < N; ++d) {
+        const Term& t = terms_[p.first + dim[d]];
+        // Half-open boxes need hi + 1 and an extent that fits in 64 bits; otherwise do not unite.
+        if (t.hi == std::numeric_limits<std::int64_t>::max() ||
+            static_cast<Int128>(t.hi) + 1 - t.lo > std::numeric_limits<std::int64_t>::max()) {
+          bool exact = true;
+          for (std::size_t j = g; j < e; ++j)
+            exact = emit(parts_[order[j]], nullptr, max_intervals, out, runs) && exact;
+          return exact;
+        }
+        lo[d] = t.lo;
+        hi[d] = t.hi + 1;
+      }
+      boxes.emplace_back(lo, hi);
+    }
+    const BoxSet<N> united = BoxSet<N>::from_boxes(boxes);
+    bool exact = true;
+    std::array<std::pair<std::int64_t, std::int64_t>, N> range{};
+    for (const Box<N>& b : united) {
+      for (std::size_t d = 0; d < N; ++d) range[dim[d]] = {b.min()[d], b.max()[d] - 1};
+      exact = emit(head, range.data(), max_intervals, out, runs) && exact;
+    }
+    return exact;
+  }
+
+  /// Generates one part (with the variable ranges of ranges instead of its own, if given).
+  bool emit(const Part& part, const std::pair<std::int64_t, std::int64_t>* ranges,
+            std::uint64_t max_intervals, std::vector<Interval>& out,
+            std::vector<std::size_t>& runs) const {
+    AffineAccess& access = scratch_;  // reused: no allocation per part
+    access.constant = part.constant;
+    access.terms.clear();
+    for (std::size_t i = 0; i < part.count; ++i) {
+      const Term& t = terms_[part.first + i];
+      access.terms.push_back({t.coef, ranges != nullptr ? ranges[i].first : t.lo,
+                              ranges != nullptr ? ranges[i].second : t.hi});
+    }
+    access.terms.push_back({1, 0, static_cast<std::int64_t>(part.width) - 1});
+    // A probe with a small limit: a box that would give more intervals is deferred (see
+    // generate: bytes already covered are trimmed first).
+    const GeneratedRanges r =
+        generate_ranges(access, 1, std::min(max_intervals, kProbeIntervals), BelowZero::Clip);
+    if (!r.exact && max_intervals > kProbeIntervals) {
+      deferred_.push_back(access);
+      return true;
+    }
+    append_run(r.bytes, out, runs);
+    return r.exact;
+  }
+
+  std::vector<Term> terms_;
+  std::vector<Part> parts_;
+  mutable AffineAccess scratch_;
+  mutable std::vector<AffineAccess> deferred_;
+};
+
 class PieceEvaluator {
  public:
   PieceEvaluator(const AccessPiece& piece, const ParamValues& values, const NDRange& range,
                  const GroupBox& groups)
       : piece_(piece), values_(values), range_(range), groups_(groups) {}
 
-  PieceStatus run(std::vector<Interval>& out) {
+  PieceStatus run(BoxCollector& out) {
     collect_slots();
     subscript_ = to_int(piece_.byte_offset);
     for (const Constraint& c : piece_.constraints)
@@ -77,7 +466,8 @@ class PieceEvaluator {
       if (used && (slots_[i].hi == kUnbounded)) return PieceStatus::Unbounded;
     }
     if (general.empty()) {
-      return emit_box(slots_, subscript_, {}, out) ? PieceStatus::Exact : PieceStatus::Approximate;
+      out.add(slots_, subscript_, piece_.width);
+      return PieceStatus::Exact;
     }
     return enumerate(general, out);
   }
@@ -320,22 +710,9 @@ class PieceEvaluator {
     return changed;
   }
 
-  bool emit_box(const std::vector<Slot>& slots, const IntExpr& subscript,
-                const std::vector<std::pair<std::int64_t, std::int64_t>>& free_var_holes,
-                std::vector<Interval>& out) {
-    (void)free_var_holes;
-    std::vector<detail::BoxTerm> terms;
-    for (std::size_t i = 0; i < slots.size(); ++i) {
-      if (subscript.coef[i] == 0) continue;
-      terms.push_back({subscript.coef[i], slots[i].lo, slots[i].hi});
-    }
-    return detail::box_ranges(subscript.constant, std::move(terms), piece_.width,
-                              kMaxIntervalsPerPiece, out);
-  }
-
   /// Coupled constraints: enumerate every coupled variable but one (the one with the widest range)
   /// and, for each point, bound the remaining one and generate the rest as a box.
-  PieceStatus enumerate(const std::vector<IntConstraint>& general, std::vector<Interval>& out) {
+  PieceStatus enumerate(const std::vector<IntConstraint>& general, BoxCollector& out) {
     std::vector<std::size_t> coupled;
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       for (const IntConstraint& c : general) {
@@ -367,16 +744,43 @@ class PieceEvaluator {
     }
     if (points > static_cast<Int128>(kMaxEnumeratedPoints)) {
       // Too many points: drop the coupled constraints (a superset of the exact set).
-      emit_box(slots_, subscript_, {}, out);
+      out.add(slots_, subscript_, piece_.width);
       return PieceStatus::Approximate;
     }
-    bool exact = true;
     std::vector<std::int64_t> point(enumerated.size());
     for (std::size_t k = 0; k < enumerated.size(); ++k) point[k] = slots_[enumerated[k]].lo;
+    // Per-point copies, assigned (not constructed) in the loop so that their storage is reused.
+    std::vector<Slot> slots;
+    IntExpr sub;
+    std::vector<IntConstraint> cons;
+    std::vector<std::int64_t> holes;
+    // When the subscript does not depend on the enumerated variables, the points only shape the
+    // free variable's range: unite those ranges here and add the box once per disjoint range.
+    bool independent = true;
+    for (std::size_t i : enumerated) independent = independent && subscript_.coef[i] == 0;
+    bool pending = false;
+    std::int64_t pending_lo = 0;
+    std::int64_t pending_hi = 0;
+    const auto add_range = [&](std::int64_t lo, std::int64_t hi) {
+      if (!independent) {
+        out.add(slots, sub, piece_.width, free_var, lo, hi);
+        return;
+      }
+      if (pending && static_cast<Int128>(lo) <= static_cast<Int128>(pending_hi) + 1 &&
+          static_cast<Int128>(pending_lo) <= static_cast<Int128>(hi) + 1) {
+        pending_lo = std::min(pending_lo, lo);
+        pending_hi = std::max(pending_hi, hi);
+        return;
+      }
+      if (pending) out.add(slots_, subscript_, piece_.width, free_var, pending_lo, pending_hi);
+      pending = true;
+      pending_lo = lo;
+      pending_hi = hi;
+    };
     for (;;) {
-      std::vector<Slot> slots = slots_;
-      IntExpr sub = subscript_;
-      std::vector<IntConstraint> cons = general;
+      slots = slots_;
+      sub = subscript_;
+      cons = general;
       for (std::size_t k = 0; k < enumerated.size(); ++k) {
         const std::size_t i = enumerated[k];
         slots[i].lo = slots[i].hi = point[k];
@@ -389,7 +793,7 @@ class PieceEvaluator {
       }
       if (tighten(slots, cons)) {
         // Remaining != constraints on the free variable split its range.
-        std::vector<std::int64_t> holes;
+        holes.clear();
         for (const IntConstraint& c : cons) {
           if (c.rel != Constraint::Relation::NotEqualZero) continue;
           const std::int64_t a = c.e.coef[free_var];
@@ -403,12 +807,7 @@ class PieceEvaluator {
         for (std::size_t h = 0; h <= holes.size(); ++h) {
           const std::int64_t end = h < holes.size() ? holes[h] - 1 : hi;
           if (h < holes.size() && (holes[h] < lo || holes[h] > hi)) continue;
-          if (lo <= end) {
-            std::vector<Slot> part = slots;
-            part[free_var].lo = lo;
-            part[free_var].hi = end;
-            exact = emit_box(part, sub, {}, out) && exact;
-          }
+          if (lo <= end) add_range(lo, end);
           if (h < holes.size()) lo = holes[h] + 1;
         }
       }
@@ -422,7 +821,8 @@ class PieceEvaluator {
       }
       if (k == enumerated.size()) break;
     }
-    return exact ? PieceStatus::Exact : PieceStatus::Approximate;
+    if (pending) out.add(slots_, subscript_, piece_.width, free_var, pending_lo, pending_hi);
+    return PieceStatus::Exact;
   }
 
   const AccessPiece& piece_;
@@ -505,6 +905,11 @@ const ArgumentRanges* LaunchRanges::find(const std::string& arg_name) const {
 
 RangeGenerator::RangeGenerator(KernelAccessInfo kernel) : kernel_(std::move(kernel)) {}
 
+std::size_t RangeGenerator::launch_time_checks() const {
+  std::lock_guard lock(mutex_);
+  return launch_time_checks_;
+}
+
 LaunchRanges RangeGenerator::ranges(const NDRange& range, const GroupBox& groups,
                                     const LaunchArguments& args) const {
   validate_for_analysis(range);
@@ -536,6 +941,7 @@ LaunchRanges RangeGenerator::ranges(const NDRange& range, const GroupBox& groups
       const bool is_write = pass == 1;
       const std::vector<AccessPiece>& pieces = is_write ? arg.writes : arg.reads;
       std::vector<Interval> intervals;
+      BoxCollector boxes;
       bool exact = true;
       bool conditional = false;
       if (!groups.empty()) {
@@ -548,7 +954,7 @@ LaunchRanges RangeGenerator::ranges(const NDRange& range, const GroupBox& groups
             continue;
           }
           PieceEvaluator eval(p, values, range, groups);
-          const PieceStatus st = eval.run(intervals);
+          const PieceStatus st = eval.run(boxes);
           if (st == PieceStatus::Unbounded) {
             whole_buffer(intervals, "a loop without a computable bound");
             exact = false;
@@ -569,8 +975,9 @@ LaunchRanges RangeGenerator::ranges(const NDRange& range, const GroupBox& groups
           }
         }
       }
-      IntervalSet set = IntervalSet::from_unsorted(std::move(intervals));
-      if (size) set = set.intersect(Interval{0, *size});
+      IntervalSet set = boxes.generate(kMaxIntervalsPerPiece, exact);
+      if (!intervals.empty()) set = set.unite(IntervalSet::from_unsorted(std::move(intervals)));
+      if (size && !set.empty() && set.bounds().end > *size) set = set.intersect(Interval{0, *size});
       if (is_write) {
         out.write = std::move(set);
         out.write_exact = exact;
@@ -597,6 +1004,25 @@ bool RangeGenerator::splittable(const NDRange& range, const LaunchArguments& arg
     if (reason != nullptr) *reason = kernel_.unsplittable_reason;
     return false;
   }
+  // Decided at analysis time for every launch (parametric isl check, write_injectivity.hpp).
+  const std::array<std::uint64_t, 3> groups = num_groups(range);
+  bool covered = true;  // the launch is one the analysis-time verdict covers
+  for (std::uint32_t d = kernel_.write_injectivity_dims; d < 3; ++d)
+    covered = covered && groups[d] == 1;
+  switch (covered ? kernel_.write_injectivity : WriteInjectivity::Parametric) {
+    case WriteInjectivity::Injective:
+      if (reason != nullptr) reason->clear();
+      return true;
+    case WriteInjectivity::NotInjective:
+      if (groups[0] * groups[1] * groups[2] >= 2) {
+        if (reason != nullptr) *reason = kernel_.write_injectivity_reason;
+        return false;
+      }
+      if (reason != nullptr) reason->clear();
+      return true;  // a single work-group cannot collide with another
+    case WriteInjectivity::Parametric:
+      break;
+  }
   const ParamValues values = param_values(kernel_, range, args);
   std::string key;
   for (std::size_t d = 0; d < 3; ++d) {
@@ -616,84 +1042,9 @@ bool RangeGenerator::splittable(const NDRange& range, const LaunchArguments& arg
   const bool ok = writes_injective_over_groups(kernel_, range, values, &why);
   std::lock_guard lock(mutex_);
   injectivity_cache_[key] = {ok, why};
+  ++launch_time_checks_;
   if (reason != nullptr) *reason = why;
   return ok;
 }
-
-namespace detail {
-
-bool box_ranges(std::int64_t constant, std::vector<BoxTerm> terms, std::uint64_t width,
-                std::uint64_t max_intervals, std::vector<Interval>& out) {
-  UNIMEM_REQUIRE(width > 0, "box_ranges: width must be positive");
-  // Normalise: positive coefficients over ranges starting at 0.
-  Int128 base = constant;
-  std::vector<BoxTerm> norm;
-  for (const BoxTerm& t : terms) {
-    if (t.lower > t.upper) return true;  // empty domain
-    if (t.coefficient == 0 || t.lower == t.upper) {
-      base += static_cast<Int128>(t.coefficient) * t.lower;
-      continue;
-    }
-    if (t.coefficient > 0) {
-      base += static_cast<Int128>(t.coefficient) * t.lower;
-      norm.push_back({t.coefficient, 0, t.upper - t.lower});
-    } else {
-      base += static_cast<Int128>(t.coefficient) * t.upper;
-      norm.push_back({-t.coefficient, 0, t.upper - t.lower});
-    }
-  }
-  std::sort(norm.begin(), norm.end(),
-            [](const BoxTerm& a, const BoxTerm& b) { return a.coefficient < b.coefficient; });
-  // Fig. 10 lines 4-7: absorb dimensions whose stride does not exceed the contiguous run.
-  Int128 size = static_cast<Int128>(width);
-  std::size_t k = 0;
-  while (k < norm.size() && norm[k].coefficient <= size) {
-    size += static_cast<Int128>(norm[k].coefficient) * norm[k].upper;
-    ++k;
-  }
-  // Fig. 10 line 8: enumerate the remaining dimensions.
-  Int128 count = 1;
-  Int128 span = 0;
-  for (std::size_t i = k; i < norm.size(); ++i) {
-    count *= static_cast<Int128>(norm[i].upper) + 1;
-    span += static_cast<Int128>(norm[i].coefficient) * norm[i].upper;
-    if (count > static_cast<Int128>(max_intervals)) break;
-  }
-  auto push = [&out](Int128 b, Int128 e) {
-    if (e <= 0) return;
-    if (b < 0) b = 0;
-    UNIMEM_REQUIRE(e <= static_cast<Int128>(std::numeric_limits<std::uint64_t>::max()),
-                   "access range beyond 64-bit offsets");
-    out.emplace_back(static_cast<std::uint64_t>(b), static_cast<std::uint64_t>(e));
-  };
-  if (count > static_cast<Int128>(max_intervals)) {
-    span = 0;
-    for (std::size_t i = k; i < norm.size(); ++i) {
-      span += static_cast<Int128>(norm[i].coefficient) * norm[i].upper;
-    }
-    push(base, base + span + size);
-    return false;
-  }
-  std::vector<std::int64_t> idx(norm.size() - k, 0);
-  Int128 pos = 0;
-  for (;;) {
-    push(base + pos, base + pos + size);
-    std::size_t j = 0;
-    for (; j < idx.size(); ++j) {
-      const BoxTerm& t = norm[k + j];
-      if (idx[j] < t.upper) {
-        ++idx[j];
-        pos += t.coefficient;
-        break;
-      }
-      pos -= static_cast<Int128>(t.coefficient) * idx[j];
-      idx[j] = 0;
-    }
-    if (j == idx.size()) break;
-  }
-  return true;
-}
-
-}  // namespace detail
 
 }  // namespace unimem

@@ -82,32 +82,20 @@ class RangeGenerator {
                                     const LaunchArguments& args) const;
 
   /// Whether the launch may be split: static splittability plus injectivity of the write map over
-  /// all work-groups of range (isl; cached per parameter values).
+  /// all work-groups of range. Decided by the analysis for every launch when it could
+  /// (KernelAccessInfo::write_injectivity); otherwise with isl for the concrete launch parameters,
+  /// cached per distinct parameter values.
   [[nodiscard]] bool splittable(const NDRange& range, const LaunchArguments& args,
                                 std::string* reason = nullptr) const;
+
+  /// How many concrete (launch-time) isl injectivity checks splittable() has run so far.
+  [[nodiscard]] std::size_t launch_time_checks() const;
 
  private:
   KernelAccessInfo kernel_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::pair<bool, std::string>> injectivity_cache_;
+  mutable std::size_t launch_time_checks_ = 0;
 };
-
-namespace detail {
-
-/// One variable term of an integer affine subscript: coefficient * x, x in [lower, upper].
-struct BoxTerm {
-  std::int64_t coefficient = 0;
-  std::int64_t lower = 0;
-  std::int64_t upper = 0;
-};
-
-/// DSOM Fig. 10 (000_7b2a075be0870d8f.txt, GetSegList): the bytes [f, f + width) for every point
-/// of the box, appended to out as intervals (unsorted, possibly overlapping). Returns false and
-/// appends the covering interval instead when more than max_intervals would be produced.
-/// Negative offsets are clipped at 0.
-bool box_ranges(std::int64_t constant, std::vector<BoxTerm> terms, std::uint64_t width,
-                std::uint64_t max_intervals, std::vector<Interval>& out);
-
-}  // namespace detail
 
 }  // namespace unimem

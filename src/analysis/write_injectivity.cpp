@@ -2,9 +2,13 @@
 
 #include <isl/ctx.h>
 #include <isl/map.h>
+#include <isl/options.h>
+#include <isl/set.h>
+#include <isl/space.h>
 #include <isl/version.h>
 
 #include <memory>
+#include <optional>
 #include <set>
 
 #include "common/check.hpp"
@@ -19,8 +23,107 @@ struct CtxDeleter {
 struct MapDeleter {
   void operator()(isl_map* m) const { isl_map_free(m); }
 };
+struct SetDeleter {
+  void operator()(isl_set* s) const { isl_set_free(s); }
+};
 using CtxPtr = std::unique_ptr<isl_ctx, CtxDeleter>;
 using MapPtr = std::unique_ptr<isl_map, MapDeleter>;
+using SetPtr = std::unique_ptr<isl_set, SetDeleter>;
+
+// isl work bound of one parametric check; beyond it the answer is Parametric (launch-time check).
+constexpr unsigned long kMaxIslOperations = 2'000'000;
+
+std::string param_name(const Param& p) {
+  const std::string i = std::to_string(p.index);
+  switch (p.kind) {
+    case Param::Kind::ScalarArg:
+      return "s" + i;
+    case Param::Kind::LocalSize:
+      return "ls" + i;
+    case Param::Kind::NumGroups:
+      return "ng" + i;
+    case Param::Kind::GlobalSize:
+      return "gs" + i;
+    case Param::Kind::GlobalOffset:
+      return "off" + i;
+  }
+  return "?";
+}
+
+/// " + k*name" or " - |k|*name" (isl's parser wants plain integers before '*'); name "" for a
+/// constant term.
+std::string signed_term(std::int64_t k, const std::string& name) {
+  const std::uint64_t m =
+      k < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(k) : static_cast<std::uint64_t>(k);
+  return std::string(k < 0 ? " - " : " + ") + std::to_string(m) + (name.empty() ? "" : "*" + name);
+}
+
+/// "c + k1*p1 + ..." for a polynomial of degree <= 1 in the parameters; nullopt otherwise. Every
+/// parameter used is added to params.
+std::optional<std::string> affine_param_text(const ParamPoly& p, std::set<Param>& params) {
+  std::string out = "0";
+  for (const auto& [monomial, c] : p.terms()) {
+    if (monomial.size() > 1) return std::nullopt;
+    if (monomial.empty()) {
+      out += signed_term(c, "");
+    } else {
+      params.insert(monomial.front());
+      out += signed_term(c, param_name(monomial.front()));
+    }
+  }
+  return out;
+}
+
+/// The name of variable v in the parametric map, given the merged dimensions.
+std::string parametric_var_name(const Var& v, const std::array<bool, 3>& merged) {
+  switch (v.kind) {
+    case Var::Kind::GroupId:
+      return "w" + std::to_string(v.index);
+    case Var::Kind::LocalId:
+      return (merged[v.index] ? "g" : "l") + std::to_string(v.index);
+    case Var::Kind::Loop:
+      return "i" + std::to_string(v.index);
+  }
+  return "?";
+}
+
+/// constant + sum(coefficient * var) with integer coefficients and an affine-in-parameters
+/// constant; nullopt if the expression needs more. Merged dimensions drop the group id (its
+/// coefficient was checked to be the local size times that of the local id, now a global id).
+std::optional<std::string> parametric_linear_text(const AffineExpr& e,
+                                                  const std::array<bool, 3>& merged,
+                                                  std::set<Param>& params, std::set<Var>& vars) {
+  std::optional<std::string> out = affine_param_text(e.constant, params);
+  if (!out) return std::nullopt;
+  for (const auto& [v, c] : e.coefficients) {
+    if (v.kind == Var::Kind::GroupId && merged[v.index]) continue;
+    const std::optional<std::int64_t> k = c.constant_value();
+    if (!k) return std::nullopt;
+    vars.insert(v);
+    *out += signed_term(*k, parametric_var_name(v, merged));
+  }
+  return out;
+}
+
+/// Whether, in every write piece, the group id of dimension d only occurs as part of the global
+/// id (its coefficient is the local size times that of the local id) and the local id occurs.
+bool global_id_only(const ArgumentAccess& arg, std::uint32_t d) {
+  const Var w{Var::Kind::GroupId, d};
+  const Var l{Var::Kind::LocalId, d};
+  const ParamPoly ls = ParamPoly::param(Param{Param::Kind::LocalSize, d});
+  bool local_id_used = false;
+  auto ok = [&](const AffineExpr& e) {
+    local_id_used = local_id_used || !e.coefficient(l).is_zero();
+    return e.coefficient(w) == ls * e.coefficient(l);
+  };
+  for (const AccessPiece& p : arg.writes) {
+    if (!ok(p.byte_offset)) return false;
+    for (const Constraint& c : p.constraints) {
+      if (!ok(c.expr)) return false;
+    }
+  }
+  return local_id_used;  // an unused dimension stays a work-group dimension
+}
 
 std::string var_name(const Var& v) {
   switch (v.kind) {
@@ -98,7 +201,150 @@ std::string write_map_text(const ArgumentAccess& arg, const NDRange& range,
   return out;
 }
 
+std::string parametric_write_map_text(const ArgumentAccess& arg,
+                                      std::array<bool, 3>* merged_global_ids) {
+  std::array<bool, 3> merged{};
+  for (std::uint32_t d = 0; d < 3; ++d) merged[d] = global_id_only(arg, d);
+  if (merged_global_ids != nullptr) *merged_global_ids = merged;
+  std::set<Param> params;
+  for (std::uint32_t d = 0; d < 3; ++d) {
+    params.insert(Param{Param::Kind::LocalSize, d});
+    params.insert(Param{Param::Kind::NumGroups, d});
+    if (merged[d]) params.insert(Param{Param::Kind::GlobalSize, d});
+  }
+  std::string body;
+  for (const AccessPiece& p : arg.writes) {
+    if (!is_affine(p.access_class)) return "";
+    std::set<Var> vars;
+    std::string cond = "0 <= t < " + std::to_string(p.width);
+    for (const Constraint& k : p.constraints) {
+      const std::optional<std::string> e = parametric_linear_text(k.expr, merged, params, vars);
+      if (!e) return "";
+      switch (k.relation) {
+        case Constraint::Relation::GreaterEqualZero:
+          cond += " and " + *e + " >= 0";
+          break;
+        case Constraint::Relation::EqualZero:
+          cond += " and " + *e + " = 0";
+          break;
+        case Constraint::Relation::NotEqualZero:
+          cond += " and (" + *e + " < 0 or " + *e + " > 0)";
+          break;
+      }
+    }
+    const std::optional<std::string> b =
+        parametric_linear_text(p.byte_offset, merged, params, vars);
+    if (!b) return "";
+    cond += " and b = " + *b + " + t";
+    std::string exist = "t";
+    for (std::uint32_t d = 0; d < 3; ++d) {
+      const std::string n = std::to_string(d);
+      if (merged[d]) {
+        cond += " and 0 <= g" + n + " < gs" + n;
+      } else {
+        cond += " and 0 <= w" + n + " < ng" + n;
+      }
+    }
+    for (const Var& v : vars) {
+      if (v.kind == Var::Kind::GroupId || (v.kind == Var::Kind::LocalId && merged[v.index]))
+        continue;  // domain variables
+      const std::string n = parametric_var_name(v, merged);
+      exist += ", " + n;
+      if (v.kind == Var::Kind::LocalId) {
+        cond += " and 0 <= " + n + " < ls" + std::to_string(v.index);
+      } else {
+        cond += " and " + n + " >= 0";
+      }
+    }
+    std::string domain;
+    for (std::uint32_t d = 0; d < 3; ++d) {
+      domain += std::string(d == 0 ? "" : ", ") + (merged[d] ? "g" : "w") + std::to_string(d);
+    }
+    body += std::string(body.empty() ? "" : "; ") + "[" + domain + "] -> [b] : exists (" + exist +
+            " : " + cond + ")";
+  }
+  std::string names;
+  for (const Param& q : params) names += std::string(names.empty() ? "" : ", ") + param_name(q);
+  return "[" + names + "] -> { " + body + " }";
+}
+
 }  // namespace detail
+
+WriteInjectivity parametric_write_injectivity(const KernelAccessInfo& kernel, std::string* reason,
+                                              std::uint32_t* dims) {
+  if (reason != nullptr) reason->clear();
+  // Dimensions beyond the last one the writes use have one work-group (else every group along
+  // them would write the same bytes): the verdict covers those launches only.
+  const std::uint32_t used = used_dimensions(kernel, /*writes_only=*/true);
+  if (dims != nullptr) *dims = used;
+  if (!kernel.statically_splittable) return WriteInjectivity::Parametric;
+  CtxPtr ctx(isl_ctx_alloc());
+  UNIMEM_REQUIRE(ctx != nullptr, "isl context allocation failed");
+  isl_options_set_on_error(ctx.get(), ISL_ON_ERROR_CONTINUE);
+  isl_ctx_set_max_operations(ctx.get(), kMaxIslOperations);
+  bool all_injective = true;
+  for (const ArgumentAccess& arg : kernel.args) {
+    if (!arg.is_buffer() || arg.writes.empty()) continue;
+    std::array<bool, 3> merged{};
+    const std::string text = detail::parametric_write_map_text(arg, &merged);
+    if (text.empty()) {
+      all_injective = false;
+      continue;
+    }
+    MapPtr map(isl_map_read_from_str(ctx.get(), text.c_str()));
+    if (!map) {
+      all_injective = false;
+      continue;
+    }
+    // The parameter values the launch can have (a superset: gs = ng * ls is not expressible).
+    std::string context = "[ls0, ls1, ls2, ng0, ng1, ng2, off0, off1, off2";
+    for (std::uint32_t d = 0; d < 3; ++d) {
+      if (merged[d]) context += ", gs" + std::to_string(d);
+    }
+    context += "] -> { : ";
+    for (std::uint32_t d = 0; d < 3; ++d) {
+      const std::string n = std::to_string(d);
+      context += std::string(d == 0 ? "" : " and ") + "ls" + n + " >= 1 and off" + n + " >= 0";
+      context += " and ng" + n + (d < used ? " >= 1" : " = 1");
+      if (merged[d]) context += " and gs" + n + " >= 1";
+    }
+    context += " }";
+    SetPtr ctx_set(isl_set_read_from_str(ctx.get(), context.c_str()));
+    if (!ctx_set) {
+      all_injective = false;
+      continue;
+    }
+    ctx_set.reset(isl_set_align_params(ctx_set.release(), isl_map_get_space(map.get())));
+    map.reset(isl_map_intersect_params(map.release(), isl_set_copy(ctx_set.get())));
+    // Pairs of different domain points (work-groups, or work-items in merged dimensions) that
+    // write a common byte, and the parameter values for which there is one.
+    isl_space* domain = isl_space_domain(isl_map_get_space(map.get()));
+    MapPtr pairs(
+        isl_map_apply_range(isl_map_copy(map.get()), isl_map_reverse(isl_map_copy(map.get()))));
+    pairs.reset(
+        isl_map_subtract(pairs.release(), isl_map_identity(isl_space_map_from_set(domain))));
+    SetPtr colliding(isl_map_params(pairs.release()));
+    const isl_bool none = colliding ? isl_set_is_empty(colliding.get()) : isl_bool_error;
+    if (none == isl_bool_true) continue;
+    all_injective = false;
+    if (none != isl_bool_false) continue;               // isl gave up: launch-time check
+    if (merged[0] || merged[1] || merged[2]) continue;  // items collide, groups may not
+    // Group-level map: not injective for every launch of two or more groups?
+    SetPtr several(isl_set_read_from_str(
+        ctx.get(), "[ng0, ng1, ng2] -> { : ng0 >= 2 or ng1 >= 2 or ng2 >= 2 }"));
+    several.reset(isl_set_align_params(several.release(), isl_set_get_space(ctx_set.get())));
+    several.reset(isl_set_intersect(several.release(), ctx_set.release()));
+    several.reset(isl_set_align_params(several.release(), isl_set_get_space(colliding.get())));
+    if (several && isl_set_is_subset(several.get(), colliding.get()) == isl_bool_true) {
+      if (reason != nullptr) {
+        *reason = "two work-groups write the same bytes of '" + arg.name +
+                  "' for every launch of more than one work-group";
+      }
+      return WriteInjectivity::NotInjective;
+    }
+  }
+  return all_injective ? WriteInjectivity::Injective : WriteInjectivity::Parametric;
+}
 
 bool writes_injective_over_groups(const KernelAccessInfo& kernel, const NDRange& range,
                                   const ParamValues& values, std::string* reason) {

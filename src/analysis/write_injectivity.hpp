@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <string>
 
 #include "analysis/access_pattern.hpp"
@@ -20,7 +21,33 @@ namespace unimem {
                                                 const NDRange& range, const ParamValues& values,
                                                 std::string* reason);
 
+/// The same question decided once, at analysis time, for every launch (issue 5: isl represents
+/// the patterns as parametric sets and maps): scalar arguments and NDRange sizes are isl
+/// parameters. Per buffer argument, the map from work-group id to written byte is built with
+/// variable coefficients that must be integers (group ids whose coefficient is the local size
+/// times that of the local id are merged with it into a global id: injective over work-items
+/// implies injective over work-groups), and isl computes the parameter values for which two
+/// different work-groups (work-items) write a common byte:
+/// - none: Injective, no launch-time check;
+/// - all values with two or more work-groups (group-level map only): NotInjective, reason names
+///   the argument;
+/// - otherwise, or when a coefficient depends on a parameter (a[i * s], row * w), a product of
+///   parameters is needed or isl gives up: Parametric, the launch-time check decides.
+/// Global offsets are >= 0. The verdict covers launches with one work-group in every dimension
+/// from *dims on (the dimensions the writes use come before it; beyond them every work-group
+/// would write the same bytes); other launches are checked concretely.
+/// Statically unsplittable kernels (non-affine writes) give Parametric: they are never split.
+[[nodiscard]] WriteInjectivity parametric_write_injectivity(const KernelAccessInfo& kernel,
+                                                            std::string* reason,
+                                                            std::uint32_t* dims = nullptr);
+
 namespace detail {
+/// The parametric isl map text of one argument's write pieces, or "" if it cannot be written
+/// (exposed for tests). merged_global_ids tells, per dimension, whether the group id was merged
+/// with the local id into a global id.
+[[nodiscard]] std::string parametric_write_map_text(const ArgumentAccess& arg,
+                                                    std::array<bool, 3>* merged_global_ids);
+
 /// The isl map text of one argument's write pieces (exposed for tests).
 [[nodiscard]] std::string write_map_text(const ArgumentAccess& arg, const NDRange& range,
                                          const ParamValues& values);

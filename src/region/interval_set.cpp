@@ -42,8 +42,11 @@ IntervalSet::IntervalSet(std::initializer_list<Interval> intervals)
 
 IntervalSet IntervalSet::from_unsorted(std::vector<Interval> intervals) {
   std::erase_if(intervals, [](const Interval& i) { return i.empty(); });
-  std::sort(intervals.begin(), intervals.end(),
-            [](const Interval& a, const Interval& b) { return a.begin < b.begin; });
+  const auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
+  // Generated ranges often arrive sorted already: checking is linear, sorting is not.
+  if (!std::is_sorted(intervals.begin(), intervals.end(), by_begin)) {
+    std::sort(intervals.begin(), intervals.end(), by_begin);
+  }
   IntervalSet out;
   for (const Interval& i : intervals) {
     if (!out.intervals_.empty() && i.begin <= out.intervals_.back().end) {

@@ -140,8 +140,55 @@ std::string AffineAccess::to_string() const {
   return s;
 }
 
+namespace {
+
+// Indices below 0 with BelowZero::Clip: shift the access up so that its smallest index is 0,
+// generate, then shift the bytes back down, dropping what falls below 0.
+GeneratedRanges generate_clipped(const AffineAccess& access, std::uint64_t element_size,
+                                 std::uint64_t max_intervals) {
+  Wide lo = access.constant;
+  for (const AffineTerm& t : access.terms) {
+    if (t.upper < t.lower) return {};
+    if (__builtin_add_overflow(lo,
+                               std::min(static_cast<Wide>(t.coefficient) * t.lower,
+                                        static_cast<Wide>(t.coefficient) * t.upper),
+                               &lo)) {
+      fail("generate_ranges: access " + access.to_string() +
+           " has element indices beyond 128 bits");
+    }
+  }
+  if (lo >= 0) return generate_ranges(access, element_size, max_intervals, BelowZero::Reject);
+  AffineAccess shifted = access;
+  // The shifted constant must fit in 64 bits (else the access spans more than 2^63 elements).
+  constexpr Wide kI64Max = std::numeric_limits<std::int64_t>::max();
+  if (-lo > kI64Max || -lo > kI64Max - access.constant) {
+    fail("generate_ranges: access " + access.to_string() + " reaches element index " +
+         wide_to_string(lo) + ", too far below 0 to clip");
+  }
+  const auto shift = static_cast<std::int64_t>(-lo);
+  shifted.constant += shift;
+  GeneratedRanges r = generate_ranges(shifted, element_size, max_intervals, BelowZero::Reject);
+  // The shift in bytes may exceed 64 bits (an access entirely far below 0): compare in 128 bits.
+  const Wide shift_bytes = static_cast<Wide>(shift) * element_size;
+  std::vector<Interval> out;
+  out.reserve(r.bytes.interval_count());
+  for (const Interval& iv : r.bytes) {
+    if (static_cast<Wide>(iv.end) <= shift_bytes) continue;
+    const Wide begin = std::max<Wide>(static_cast<Wide>(iv.begin) - shift_bytes, 0);
+    out.emplace_back(static_cast<std::uint64_t>(begin),
+                     static_cast<std::uint64_t>(static_cast<Wide>(iv.end) - shift_bytes));
+  }
+  r.bytes = IntervalSet::from_normalized(std::move(out));
+  return r;
+}
+
+}  // namespace
+
 GeneratedRanges generate_ranges(const AffineAccess& access, std::uint64_t element_size,
-                                std::uint64_t max_intervals) {
+                                std::uint64_t max_intervals, BelowZero below_zero) {
+  if (below_zero == BelowZero::Clip) {
+    return generate_clipped(access, element_size, max_intervals);
+  }
   Normalized n = normalize(access, element_size, "generate_ranges");
   GeneratedRanges result;
   if (n.empty) return result;

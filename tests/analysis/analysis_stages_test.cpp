@@ -2,8 +2,6 @@
 // cache.
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include "analysis/frontend.hpp"
 #include "analysis/write_injectivity.hpp"
 #include "test_support.hpp"
@@ -111,54 +109,6 @@ TEST(AnalysisCacheTest, SecondBuildOfSameProgramIsAHit) {
   EXPECT_FALSE(hit);
   EXPECT_EQ(cache.size(), 2U);
   EXPECT_NE(AnalysisCache::key(src, "a"), AnalysisCache::key(src, "b"));
-}
-
-// DSOM Fig. 10 generator against a naive enumeration of every point (random boxes, fixed seeds).
-TEST(BoxRanges, MatchesNaiveEnumeration) {
-  for (std::uint32_t seed = 1; seed <= 300; ++seed) {
-    SCOPED_TRACE("seed=" + std::to_string(seed));
-    std::mt19937 rng(seed);
-    std::uniform_int_distribution<int> nterms(0, 3), coef(-12, 12), lo(-3, 5), len(0, 5),
-        width(1, 8), base(0, 200);
-    std::vector<detail::BoxTerm> terms;
-    const int n = nterms(rng);
-    for (int i = 0; i < n; ++i) {
-      const int l = lo(rng);
-      terms.push_back({coef(rng), l, l + len(rng)});
-    }
-    const std::int64_t c = base(rng) + 100;
-    const auto w = static_cast<std::uint64_t>(width(rng));
-    std::vector<Interval> out;
-    ASSERT_TRUE(detail::box_ranges(c, terms, w, 1 << 20, out));
-    const IntervalSet got = IntervalSet::from_unsorted(out);
-    std::set<std::uint64_t> bytes;
-    std::vector<std::int64_t> idx(terms.size());
-    for (std::size_t i = 0; i < terms.size(); ++i) idx[i] = terms[i].lower;
-    for (;;) {
-      std::int64_t f = c;
-      for (std::size_t i = 0; i < terms.size(); ++i) f += terms[i].coefficient * idx[i];
-      for (std::uint64_t b = 0; b < w; ++b) {
-        if (f + static_cast<std::int64_t>(b) >= 0) bytes.insert(static_cast<std::uint64_t>(f) + b);
-      }
-      std::size_t k = 0;
-      for (; k < terms.size(); ++k) {
-        if (idx[k] < terms[k].upper) {
-          ++idx[k];
-          break;
-        }
-        idx[k] = terms[k].lower;
-      }
-      if (k == terms.size()) break;
-    }
-    EXPECT_EQ(got, test::to_intervals(bytes));
-  }
-}
-
-TEST(BoxRanges, LimitGivesCoveringInterval) {
-  std::vector<Interval> out;
-  EXPECT_FALSE(detail::box_ranges(0, {{10, 0, 99}, {1000, 0, 99}}, 4, 50, out));
-  ASSERT_EQ(out.size(), 1U);
-  EXPECT_EQ(out[0], Interval(0, 99 * 10 + 99 * 1000 + 4));
 }
 
 TEST(WriteInjectivity, MapTextIsReadableByIsl) {

@@ -16,8 +16,9 @@ using ::testing::HasSubstr;
 
 constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
 
-// Dense bitmap oracle: marks every byte of every point, then reads maximal runs back.
-IntervalSet bitmap_oracle(const AffineAccess& a, std::uint64_t element_size) {
+// Dense bitmap oracle: marks every byte of every point, then reads maximal runs back. With clip,
+// bytes below offset 0 are skipped (BelowZero::Clip); otherwise no index may be negative.
+IntervalSet bitmap_oracle(const AffineAccess& a, std::uint64_t element_size, bool clip = false) {
   for (const AffineTerm& t : a.terms) {
     if (t.upper < t.lower) return {};
   }
@@ -27,10 +28,17 @@ IntervalSet bitmap_oracle(const AffineAccess& a, std::uint64_t element_size) {
   while (true) {
     std::int64_t f = a.constant;
     for (std::size_t i = 0; i < x.size(); ++i) f += a.terms[i].coefficient * x[i];
-    EXPECT_GE(f, 0) << "test generator made a negative index";
-    const auto begin = static_cast<std::uint64_t>(f) * element_size;
-    if (bytes.size() < begin + element_size) bytes.resize(begin + element_size, false);
-    for (std::uint64_t b = begin; b < begin + element_size; ++b) bytes[b] = true;
+    if (!clip) {
+      EXPECT_GE(f, 0) << "test generator made a negative index";
+    }
+    const std::int64_t first = f * static_cast<std::int64_t>(element_size);
+    const std::int64_t last = first + static_cast<std::int64_t>(element_size);  // exclusive
+    if (last > 0) {
+      const auto begin = static_cast<std::uint64_t>(std::max<std::int64_t>(first, 0));
+      const auto end = static_cast<std::uint64_t>(last);
+      if (bytes.size() < end) bytes.resize(end, false);
+      for (std::uint64_t b = begin; b < end; ++b) bytes[b] = true;
+    }
     std::size_t k = 0;
     for (; k < x.size(); ++k) {
       if (x[k] < a.terms[k].upper) {
@@ -269,6 +277,70 @@ TEST(RangeGenerator, RandomAccessesMatchBitmapOracle) {
       ASSERT_EQ(r.bytes, oracle);
     } else {
       ASSERT_EQ(r.bytes, IntervalSet(oracle.bounds()));
+    }
+  }
+}
+
+TEST(RangeGenerator, ClipDropsBytesBelowZero) {
+  // 2 - x0 for x0 in [0, 5]: indices -3..2, element size 4 -> bytes [0, 12).
+  const AffineAccess a{2, {{-1, 0, 5}}};
+  const GeneratedRanges r = generate_ranges(a, 4, kUnlimited, BelowZero::Clip);
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.bytes, IntervalSet(Interval{0, 12}));
+  // Entirely below 0: empty and exact.
+  const GeneratedRanges none =
+      generate_ranges(AffineAccess{-100, {{3, 0, 9}}}, 2, kUnlimited, BelowZero::Clip);
+  EXPECT_TRUE(none.exact);
+  EXPECT_TRUE(none.bytes.empty());
+  // Limit hit: the covering interval, clipped.
+  const GeneratedRanges cover =
+      generate_ranges(AffineAccess{-10, {{10, 0, 9}, {1000, 0, 9}}}, 1, 5, BelowZero::Clip);
+  EXPECT_FALSE(cover.exact);
+  EXPECT_EQ(cover.bytes, IntervalSet(Interval{0, 9 * 10 + 9 * 1000 - 10 + 1}));
+  // Non-negative accesses are unaffected by the policy.
+  const AffineAccess tile{0, {{1, 0, 3}, {100, 0, 2}}};
+  EXPECT_EQ(generate_ranges(tile, 4, kUnlimited, BelowZero::Clip).bytes,
+            generate_ranges(tile, 4, kUnlimited).bytes);
+}
+
+TEST(RangeGenerator, ClipRejectsAccessesBeyond64Bits) {
+  constexpr std::int64_t small = std::numeric_limits<std::int64_t>::min();
+  EXPECT_THROW((void)generate_ranges(AffineAccess{0, {{small, small, small}}}, 1, kUnlimited,
+                                     BelowZero::Clip),
+               PreconditionError);
+  EXPECT_THROW(
+      (void)generate_ranges(AffineAccess{small, {{1, 0, 4}}}, 4, kUnlimited, BelowZero::Clip),
+      PreconditionError);
+  // Far below 0 but within range: empty, even though the shift in bytes exceeds 64 bits.
+  const GeneratedRanges far =
+      generate_ranges(AffineAccess{small + 1, {{1, 0, 4}}}, 4, kUnlimited, BelowZero::Clip);
+  EXPECT_TRUE(far.bytes.empty());
+}
+
+TEST(RangeGenerator, RandomClippedAccessesMatchBitmapOracle) {
+  for (std::uint64_t seed = 1; seed <= 3000; ++seed) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    AffineAccess a = random_access(rng, true);
+    // Push about half of the accesses partly or wholly below 0.
+    a.constant -= std::uniform_int_distribution<std::int64_t>(0, 1)(rng) *
+                  std::uniform_int_distribution<std::int64_t>(0, 120)(rng);
+    SCOPED_TRACE("access=" + a.to_string());
+    const std::uint64_t element_size = std::uniform_int_distribution<std::uint64_t>(1, 8)(rng);
+    const std::uint64_t limit = std::uniform_int_distribution<int>(0, 1)(rng) == 0
+                                    ? kUnlimited
+                                    : std::uniform_int_distribution<std::uint64_t>(0, 60)(rng);
+    const IntervalSet oracle = bitmap_oracle(a, element_size, true);
+    const GeneratedRanges r = generate_ranges(a, element_size, limit, BelowZero::Clip);
+    r.bytes.check_invariants();
+    if (limit == kUnlimited) {
+      EXPECT_TRUE(r.exact);
+    }
+    if (r.exact) {
+      ASSERT_EQ(r.bytes, oracle);
+    } else {
+      ASSERT_TRUE(r.bytes.contains(oracle));
+      ASSERT_LE(r.bytes.interval_count(), 1U);  // the clipped covering interval
     }
   }
 }

@@ -1,0 +1,181 @@
+// Launch-time range evaluation at sizes where pieces produce many intervals each: pieces are
+// united as boxes, boxes with more than the probe limit (64 intervals) are trimmed against the
+// bytes other pieces already cover, and enumerated triangles are coalesced. Compared with an
+// execution oracle (every work-item of the partition run through a C++ mirror of the kernel).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "test_support.hpp"
+
+namespace unimem {
+namespace {
+
+using test::execute;
+using test::Item;
+using test::nd;
+using test::to_intervals;
+using test::Touched;
+
+void expect_exact(const LaunchRanges& r, const Touched& t) {
+  for (const ArgumentRanges& a : r.args) {
+    SCOPED_TRACE("argument " + a.name);
+    const IntervalSet read = t.read.count(a.name) ? to_intervals(t.read.at(a.name)) : IntervalSet{};
+    const IntervalSet write =
+        t.write.count(a.name) ? to_intervals(t.write.at(a.name)) : IntervalSet{};
+    EXPECT_TRUE(a.read_exact);
+    EXPECT_TRUE(a.write_exact);
+    EXPECT_EQ(a.read, read) << "analysis " << a.read.interval_count() << " intervals, oracle "
+                            << read.interval_count();
+    EXPECT_EQ(a.write, write) << "analysis " << a.write.interval_count() << " intervals, oracle "
+                              << write.interval_count();
+  }
+}
+
+/// The whole grid, its halves along the slowest dimension and a few random boxes (fixed seed).
+std::vector<GroupBox> partitions(const NDRange& range, std::uint32_t seed) {
+  const auto n = num_groups(range);
+  std::vector<GroupBox> out{GroupBox::all(range)};
+  GroupBox low = GroupBox::all(range);
+  GroupBox high = low;
+  const std::size_t d = range.dims - 1;
+  low.end[d] = n[d] / 2;
+  high.begin[d] = n[d] / 2;
+  out.push_back(low);
+  out.push_back(high);
+  std::mt19937 rng(seed);
+  for (int i = 0; i < 2; ++i) {
+    GroupBox b;
+    for (std::size_t k = 0; k < 3; ++k) {
+      std::uniform_int_distribution<std::uint64_t> pick(0, n[k] - 1);
+      std::uint64_t x = pick(rng);
+      std::uint64_t y = pick(rng);
+      if (x > y) std::swap(x, y);
+      b.begin[k] = x;
+      b.end[k] = y + 1;
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+void check(const std::string& source, const std::string& kernel, const NDRange& range,
+           const LaunchArguments& args, const std::function<void(const Item&, Touched&)>& mirror,
+           const std::string& options = "") {
+  const RangeGenerator gen(test::analyze_kernel(source, kernel, options));
+  const std::uint32_t seed = 7;
+  for (const GroupBox& g : partitions(range, seed)) {
+    SCOPED_TRACE("seed=" + std::to_string(seed) + " groups [" + std::to_string(g.begin[0]) + "," +
+                 std::to_string(g.end[0]) + ")x[" + std::to_string(g.begin[1]) + "," +
+                 std::to_string(g.end[1]) + ")x[" + std::to_string(g.begin[2]) + "," +
+                 std::to_string(g.end[2]) + ")");
+    expect_exact(gen.ranges(range, g, args), execute(range, g, mirror));
+  }
+}
+
+TEST(RangeUnion, HaloLoadsGuardedByLocalIdAreTrimmedAgainstTheMainRun) {
+  // Like stencil1d_local: the halo loads (l < 2) give one short interval per work-group, all but
+  // the first inside the main load's run.
+  const char* src = R"(
+    __kernel void k(__global const float* in, __global float* out) {
+      int l = get_local_id(0);
+      int g = get_global_id(0);
+      int size = get_local_size(0);
+      float s = in[g + 2];
+      if (l < 2) s += in[g] + in[g + size + 2];
+      out[g] = s;
+    })";
+  check(src, "k", nd({2048, 1, 1}, {16, 1, 1}, 1), {}, [](const Item& it, Touched& t) {
+    const std::int64_t g = it.global_id[0];
+    t.load("in", g + 2, 4);
+    if (it.local_id[0] < 2) {
+      t.load("in", g, 4);
+      t.load("in", g + 16 + 2, 4);
+    }
+    t.store("out", g, 4);
+  });
+}
+
+TEST(RangeUnion, FivePointStencilWithBoundaryBranchGivesWholeRows) {
+  const char* src = R"(
+    __kernel void k(__global const float* in, __global float* out, int w, int h) {
+      int x = get_global_id(0);
+      int y = get_global_id(1);
+      if (x >= w || y >= h) return;
+      if (x > 0 && x < w - 1 && y > 0 && y < h - 1)
+        out[y * w + x] = in[y * w + x] + in[y * w + x - 1] + in[y * w + x + 1] +
+                         in[(y - 1) * w + x] + in[(y + 1) * w + x];
+      else
+        out[y * w + x] = in[y * w + x];
+    })";
+  LaunchArguments args;
+  args.set_scalar(2, 96);
+  args.set_scalar(3, 72);
+  check(src, "k", nd({96, 72, 1}, {16, 8, 1}, 2), args, [](const Item& it, Touched& t) {
+    const std::int64_t x = it.global_id[0];
+    const std::int64_t y = it.global_id[1];
+    if (x > 0 && x < 95 && y > 0 && y < 71) {
+      for (auto [dx, dy] : {std::pair{0, 0}, {-1, 0}, {1, 0}, {0, -1}, {0, 1}}) {
+        t.load("in", (y + dy) * 96 + x + dx, 4);
+      }
+    } else {
+      t.load("in", y * 96 + x, 4);
+    }
+    t.store("out", y * 96 + x, 4);
+  });
+}
+
+TEST(RangeUnion, InteriorOnlySevenPointStencilIn3D) {
+  const char* src = R"(
+    __kernel void k(__global const float* in, __global float* out, int n) {
+      int x = get_global_id(0);
+      int y = get_global_id(1);
+      int z = get_global_id(2);
+      if (x > 0 && x < n - 1 && y > 0 && y < n - 1 && z > 0 && z < n - 1) {
+        int c = (z * n + y) * n + x;
+        out[c] = in[c - 1] + in[c + 1] + in[c - n] + in[c + n] + in[c - n * n] + in[c + n * n];
+      }
+    })";
+  LaunchArguments args;
+  args.set_scalar(2, 20);
+  check(src, "k", nd({20, 20, 20}, {4, 4, 4}, 3), args, [](const Item& it, Touched& t) {
+    const std::int64_t x = it.global_id[0];
+    const std::int64_t y = it.global_id[1];
+    const std::int64_t z = it.global_id[2];
+    if (x > 0 && x < 19 && y > 0 && y < 19 && z > 0 && z < 19) {
+      const std::int64_t c = (z * 20 + y) * 20 + x;
+      for (std::int64_t d : {-1, 1, -20, 20, -20 * 20, 20 * 20}) t.load("in", c + d, 4);
+      t.store("out", c, 4);
+    }
+  });
+}
+
+TEST(RangeUnion, LowerTriangleRowsAreCoalescedExactly) {
+  // Like syrk_lower: the reads a[j*m + k] for j <= i enumerate i and coalesce.
+  const char* src = R"(
+    __kernel void k(__global const float* a, __global float* c, int n, int m) {
+      int j = get_global_id(0);
+      int i = get_global_id(1);
+      if (j > i) return;
+      float sum = 0.0f;
+      for (int k = 0; k < m; ++k) sum += a[i * m + k] * a[j * m + k];
+      c[i * n + j] += sum;
+    })";
+  LaunchArguments args;
+  args.set_scalar(2, 96);
+  args.set_scalar(3, 5);
+  check(src, "k", nd({96, 96, 1}, {8, 8, 1}, 2), args, [](const Item& it, Touched& t) {
+    const std::int64_t j = it.global_id[0];
+    const std::int64_t i = it.global_id[1];
+    if (j > i) return;
+    for (std::int64_t k = 0; k < 5; ++k) {
+      t.load("a", i * 5 + k, 4);
+      t.load("a", j * 5 + k, 4);
+    }
+    t.load("c", i * 96 + j, 4);
+    t.store("c", i * 96 + j, 4);
+  });
+}
+
+}  // namespace
+}  // namespace unimem
