@@ -225,7 +225,9 @@ TEST(FlagSubscripts, FlagOnANonAffineConditionIsNotExact) {
   args.set_buffer_size(2, 32 * 4);
   const LaunchRanges ranges = gen.ranges(r, GroupBox::all(r), args);
   for (const ArgumentRanges& a : ranges.args) {
-    if (a.name == "in") EXPECT_FALSE(a.read_exact);
+    if (a.name == "in") {
+      EXPECT_FALSE(a.read_exact);
+    }
   }
 }
 
