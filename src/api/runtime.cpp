@@ -38,7 +38,7 @@ struct PlannedPartition {
 
 Runtime::Runtime(DeviceRegistry devices, RuntimeOptions options)
     : registry_(std::move(devices)),
-      context_(CoherenceContext::of(raw_devices(registry_))),
+      context_(CoherenceContext::of(raw_devices(registry_), options.recycle_bytes)),
       strategy_(options.strategy),
       measurement_(options.measurement),
       host_queue_("unimem-host") {
@@ -142,6 +142,7 @@ Event Runtime::write(BufferId id, std::uint64_t offset, std::span<const std::byt
   b.begin_write();
   EventList deps;
   b.tracker(kHostAgent).deps_for_write(bytes, deps);
+  b.home_written(bytes);
   std::byte* dst = b.home() + offset;
   Event e = host_queue_.submit(
       [dst, src = data.data(), n = data.size()] { std::memcpy(dst, src, n); }, deps);
@@ -175,6 +176,7 @@ Event Runtime::read(BufferId id, std::uint64_t offset, std::span<std::byte> out)
     }
   }
   b.tracker(kHostAgent).deps_for_read(bytes, deps);
+  b.prepare_home_read(bytes);  // bytes nobody wrote read as zero
   const std::byte* src = b.home() + offset;
   Event e = host_queue_.submit(
       [src, dst = out.data(), n = out.size()] { std::memcpy(dst, src, n); }, deps);

@@ -98,6 +98,12 @@ enum class MeasurementMode : std::uint8_t { normal, no_transfers, no_coherence }
 struct RuntimeOptions {
   UpdateStrategy strategy = UpdateStrategy::adaptive;
   MeasurementMode measurement = MeasurementMode::normal;
+  /// Released buffers' device mirrors and home copies, up to this many bytes per device and for
+  /// the host, are kept and reused by the next buffer of the same size (coherence/
+  /// allocation_cache.hpp: skips driver allocations and the page faults of fresh memory). 0 frees
+  /// everything at release. Kept memory counts as allocated on its device until the runtime is
+  /// destroyed or the device runs out of memory.
+  std::uint64_t recycle_bytes = std::uint64_t{256} << 20;
 };
 
 /// The first public API: shared buffers over the host and N devices, kernel launches with exact

@@ -1,10 +1,13 @@
 #include "coherence/shared_buffer.hpp"
 
+#include <cstring>
+
 namespace unimem {
 
-CoherenceContext CoherenceContext::of(std::vector<Device*> devices) {
+CoherenceContext CoherenceContext::of(std::vector<Device*> devices, std::uint64_t recycle_budget) {
   CoherenceContext c;
   c.devices = std::move(devices);
+  c.allocations = std::make_shared<AllocationCache>(c.devices, recycle_budget);
   const std::size_t n = c.devices.size();
   c.peer.assign(n, std::vector<char>(n, 0));
   for (std::size_t from = 0; from < n; ++from) {
@@ -21,7 +24,8 @@ SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t siz
       name_(std::move(name)),
       size_(size),
       context_(context),
-      home_(std::make_unique<std::byte[]>(size)),  // value-initialised: a new buffer reads zeros
+      home_(context.allocations->allocate_host(size)),  // not zeroed: see home_unwritten_
+      home_unwritten_(Interval{0, size}),
       mirrors_(context.devices.size()),
       directory_(size, context.agent_count()),
       trackers_(context.agent_count()),
@@ -34,8 +38,25 @@ SharedBuffer::~SharedBuffer() {
   } catch (...) {  // failures were reported through the operations' own events
   }
   for (std::size_t i = 0; i < mirrors_.size(); ++i) {
-    if (mirrors_[i].valid()) context_.devices[i]->free(mirrors_[i]);
+    if (!mirrors_[i].valid()) continue;
+    try {
+      context_.allocations->release(i, mirrors_[i], size_);
+    } catch (...) {  // a driver that cannot free leaks; a destructor cannot report it
+    }
   }
+  context_.allocations->release_host(std::move(home_), size_);
+}
+
+void SharedBuffer::prepare_home_read(const IntervalSet& bytes) {
+  if (home_unwritten_.empty() || !home_unwritten_.intersects(bytes)) return;
+  const IntervalSet zero = home_unwritten_.intersect(bytes);
+  for (const Interval& i : zero) std::memset(home_.get() + i.begin, 0, i.size());
+  home_unwritten_ = home_unwritten_.subtract(zero);
+}
+
+void SharedBuffer::home_written(const IntervalSet& bytes) {
+  if (home_unwritten_.empty() || !home_unwritten_.intersects(bytes)) return;
+  home_unwritten_ = home_unwritten_.subtract(bytes);
 }
 
 std::string SharedBuffer::describe() const {
@@ -54,7 +75,7 @@ DeviceAllocation SharedBuffer::mirror(Agent d) {
   UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
                  "SharedBuffer::mirror: agent is not a device");
   DeviceAllocation& m = mirrors_[device_of_agent(d)];
-  if (!m.valid()) m = context_.devices[device_of_agent(d)]->allocate(size_);
+  if (!m.valid()) m = context_.allocations->allocate(device_of_agent(d), size_);
   return m;
 }
 
@@ -83,10 +104,12 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.to].deps_for_write(r, deps);
   Event e;
   if (t.from == kHostAgent) {
+    prepare_home_read(r);
     Device& dst = *context_.devices[device_of_agent(t.to)];
     e = dst.copy_host_to_device(home_.get() + off, mirror(t.to), off, len, deps);
     stats_.host_to_device.add(len);
   } else if (t.to == kHostAgent) {
+    home_written(r);
     Device& src = *context_.devices[device_of_agent(t.from)];
     e = src.copy_device_to_host(mirror(t.from), off, home_.get() + off, len, deps);
     stats_.device_to_host.add(len);

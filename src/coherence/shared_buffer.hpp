@@ -11,6 +11,7 @@
 
 #include "coherence/adaptive_history.hpp"
 #include "coherence/agent_mask.hpp"
+#include "coherence/allocation_cache.hpp"
 #include "coherence/directory.hpp"
 #include "coherence/hazard_tracker.hpp"
 #include "coherence/transfer_stats.hpp"
@@ -28,8 +29,11 @@ struct CoherenceContext {
   /// directory and trackers are updated as usual but no copy is issued or counted, so results are
   /// wrong. Never set outside overhead measurements (RuntimeOptions::measurement).
   bool transfers_disabled = false;
+  /// Where buffers get their mirrors and home copies and return them (allocation_cache.hpp).
+  std::shared_ptr<AllocationCache> allocations;
 
-  static CoherenceContext of(std::vector<Device*> devices);
+  /// recycle_budget: bytes of released buffers' memory kept per agent for reuse (0: none).
+  static CoherenceContext of(std::vector<Device*> devices, std::uint64_t recycle_budget = 0);
   [[nodiscard]] std::size_t agent_count() const { return devices.size() + 1; }
   [[nodiscard]] bool can_peer(Agent from, Agent to) const {
     return peer[device_of_agent(from)][device_of_agent(to)] != 0;
@@ -37,13 +41,21 @@ struct CoherenceContext {
 };
 
 /// A shared buffer (DSOM section 4.2.1, Fig. 5): the host copy is home, each device holds a
-/// full-size mirror allocated on first use, and a Directory says which copy of each byte is
+/// full-size mirror allocated on first use (kernels index buffers from their start, so a mirror
+/// cannot be smaller; drivers that back device memory with host pages, like POCL, only fault in
+/// the pages a device touches), and a Directory says which copy of each byte is
 /// current. acquire() performs the Table 1 read actions by issuing asynchronous copies; each copy
 /// and each access recorded by the caller is ordered through per-copy HazardTrackers, so the
 /// directory always describes the state after everything issued so far has run.
 ///
 /// Not thread-safe: the owner (Runtime) serialises calls. The context's devices must outlive the
-/// buffer; the destructor waits for the buffer's pending operations and frees its mirrors.
+/// buffer; the destructor waits for the buffer's pending operations and hands its mirrors and home
+/// copy back to the context's AllocationCache.
+///
+/// The home copy is not zeroed when the buffer is created (a 16 MiB memset with page faults took
+/// 5-12 ms of the critical path of every workload run): the bytes never written yet are tracked
+/// and zeroed just before something reads them (a host read or a copy to a device), so a new
+/// buffer still reads as zeros and memory recycled from a released buffer never leaks its bytes.
 class SharedBuffer {
  public:
   SharedBuffer(std::uint32_t id, std::string name, std::uint64_t size,
@@ -61,8 +73,19 @@ class SharedBuffer {
   void require_inside(const IntervalSet& ranges, const std::string& what) const;
 
   /// The home copy. Its bytes may only be touched by operations ordered through tracker(host).
+  /// Before reading home bytes, call prepare_home_read; after issuing a write of them, call
+  /// home_written.
   [[nodiscard]] std::byte* home() { return home_.get(); }
-  /// The mirror on device agent d, allocated (and poisoned by the driver) on first use.
+  /// bytes of the home copy are about to be read: zeroes those of them never written so far.
+  /// Nothing can be pending on never-written bytes, so this runs at once on the calling thread.
+  void prepare_home_read(const IntervalSet& bytes);
+  /// bytes of the home copy are written by an operation just issued (a host write or a copy from
+  /// a device): they no longer need zeroing.
+  void home_written(const IntervalSet& bytes);
+  /// The home bytes never written so far (they read as zero; for tests).
+  [[nodiscard]] const IntervalSet& home_unwritten() const { return home_unwritten_; }
+  /// The mirror on device agent d, allocated on first use (fresh or recycled memory: its bytes
+  /// are unspecified until a copy or kernel writes them).
   DeviceAllocation mirror(Agent d);
   [[nodiscard]] bool has_mirror(Agent d) const { return mirrors_[device_of_agent(d)].valid(); }
 
@@ -101,6 +124,7 @@ class SharedBuffer {
   std::uint64_t size_;
   const CoherenceContext& context_;
   std::unique_ptr<std::byte[]> home_;
+  IntervalSet home_unwritten_;  // home bytes never written: they read as zero
   std::vector<DeviceAllocation> mirrors_;
   Directory directory_;
   std::vector<HazardTracker> trackers_;

@@ -347,3 +347,88 @@ TEST(RuntimeConcurrency, ManyThreadsSubmittingToOneRuntime) {
 
 }  // namespace
 }  // namespace unimem
+
+namespace unimem {
+namespace {
+
+std::uint64_t allocated_on(Runtime& rt, std::size_t device) {
+  return dynamic_cast<HostDevice&>(rt.device(device)).allocated_bytes();
+}
+
+// Released buffers hand their mirrors and home copies to the next buffer of the same size
+// (coherence/allocation_cache.hpp); the recycled memory holds the old buffer's bytes, which must
+// never show through: a new buffer reads zeros on the host and on every device.
+TEST(Runtime, RecycledMemoryOfReleasedBuffersNeverLeaksItsBytes) {
+  for (UpdateStrategy strategy : {UpdateStrategy::lazy, UpdateStrategy::batch,
+                                  UpdateStrategy::balance, UpdateStrategy::adaptive}) {
+    SCOPED_TRACE(to_string(strategy));
+    Runtime rt(make_host_devices(2), RuntimeOptions{strategy});
+    constexpr std::uint64_t n = 4096;
+    BufferId a = rt.create_buffer(n, "a");
+    rt.write_blocking(a, 0, bytes(n, 7));
+    rt.launch(add(0, a, 0, n, 1));
+    rt.launch(add(1, a, 0, n / 2, 1));
+    std::vector<std::byte> out(n);
+    rt.read_blocking(a, 0, out);
+    rt.release_buffer(a);
+    EXPECT_EQ(allocated_on(rt, 0), n);  // kept for reuse
+    EXPECT_EQ(allocated_on(rt, 1), n);
+
+    // Host read of a buffer on recycled home memory: zeros.
+    BufferId b = rt.create_buffer(n, "b");
+    rt.read_blocking(b, 0, out);
+    EXPECT_EQ(out, std::vector<std::byte>(n, std::byte{0}));
+    // A kernel on recycled mirrors reads zeros too (device 1's mirror held a's bytes).
+    rt.launch(add(1, b, 0, n, 3));
+    rt.read_blocking(b, 0, out);
+    EXPECT_EQ(out, std::vector<std::byte>(n, std::byte{3}));
+    EXPECT_EQ(allocated_on(rt, 1), n);  // reused, not allocated again
+    rt.release_buffer(b);
+
+    // A partial host write: the rest still reads zero, on the host and on a device.
+    BufferId c = rt.create_buffer(n, "c");
+    rt.write_blocking(c, 100, bytes(50, 1));
+    rt.launch(add(0, c, 0, n, 0));
+    rt.read_blocking(c, 0, out);
+    std::vector<std::byte> want(n, std::byte{0});
+    const std::vector<std::byte> written = bytes(50, 1);
+    std::copy(written.begin(), written.end(), want.begin() + 100);
+    EXPECT_EQ(out, want);
+  }
+}
+
+TEST(Runtime, RecycleBudgetZeroFreesMemoryAtRelease) {
+  RuntimeOptions options;
+  options.recycle_bytes = 0;
+  Runtime rt(make_host_devices(1), options);
+  BufferId a = rt.create_buffer(1000, "a");
+  rt.launch(add(0, a, 0, 1000, 1));
+  rt.finish();
+  EXPECT_EQ(allocated_on(rt, 0), 1000u);
+  rt.release_buffer(a);
+  EXPECT_EQ(allocated_on(rt, 0), 0u);
+}
+
+TEST(Runtime, MemoryKeptForReuseIsFreedWhenTheDeviceRunsOut) {
+  HostDeviceOptions small;
+  small.capacity = 10000;
+  Runtime rt(make_host_devices(1, small));
+  BufferId a = rt.create_buffer(6000, "a");
+  rt.launch(add(0, a, 0, 6000, 1));
+  rt.release_buffer(a);
+  EXPECT_EQ(allocated_on(rt, 0), 6000u);  // kept
+  // 5000 more do not fit next to the kept 6000: the kept memory goes, the launch runs.
+  BufferId b = rt.create_buffer(5000, "b");
+  rt.write_blocking(b, 0, bytes(5000, 9));
+  rt.launch(add(0, b, 0, 5000, 1));
+  std::vector<std::byte> out(5000);
+  rt.read_blocking(b, 0, out);
+  EXPECT_EQ(out, bytes(5000, 10));
+  EXPECT_EQ(allocated_on(rt, 0), 5000u);
+  // A buffer that does not fit even on an empty device still fails, naming the device.
+  BufferId c = rt.create_buffer(20000, "c");
+  EXPECT_THROW(rt.launch(add(0, c, 0, 20000, 1)), DeviceError);
+}
+
+}  // namespace
+}  // namespace unimem
