@@ -189,6 +189,7 @@ class Runtime {
   std::uint32_t next_id_ = 1;
   TransferStats released_stats_;
   EventList inflight_;
+  std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches
 };
 

@@ -56,7 +56,9 @@ EventList HazardTracker::pending() const {
 }
 
 void HazardTracker::prune() {
+  if (records_.size() < prune_at_) return;
   std::erase_if(records_, [](const Record& r) { return r.event.is_complete(); });
+  prune_at_ = std::max(kPruneMinimum, 2 * records_.size());
 }
 
 }  // namespace unimem

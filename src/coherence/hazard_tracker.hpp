@@ -34,9 +34,15 @@ class HazardTracker {
     bool write;
   };
   void collect(const IntervalSet& bytes, bool writes_only, EventList& deps) const;
+  // Drops finished records, but only when the list has doubled since the last pass (at least
+  // kPruneMinimum records): asking an event whether it finished may cost a driver call, and a host
+  // that submits far ahead of the devices (floyd-warshall: 1024 launches) would otherwise pay
+  // O(records) of them per access. Finished records left in are harmless: collect() skips them.
   void prune();
+  static constexpr std::size_t kPruneMinimum = 16;
 
   std::vector<Record> records_;
+  std::size_t prune_at_ = kPruneMinimum;
 };
 
 /// Appends e to events unless it is null, complete or already present.

@@ -51,8 +51,33 @@ TEST(HazardTracker, NewerWriteShadowsOlderAccessesAndFinishedOnesDrop) {
   t.deps_for_write(IntervalSet{{0, 10}}, deps);
   EXPECT_EQ(deps, EventList{w2});
   s3->complete();
-  t.record_read(IntervalSet{{0, 1}}, Event{});  // prunes
-  EXPECT_EQ(t.record_count(), 0u);
+  EXPECT_TRUE(t.pending().empty());
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 10}}, deps);
+  EXPECT_TRUE(deps.empty());
+}
+
+// Finished records are dropped in passes, each when the list has doubled since the previous one,
+// so the list stays within twice its live size (and at least the pass minimum) however many
+// accesses are recorded.
+TEST(HazardTracker, FinishedRecordsArePrunedInAmortisedPasses) {
+  HazardTracker t;
+  std::vector<std::shared_ptr<ManualEventState>> live;
+  for (std::uint64_t i = 0; i < 1000; ++i) {
+    auto [e, s] = Event::make_manual();
+    t.record_read(IntervalSet{{i, i + 1}}, e);
+    if (i % 10 == 0) {
+      live.push_back(s);  // one in ten stays unfinished
+    } else {
+      s->complete();
+    }
+    EXPECT_LE(t.record_count(), std::max<std::size_t>(17, 2 * live.size() + 1)) << "i=" << i;
+  }
+  EXPECT_EQ(t.pending().size(), live.size());
+  EventList deps;
+  t.deps_for_write(IntervalSet{{0, 1000}}, deps);
+  EXPECT_EQ(deps.size(), live.size());
+  for (auto& s : live) s->complete();
   EXPECT_TRUE(t.pending().empty());
 }
 

@@ -68,7 +68,12 @@ std::exception_ptr ClEventState::failure() const {
   return std::make_exception_ptr(make_error(final_status, "the command", operation_));
 }
 
-bool ClEventState::is_complete() const { return status() <= CL_COMPLETE; }
+bool ClEventState::is_complete() const {
+  if (finished_.load(std::memory_order_acquire)) return true;
+  const bool done = status() <= CL_COMPLETE;
+  if (done) finished_.store(true, std::memory_order_release);
+  return done;
+}
 
 void ClEventState::on_complete(std::function<void()> callback) {
   if (is_complete()) {
