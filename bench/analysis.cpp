@@ -44,7 +44,8 @@ const std::vector<CorpusProgram>& programs() {
                                                {"stencil3d.cl", ""},
                                                {"transpose.cl", "-DTDIM=8"},
                                                {"triangular.cl", ""},
-                                               {"vector.cl", ""}};
+                                               {"vector.cl", ""},
+                                               {"clamped.cl", ""}};
   return p;
 }
 
@@ -69,7 +70,7 @@ void BM_AnalyzeProgram(benchmark::State& state) {
   state.SetLabel(std::string(p.file) + " (" + std::to_string(kernels) + " kernels)");
   state.counters["kernels"] = static_cast<double>(kernels);
 }
-BENCHMARK(BM_AnalyzeProgram)->DenseRange(0, 14)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AnalyzeProgram)->DenseRange(0, 15)->Unit(benchmark::kMillisecond);
 
 #if defined(UNIMEM_HAVE_OPENCL) && UNIMEM_HAVE_OPENCL
 // clBuildProgram on the first OpenCL device with POCL's kernel cache off, so every iteration
@@ -97,7 +98,7 @@ void BM_OpenCLBuildProgram(benchmark::State& state) {
   state.SetLabel(p.file);
   clReleaseContext(ctx);
 }
-BENCHMARK(BM_OpenCLBuildProgram)->DenseRange(0, 14)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_OpenCLBuildProgram)->DenseRange(0, 15)->Unit(benchmark::kMillisecond);
 #endif
 
 struct LaunchCase {

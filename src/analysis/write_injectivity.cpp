@@ -201,25 +201,27 @@ std::string write_map_text(const ArgumentAccess& arg, const NDRange& range,
   return out;
 }
 
-std::string parametric_write_map_text(const ArgumentAccess& arg,
-                                      std::array<bool, 3>* merged_global_ids) {
-  std::array<bool, 3> merged{};
-  for (std::uint32_t d = 0; d < 3; ++d) merged[d] = global_id_only(arg, d);
-  if (merged_global_ids != nullptr) *merged_global_ids = merged;
+std::optional<ParametricWriteMap> parametric_write_map(const ArgumentAccess& arg,
+                                                       std::uint32_t dims) {
+  ParametricWriteMap out;
+  for (std::uint32_t d = 0; d < dims; ++d) out.merged[d] = global_id_only(arg, d);
+  const std::array<bool, 3>& merged = out.merged;
   std::set<Param> params;
-  for (std::uint32_t d = 0; d < 3; ++d) {
-    params.insert(Param{Param::Kind::LocalSize, d});
-    params.insert(Param{Param::Kind::NumGroups, d});
-    if (merged[d]) params.insert(Param{Param::Kind::GlobalSize, d});
+  for (std::uint32_t d = 0; d < dims; ++d) {
+    params.insert(Param{merged[d] ? Param::Kind::GlobalSize : Param::Kind::NumGroups, d});
+  }
+  std::string domain;
+  for (std::uint32_t d = 0; d < dims; ++d) {
+    domain += std::string(d == 0 ? "" : ", ") + (merged[d] ? "g" : "w") + std::to_string(d);
   }
   std::string body;
   for (const AccessPiece& p : arg.writes) {
-    if (!is_affine(p.access_class)) return "";
+    if (!is_affine(p.access_class)) return std::nullopt;
     std::set<Var> vars;
     std::string cond = "0 <= t < " + std::to_string(p.width);
     for (const Constraint& k : p.constraints) {
       const std::optional<std::string> e = parametric_linear_text(k.expr, merged, params, vars);
-      if (!e) return "";
+      if (!e) return std::nullopt;
       switch (k.relation) {
         case Constraint::Relation::GreaterEqualZero:
           cond += " and " + *e + " >= 0";
@@ -234,16 +236,12 @@ std::string parametric_write_map_text(const ArgumentAccess& arg,
     }
     const std::optional<std::string> b =
         parametric_linear_text(p.byte_offset, merged, params, vars);
-    if (!b) return "";
+    if (!b) return std::nullopt;
     cond += " and b = " + *b + " + t";
     std::string exist = "t";
-    for (std::uint32_t d = 0; d < 3; ++d) {
+    for (std::uint32_t d = 0; d < dims; ++d) {
       const std::string n = std::to_string(d);
-      if (merged[d]) {
-        cond += " and 0 <= g" + n + " < gs" + n;
-      } else {
-        cond += " and 0 <= w" + n + " < ng" + n;
-      }
+      cond += merged[d] ? " and 0 <= g" + n + " < gs" + n : " and 0 <= w" + n + " < ng" + n;
     }
     for (const Var& v : vars) {
       if (v.kind == Var::Kind::GroupId || (v.kind == Var::Kind::LocalId && merged[v.index]))
@@ -251,21 +249,29 @@ std::string parametric_write_map_text(const ArgumentAccess& arg,
       const std::string n = parametric_var_name(v, merged);
       exist += ", " + n;
       if (v.kind == Var::Kind::LocalId) {
+        params.insert(Param{Param::Kind::LocalSize, v.index});
         cond += " and 0 <= " + n + " < ls" + std::to_string(v.index);
       } else {
         cond += " and " + n + " >= 0";
       }
     }
-    std::string domain;
-    for (std::uint32_t d = 0; d < 3; ++d) {
-      domain += std::string(d == 0 ? "" : ", ") + (merged[d] ? "g" : "w") + std::to_string(d);
-    }
     body += std::string(body.empty() ? "" : "; ") + "[" + domain + "] -> [b] : exists (" + exist +
             " : " + cond + ")";
   }
+  // The parameter values a launch can have (a superset: gs = ng * ls is not expressible).
   std::string names;
-  for (const Param& q : params) names += std::string(names.empty() ? "" : ", ") + param_name(q);
-  return "[" + names + "] -> { " + body + " }";
+  std::string context;
+  for (const Param& q : params) {
+    const std::string n = param_name(q);
+    names += std::string(names.empty() ? "" : ", ") + n;
+    const char* bound = q.kind == Param::Kind::ScalarArg      ? nullptr
+                        : q.kind == Param::Kind::GlobalOffset ? " >= 0"
+                                                              : " >= 1";
+    if (bound != nullptr) context += std::string(context.empty() ? "" : " and ") + n + bound;
+  }
+  out.map = "[" + names + "] -> { " + body + " }";
+  out.context = "[" + names + "] -> { : " + (context.empty() ? "true" : context) + " }";
+  return out;
 }
 
 }  // namespace detail
@@ -285,32 +291,15 @@ WriteInjectivity parametric_write_injectivity(const KernelAccessInfo& kernel, st
   bool all_injective = true;
   for (const ArgumentAccess& arg : kernel.args) {
     if (!arg.is_buffer() || arg.writes.empty()) continue;
-    std::array<bool, 3> merged{};
-    const std::string text = detail::parametric_write_map_text(arg, &merged);
-    if (text.empty()) {
+    const std::optional<detail::ParametricWriteMap> text = detail::parametric_write_map(arg, used);
+    if (!text) {
       all_injective = false;
       continue;
     }
-    MapPtr map(isl_map_read_from_str(ctx.get(), text.c_str()));
-    if (!map) {
-      all_injective = false;
-      continue;
-    }
-    // The parameter values the launch can have (a superset: gs = ng * ls is not expressible).
-    std::string context = "[ls0, ls1, ls2, ng0, ng1, ng2, off0, off1, off2";
-    for (std::uint32_t d = 0; d < 3; ++d) {
-      if (merged[d]) context += ", gs" + std::to_string(d);
-    }
-    context += "] -> { : ";
-    for (std::uint32_t d = 0; d < 3; ++d) {
-      const std::string n = std::to_string(d);
-      context += std::string(d == 0 ? "" : " and ") + "ls" + n + " >= 1 and off" + n + " >= 0";
-      context += " and ng" + n + (d < used ? " >= 1" : " = 1");
-      if (merged[d]) context += " and gs" + n + " >= 1";
-    }
-    context += " }";
-    SetPtr ctx_set(isl_set_read_from_str(ctx.get(), context.c_str()));
-    if (!ctx_set) {
+    const std::array<bool, 3>& merged = text->merged;
+    MapPtr map(isl_map_read_from_str(ctx.get(), text->map.c_str()));
+    SetPtr ctx_set(isl_set_read_from_str(ctx.get(), text->context.c_str()));
+    if (!map || !ctx_set) {
       all_injective = false;
       continue;
     }
@@ -330,8 +319,15 @@ WriteInjectivity parametric_write_injectivity(const KernelAccessInfo& kernel, st
     if (none != isl_bool_false) continue;               // isl gave up: launch-time check
     if (merged[0] || merged[1] || merged[2]) continue;  // items collide, groups may not
     // Group-level map: not injective for every launch of two or more groups?
-    SetPtr several(isl_set_read_from_str(
-        ctx.get(), "[ng0, ng1, ng2] -> { : ng0 >= 2 or ng1 >= 2 or ng2 >= 2 }"));
+    std::string names;
+    std::string any;
+    for (std::uint32_t d = 0; d < used; ++d) {
+      const std::string n = "ng" + std::to_string(d);
+      names += std::string(d == 0 ? "" : ", ") + n;
+      any += std::string(d == 0 ? "" : " or ") + n + " >= 2";
+    }
+    SetPtr several(
+        isl_set_read_from_str(ctx.get(), ("[" + names + "] -> { : " + any + " }").c_str()));
     several.reset(isl_set_align_params(several.release(), isl_set_get_space(ctx_set.get())));
     several.reset(isl_set_intersect(several.release(), ctx_set.release()));
     several.reset(isl_set_align_params(several.release(), isl_set_get_space(colliding.get())));

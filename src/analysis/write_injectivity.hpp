@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 
 #include "analysis/access_pattern.hpp"
@@ -42,11 +43,16 @@ namespace unimem {
                                                             std::uint32_t* dims = nullptr);
 
 namespace detail {
-/// The parametric isl map text of one argument's write pieces, or "" if it cannot be written
-/// (exposed for tests). merged_global_ids tells, per dimension, whether the group id was merged
-/// with the local id into a global id.
-[[nodiscard]] std::string parametric_write_map_text(const ArgumentAccess& arg,
-                                                    std::array<bool, 3>* merged_global_ids);
+/// One argument's write map with parameters: isl text of the map (domain: one group id, or
+/// global id where merged, per dimension below dims) and of the parameter context.
+struct ParametricWriteMap {
+  std::string map;
+  std::string context;
+  std::array<bool, 3> merged{};  // per dimension: group id merged with the local id
+};
+/// nullopt if some piece needs more than Presburger arithmetic (exposed for tests).
+[[nodiscard]] std::optional<ParametricWriteMap> parametric_write_map(const ArgumentAccess& arg,
+                                                                     std::uint32_t dims);
 
 /// The isl map text of one argument's write pieces (exposed for tests).
 [[nodiscard]] std::string write_map_text(const ArgumentAccess& arg, const NDRange& range,

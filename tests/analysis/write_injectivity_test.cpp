@@ -213,17 +213,18 @@ TEST(ParametricWriteInjectivity, MapTextHasParametersAndMergedGlobalIds) {
   const KernelAccessInfo k = test::analyze_kernel(R"(
     __kernel void k(__global int* a, int off) { a[get_global_id(0) + off] = 1; })",
                                                   "k");
-  std::array<bool, 3> merged{};
-  const std::string text = detail::parametric_write_map_text(k.args[0], &merged);
-  EXPECT_TRUE(merged[0]);
-  EXPECT_NE(text.find("s1"), std::string::npos) << text;
-  EXPECT_NE(text.find("gs0"), std::string::npos) << text;
-  EXPECT_NE(text.find("[g0, "), std::string::npos) << text;
+  const std::optional<detail::ParametricWriteMap> m = detail::parametric_write_map(k.args[0], 1);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_TRUE(m->merged[0]);
+  EXPECT_NE(m->map.find("s1"), std::string::npos) << m->map;
+  EXPECT_NE(m->map.find("gs0"), std::string::npos) << m->map;
+  EXPECT_NE(m->map.find("[g0] -> [b]"), std::string::npos) << m->map;
+  EXPECT_NE(m->context.find("gs0 >= 1"), std::string::npos) << m->context;
   // A coefficient that is a scalar cannot be written for isl.
   const KernelAccessInfo scaled = test::analyze_kernel(R"(
     __kernel void k(__global int* a, int s) { a[get_global_id(0) * s] = 1; })",
                                                        "k");
-  EXPECT_EQ(detail::parametric_write_map_text(scaled.args[0], &merged), "");
+  EXPECT_FALSE(detail::parametric_write_map(scaled.args[0], 1).has_value());
 }
 
 }  // namespace
