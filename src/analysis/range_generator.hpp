@@ -65,10 +65,12 @@ struct LaunchRanges {
 
 /// Turns a kernel's access patterns into byte ranges at launch time (DSOM section 4.3.3).
 /// The patterns are precomputed by the analysis; per launch only parameters are substituted and
-/// bounds evaluated. Box-shaped domains use the DSOM Fig. 10 fast generator; coupled constraints
-/// (triangular loops, guards mixing variables) enumerate the coupled variables and generate the
-/// rest as boxes; injectivity of writes over work-groups is decided with isl, once per distinct set
-/// of launch parameters.
+/// bounds evaluated. Box-shaped domains go to the DSOM Fig. 10 fast generator of the region layer
+/// (region/range_generator.hpp), after boxes of pieces with equal coefficients are united
+/// (region/box_set.hpp); coupled constraints (triangular loops, guards mixing variables)
+/// enumerate the coupled variables and generate the rest as boxes. Injectivity of writes over
+/// work-groups is decided by the analysis for every launch when isl can (parametric maps), else
+/// with isl once per distinct set of launch parameters.
 class RangeGenerator {
  public:
   explicit RangeGenerator(KernelAccessInfo kernel);
