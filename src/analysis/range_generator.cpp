@@ -106,6 +106,11 @@ class BoxCollector {
     runs.clear();
     std::vector<AffineAccess> rest;
     for (const AffineAccess& a : deferred_) trim_covered(a, cheap, rest);
+    if (rest.size() == 1 && cheap.empty()) {  // the common large case: no copy
+      GeneratedRanges r = generate_ranges(rest.front(), 1, max_intervals, BelowZero::Clip);
+      exact = exact && r.exact;
+      return std::move(r.bytes);
+    }
     for (const AffineAccess& a : rest) {
       const GeneratedRanges r = generate_ranges(a, 1, max_intervals, BelowZero::Clip);
       exact = exact && r.exact;

@@ -47,14 +47,21 @@ IntervalSet IntervalSet::from_unsorted(std::vector<Interval> intervals) {
   if (!std::is_sorted(intervals.begin(), intervals.end(), by_begin)) {
     std::sort(intervals.begin(), intervals.end(), by_begin);
   }
-  IntervalSet out;
-  for (const Interval& i : intervals) {
-    if (!out.intervals_.empty() && i.begin <= out.intervals_.back().end) {
-      out.intervals_.back().end = std::max(out.intervals_.back().end, i.end);
+  // Merge in place: no second buffer (large sets would pay for fresh pages).
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < intervals.size(); ++i) {
+    if (kept > 0 && intervals[i].begin <= intervals[kept - 1].end) {
+      intervals[kept - 1].end = std::max(intervals[kept - 1].end, intervals[i].end);
     } else {
-      out.intervals_.push_back(i);
+      intervals[kept++] = intervals[i];
     }
   }
+  intervals.resize(kept);
+  IntervalSet out;
+  out.intervals_ = std::move(intervals);
+#if UNIMEM_INVARIANTS_ENABLED
+  out.check_invariants();
+#endif
   return out;
 }
 
