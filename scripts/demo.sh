@@ -10,7 +10,8 @@ cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DUNIMEM_BUILD_T
 cmake --build build/release -j "$jobs" --target unimem_cli
 ./build/release/tools/unimem --version
 ./build/release/tools/unimem devices
-# The demo: stencil2d (2048 x 2048, 50 steps) split over every OpenCL device by unimem, next to the
+# The demo: stencil2d (2048 x 2048, 50 steps) split over every OpenCL device by unimem, the bytes of
+# each part derived from the kernel's source by the analysis (no descriptors), next to the
 # hand-written multi-device OpenCL version: verified?, bytes vs the minimum and vs whole-buffer
 # coherence, time vs the hand-written version, bookkeeping overhead (Matz et al.'s alpha/beta/gamma).
 ./build/release/tools/unimem bench stencil2d --strategy lazy --iters 3
