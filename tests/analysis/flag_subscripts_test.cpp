@@ -18,28 +18,7 @@ namespace {
 using test::execute;
 using test::Item;
 using test::nd;
-using test::to_intervals;
 using test::Touched;
-
-/// The whole grid plus random sub-boxes of work-groups (fixed seed, printed on failure).
-std::vector<GroupBox> boxes(const NDRange& range, std::uint32_t seed, int count) {
-  std::mt19937 rng(seed);
-  std::vector<GroupBox> out{GroupBox::all(range)};
-  const auto n = num_groups(range);
-  for (int i = 0; i < count; ++i) {
-    GroupBox b;
-    for (std::size_t d = 0; d < 3; ++d) {
-      std::uniform_int_distribution<std::uint64_t> pick(0, n[d] - 1);
-      std::uint64_t x = pick(rng);
-      std::uint64_t y = pick(rng);
-      if (x > y) std::swap(x, y);
-      b.begin[d] = x;
-      b.end[d] = y + 1;
-    }
-    out.push_back(b);
-  }
-  return out;
-}
 
 void check_exact(const std::string& source, const std::string& kernel, const NDRange& range,
                  const LaunchArguments& args,
@@ -54,27 +33,11 @@ void check_exact(const std::string& source, const std::string& kernel, const NDR
   }
   const RangeGenerator gen(info);
   EXPECT_TRUE(gen.splittable(range, args));
-  for (const GroupBox& g : boxes(range, seed, 8)) {
-    SCOPED_TRACE("seed=" + std::to_string(seed) + " groups x[" + std::to_string(g.begin[0]) + "," +
-                 std::to_string(g.end[0]) + ") y[" + std::to_string(g.begin[1]) + "," +
-                 std::to_string(g.end[1]) + ") z[" + std::to_string(g.begin[2]) + "," +
-                 std::to_string(g.end[2]) + ")");
+  for (const GroupBox& g : test::random_group_boxes(range, seed, 8)) {
+    SCOPED_TRACE(test::describe(seed, g));
     const LaunchRanges r = gen.ranges(range, g, args);
-    const Touched t = execute(range, g, mirror);
-    for (const ArgumentRanges& a : r.args) {
-      SCOPED_TRACE("argument " + a.name);
-      const IntervalSet read =
-          t.read.count(a.name) ? to_intervals(t.read.at(a.name)) : IntervalSet{};
-      const IntervalSet write =
-          t.write.count(a.name) ? to_intervals(t.write.at(a.name)) : IntervalSet{};
-      EXPECT_TRUE(a.read_exact);
-      EXPECT_TRUE(a.write_exact);
-      EXPECT_FALSE(a.write_conditional);
-      EXPECT_EQ(a.read, read) << "analysis " << a.read.to_string() << " oracle "
-                              << read.to_string();
-      EXPECT_EQ(a.write, write) << "analysis " << a.write.to_string() << " oracle "
-                                << write.to_string();
-    }
+    test::expect_matches(r, execute(range, g, mirror), test::Claim::exact);
+    for (const ArgumentRanges& a : r.args) EXPECT_FALSE(a.write_conditional) << a.name;
   }
 }
 

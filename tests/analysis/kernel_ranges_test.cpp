@@ -15,62 +15,14 @@ using test::nd;
 using test::to_intervals;
 using test::Touched;
 
-/// Checks every buffer argument of r against the oracle: exact sets equal, approximate ones
-/// supersets.
-void expect_matches(const LaunchRanges& r, const Touched& t) {
-  for (const ArgumentRanges& a : r.args) {
-    SCOPED_TRACE("argument " + a.name);
-    const IntervalSet read = t.read.count(a.name) ? to_intervals(t.read.at(a.name)) : IntervalSet{};
-    const IntervalSet write =
-        t.write.count(a.name) ? to_intervals(t.write.at(a.name)) : IntervalSet{};
-    if (a.read_exact) {
-      EXPECT_EQ(a.read, read) << "analysis " << a.read.to_string() << " oracle "
-                              << read.to_string();
-    } else {
-      EXPECT_TRUE(a.read.contains(read)) << a.read.to_string() << " misses " << read.to_string();
-    }
-    if (a.write_exact) {
-      EXPECT_EQ(a.write, write) << "analysis " << a.write.to_string() << " oracle "
-                                << write.to_string();
-    } else {
-      EXPECT_TRUE(a.write.contains(write))
-          << a.write.to_string() << " misses " << write.to_string();
-    }
-  }
-}
-
-/// Random sub-boxes of the group grid (fixed seed), plus the whole grid.
-std::vector<GroupBox> partitions(const NDRange& range, std::uint32_t seed, int count) {
-  std::mt19937 rng(seed);
-  std::vector<GroupBox> out{GroupBox::all(range)};
-  const auto n = num_groups(range);
-  for (int i = 0; i < count; ++i) {
-    GroupBox b;
-    for (std::size_t d = 0; d < 3; ++d) {
-      std::uniform_int_distribution<std::uint64_t> pick(0, n[d]);
-      std::uint64_t x = pick(rng);
-      std::uint64_t y = pick(rng);
-      if (x > y) std::swap(x, y);
-      if (x == y) y = std::min<std::uint64_t>(x + 1, n[d]), x = y - 1;
-      b.begin[d] = x;
-      b.end[d] = y;
-    }
-    out.push_back(b);
-  }
-  return out;
-}
-
 void check_kernel(const std::string& source, const std::string& kernel, const NDRange& range,
                   const LaunchArguments& args,
                   const std::function<void(const Item&, Touched&)>& mirror,
                   const std::string& options = "", std::uint32_t seed = 1) {
   const RangeGenerator gen(test::analyze_kernel(source, kernel, options));
-  for (const GroupBox& g : partitions(range, seed, 6)) {
-    SCOPED_TRACE("seed=" + std::to_string(seed) + " groups x[" + std::to_string(g.begin[0]) + "," +
-                 std::to_string(g.end[0]) + ") y[" + std::to_string(g.begin[1]) + "," +
-                 std::to_string(g.end[1]) + ") z[" + std::to_string(g.begin[2]) + "," +
-                 std::to_string(g.end[2]) + ")");
-    expect_matches(gen.ranges(range, g, args), execute(range, g, mirror));
+  for (const GroupBox& g : test::random_group_boxes(range, seed, 6)) {
+    SCOPED_TRACE(test::describe(seed, g));
+    test::expect_matches(gen.ranges(range, g, args), execute(range, g, mirror), test::Claim::safe);
   }
 }
 

@@ -14,23 +14,7 @@ namespace {
 using test::execute;
 using test::Item;
 using test::nd;
-using test::to_intervals;
 using test::Touched;
-
-void expect_exact(const LaunchRanges& r, const Touched& t) {
-  for (const ArgumentRanges& a : r.args) {
-    SCOPED_TRACE("argument " + a.name);
-    const IntervalSet read = t.read.count(a.name) ? to_intervals(t.read.at(a.name)) : IntervalSet{};
-    const IntervalSet write =
-        t.write.count(a.name) ? to_intervals(t.write.at(a.name)) : IntervalSet{};
-    EXPECT_TRUE(a.read_exact);
-    EXPECT_TRUE(a.write_exact);
-    EXPECT_EQ(a.read, read) << "analysis " << a.read.interval_count() << " intervals, oracle "
-                            << read.interval_count();
-    EXPECT_EQ(a.write, write) << "analysis " << a.write.interval_count() << " intervals, oracle "
-                              << write.interval_count();
-  }
-}
 
 /// The whole grid, its halves along the slowest dimension and a few random boxes (fixed seed).
 std::vector<GroupBox> partitions(const NDRange& range, std::uint32_t seed) {
@@ -43,19 +27,8 @@ std::vector<GroupBox> partitions(const NDRange& range, std::uint32_t seed) {
   high.begin[d] = n[d] / 2;
   out.push_back(low);
   out.push_back(high);
-  std::mt19937 rng(seed);
-  for (int i = 0; i < 2; ++i) {
-    GroupBox b;
-    for (std::size_t k = 0; k < 3; ++k) {
-      std::uniform_int_distribution<std::uint64_t> pick(0, n[k] - 1);
-      std::uint64_t x = pick(rng);
-      std::uint64_t y = pick(rng);
-      if (x > y) std::swap(x, y);
-      b.begin[k] = x;
-      b.end[k] = y + 1;
-    }
-    out.push_back(b);
-  }
+  const std::vector<GroupBox> random = test::random_group_boxes(range, seed, 2);
+  out.insert(out.end(), random.begin() + 1, random.end());  // [0] is the whole grid again
   return out;
 }
 
@@ -65,11 +38,8 @@ void check(const std::string& source, const std::string& kernel, const NDRange& 
   const RangeGenerator gen(test::analyze_kernel(source, kernel, options));
   const std::uint32_t seed = 7;
   for (const GroupBox& g : partitions(range, seed)) {
-    SCOPED_TRACE("seed=" + std::to_string(seed) + " groups [" + std::to_string(g.begin[0]) + "," +
-                 std::to_string(g.end[0]) + ")x[" + std::to_string(g.begin[1]) + "," +
-                 std::to_string(g.end[1]) + ")x[" + std::to_string(g.begin[2]) + "," +
-                 std::to_string(g.end[2]) + ")");
-    expect_exact(gen.ranges(range, g, args), execute(range, g, mirror));
+    SCOPED_TRACE(test::describe(seed, g));
+    test::expect_matches(gen.ranges(range, g, args), execute(range, g, mirror), test::Claim::exact);
   }
 }
 

@@ -4,12 +4,17 @@
 // that visits every work-item of a group box and records the bytes a hand-written C++ mirror of
 // the kernel touches.
 
+#include <gtest/gtest.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "analysis/program_analyzer.hpp"
 #include "analysis/range_generator.hpp"
@@ -85,6 +90,70 @@ inline IntervalSet to_intervals(const std::set<std::uint64_t>& bytes) {
   std::vector<Interval> v;
   for (std::uint64_t b : bytes) v.emplace_back(b, b + 1);
   return IntervalSet::from_unsorted(std::move(v));
+}
+
+/// The whole group grid plus `count` random non-empty sub-boxes of it (fixed seed).
+inline std::vector<GroupBox> random_group_boxes(const NDRange& range, std::uint32_t seed,
+                                                int count) {
+  std::mt19937 rng(seed);
+  std::vector<GroupBox> out{GroupBox::all(range)};
+  const auto n = num_groups(range);
+  for (int i = 0; i < count; ++i) {
+    GroupBox b;
+    for (std::size_t d = 0; d < 3; ++d) {
+      std::uniform_int_distribution<std::uint64_t> pick(0, n[d] - 1);
+      std::uint64_t x = pick(rng);
+      std::uint64_t y = pick(rng);
+      if (x > y) std::swap(x, y);
+      b.begin[d] = x;
+      b.end[d] = y + 1;
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+/// "seed=S groups x[a,b) y[c,d) z[e,f)", for SCOPED_TRACE.
+inline std::string describe(std::uint32_t seed, const GroupBox& g) {
+  std::string out = "seed=" + std::to_string(seed) + " groups";
+  for (std::size_t d = 0; d < 3; ++d) {
+    out += std::string(" ") + "xyz"[d] + "[" + std::to_string(g.begin[d]) + "," +
+           std::to_string(g.end[d]) + ")";
+  }
+  return out;
+}
+
+/// What the analysis must claim for a launch partition, compared with the execution oracle.
+enum class Claim {
+  exact,  ///< read and write claimed exact, and equal to what the kernel touched
+  safe,   ///< equal where claimed exact, a superset where claimed approximate
+};
+
+/// Checks every buffer argument of r against the bytes the oracle recorded.
+inline void expect_matches(const LaunchRanges& r, const Touched& t, Claim claim) {
+  for (const ArgumentRanges& a : r.args) {
+    SCOPED_TRACE("argument " + a.name);
+    const IntervalSet read = t.read.count(a.name) ? to_intervals(t.read.at(a.name)) : IntervalSet{};
+    const IntervalSet write =
+        t.write.count(a.name) ? to_intervals(t.write.at(a.name)) : IntervalSet{};
+    if (claim == Claim::exact) {
+      EXPECT_TRUE(a.read_exact);
+      EXPECT_TRUE(a.write_exact);
+    }
+    if (a.read_exact) {
+      EXPECT_EQ(a.read, read) << "analysis " << a.read.to_string() << " oracle "
+                              << read.to_string();
+    } else {
+      EXPECT_TRUE(a.read.contains(read)) << a.read.to_string() << " misses " << read.to_string();
+    }
+    if (a.write_exact) {
+      EXPECT_EQ(a.write, write) << "analysis " << a.write.to_string() << " oracle "
+                                << write.to_string();
+    } else {
+      EXPECT_TRUE(a.write.contains(write))
+          << a.write.to_string() << " misses " << write.to_string();
+    }
+  }
 }
 
 }  // namespace unimem::test
