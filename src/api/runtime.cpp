@@ -349,6 +349,19 @@ Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
   return kernel_events.size() == 1 ? kernel_events[0] : when_all(kernel_events);
 }
 
+void Runtime::set_measurement(MeasurementMode mode) {
+  finish();
+  std::lock_guard lock(mutex_);
+  if (!buffers_.empty()) {
+    throw PreconditionError(
+        "Runtime::set_measurement: " + std::to_string(buffers_.size()) +
+        " buffer(s) still live (first: " + buffers_.begin()->second->describe() +
+        "); release every buffer before switching the measurement mode");
+  }
+  measurement_ = mode;
+  context_.transfers_disabled = mode == MeasurementMode::no_transfers;
+}
+
 void Runtime::finish() {
   EventList all;
   {

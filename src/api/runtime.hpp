@@ -159,6 +159,11 @@ class Runtime {
                            std::vector<Event>* partition_events = nullptr);
 
   [[nodiscard]] MeasurementMode measurement() const { return measurement_; }
+  /// Switches the measurement mode between runs; requires that no buffer is live (all released).
+  /// Waits for everything submitted. For measurement only: a run in normal mode first leaves real
+  /// data in the recycled mirrors, so the kernels of beta / gamma runs compute on realistic
+  /// values instead of never-written memory (whose contents can change a kernel's speed).
+  void set_measurement(MeasurementMode mode);
 
   /// Blocks until everything submitted so far has finished; rethrows the first failure.
   void finish();
