@@ -19,6 +19,8 @@
 #include <string_view>
 #include <vector>
 
+#include "coherence/transfer_stats.hpp"
+
 typedef struct _cl_device_id* cl_device_id;
 typedef struct _cl_program* cl_program;
 
@@ -57,6 +59,10 @@ struct TransferBytes {
     return h2d + d2h + (peer_to_peer ? d2d : 2 * d2d);
   }
   friend bool operator==(const TransferBytes&, const TransferBytes&) = default;
+  /// The bytes of a runtime's copy counts, by direction.
+  [[nodiscard]] static TransferBytes of(const TransferStats& stats) {
+    return {stats.host_to_device.bytes, stats.device_to_host.bytes, stats.device_to_device.bytes};
+  }
 };
 
 [[nodiscard]] std::string to_string(const TransferBytes& bytes);

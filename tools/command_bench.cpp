@@ -200,8 +200,7 @@ int run_bench(const BenchOptions& o) {
   const examples::Comparison cmp = workload->verify(problem, inputs, first.outputs);
   const examples::Comparison manual_cmp = workload->verify(problem, inputs, manual_result.outputs);
 
-  const TransferBytes moved{first.moved.host_to_device.bytes, first.moved.device_to_host.bytes,
-                            first.moved.device_to_device.bytes};
+  const TransferBytes moved = TransferBytes::of(first.moved);
   const TransferBytes minimum = workload->bytes_min(problem, k);
   const TransferBytes whole = workload->bytes_whole_buffer(problem, k);
   // The first program built (normal mode) did the analysis; the others reused it.

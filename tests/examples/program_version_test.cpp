@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -31,6 +32,24 @@ const bool kPoclRequested = [] {
   return true;
 }();
 
+// A runtime over the first `count` OpenCL devices, or null when there are fewer.
+std::unique_ptr<Runtime> first_devices(unsigned count, UpdateStrategy strategy) {
+  DeviceRegistry all = opencl::make_opencl_devices("");
+  if (all.size() < count) return nullptr;
+  DeviceRegistry devices;
+  for (unsigned d = 0; d < count; ++d) devices.add(all.shared(d));
+  return std::make_unique<Runtime>(std::move(devices), RuntimeOptions{strategy});
+}
+
+// The run's outputs match the CPU reference and no launch fell back to fewer devices.
+void expect_verified_without_fallback(const Workload& workload, const Problem& problem,
+                                      const Arrays& inputs, const ProgramRunResult& run) {
+  const Comparison cmp =
+      compare(run.outputs, workload.reference(problem, inputs), workload.tolerance());
+  EXPECT_TRUE(cmp.ok) << cmp.first_mismatch << " (" << cmp.mismatches << " mismatches)";
+  EXPECT_TRUE(run.log.empty()) << run.log.front();
+}
+
 struct Case {
   std::string workload;
   unsigned devices;
@@ -46,23 +65,16 @@ class ProgramVersion : public ::testing::TestWithParam<Case> {};
 TEST_P(ProgramVersion, MatchesTheReferenceAndMovesExactlyTheMinimumBytes) {
   ASSERT_TRUE(kPoclRequested);
   const Case c = GetParam();
-  DeviceRegistry all = opencl::make_opencl_devices("");
-  if (all.size() < c.devices) GTEST_SKIP() << "only " << all.size() << " OpenCL devices";
-  DeviceRegistry devices;
-  for (unsigned d = 0; d < c.devices; ++d) devices.add(all.shared(d));
-  Runtime runtime(std::move(devices), RuntimeOptions{c.strategy});
+  std::unique_ptr<Runtime> runtime = first_devices(c.devices, c.strategy);
+  if (!runtime) GTEST_SKIP() << "fewer than " << c.devices << " OpenCL devices";
 
   const auto workload = find_workload(c.workload);
   const Problem problem = workload->small_problem();
   const Arrays inputs = workload->make_inputs(problem, 42);
-  const ProgramRunResult run = run_program_version(*workload, runtime, problem, inputs);
-  const Comparison cmp =
-      compare(run.outputs, workload->reference(problem, inputs), workload->tolerance());
-  EXPECT_TRUE(cmp.ok) << cmp.first_mismatch << " (" << cmp.mismatches << " mismatches)";
-  EXPECT_TRUE(run.log.empty()) << run.log.front();
+  const ProgramRunResult run = run_program_version(*workload, *runtime, problem, inputs);
+  expect_verified_without_fallback(*workload, problem, inputs, run);
   const TransferBytes want = workload->bytes_min(problem, c.devices);
-  const TransferBytes got{run.moved.host_to_device.bytes, run.moved.device_to_host.bytes,
-                          run.moved.device_to_device.bytes};
+  const TransferBytes got = TransferBytes::of(run.moved);
   if (c.strategy != UpdateStrategy::adaptive) {
     EXPECT_EQ(got, want) << "moved " << to_string(got) << ", minimum " << to_string(want);
     return;
@@ -128,27 +140,20 @@ class AnalysisDerived : public ::testing::TestWithParam<AnalysisCase> {};
 TEST_P(AnalysisDerived, MatchesTheReferenceAndMovesExactlyTheMinimumBytes) {
   ASSERT_TRUE(kPoclRequested);
   const AnalysisCase c = GetParam();
-  DeviceRegistry all = opencl::make_opencl_devices("");
-  if (all.size() < c.devices) GTEST_SKIP() << "only " << all.size() << " OpenCL devices";
-  DeviceRegistry devices;
-  for (unsigned d = 0; d < c.devices; ++d) devices.add(all.shared(d));
-  Runtime runtime(std::move(devices), RuntimeOptions{UpdateStrategy::lazy});
+  std::unique_ptr<Runtime> runtime = first_devices(c.devices, UpdateStrategy::lazy);
+  if (!runtime) GTEST_SKIP() << "fewer than " << c.devices << " OpenCL devices";
   const auto workload = find_workload(c.workload);
   const Problem problem = workload->small_problem();
   const Arrays inputs = workload->make_inputs(problem, 7);
-  const std::unique_ptr<Program> program = build_program(*workload, runtime);
+  const std::unique_ptr<Program> program = build_program(*workload, *runtime);
   ASSERT_TRUE(program->analyzed()) << program->analysis_error();
   LaunchOptions options;
   options.ignore_accesses = true;
   const ProgramRunResult run =
-      run_program_version(*workload, runtime, *program, problem, inputs, options);
-  const Comparison cmp =
-      compare(run.outputs, workload->reference(problem, inputs), workload->tolerance());
-  EXPECT_TRUE(cmp.ok) << cmp.first_mismatch << " (" << cmp.mismatches << " mismatches)";
-  EXPECT_TRUE(run.log.empty()) << run.log.front();
+      run_program_version(*workload, *runtime, *program, problem, inputs, options);
+  expect_verified_without_fallback(*workload, problem, inputs, run);
   const TransferBytes want = workload->bytes_min(problem, c.devices);
-  const TransferBytes got{run.moved.host_to_device.bytes, run.moved.device_to_host.bytes,
-                          run.moved.device_to_device.bytes};
+  const TransferBytes got = TransferBytes::of(run.moved);
   RecordProperty("moved", to_string(got));
   RecordProperty("bytes_min", to_string(want));
   EXPECT_EQ(got, want) << "moved " << to_string(got) << ", minimum " << to_string(want);
