@@ -1,4 +1,4 @@
-#include "version.hpp"
+#include <unimem/version.hpp>
 
 #include "version_config.hpp"
 

@@ -2,7 +2,7 @@
 #include <iostream>
 #include <string>
 
-#include "api/coherence_selftest.hpp"
+#include "selftest/coherence_selftest.hpp"
 #include "commands.hpp"
 
 namespace unimem::tools {

@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "version.hpp"
+#include <unimem/version.hpp>
 
 namespace unimem::tools {
 

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "version.hpp"
+#include <unimem/version.hpp>
 
 int main(int argc, char** argv) {
   CLI::App app{

@@ -8,29 +8,19 @@
 
 #include "common/check.hpp"
 
-#if defined(UNIMEM_HAVE_OPENCL)
-#include "device/opencl/opencl_device.hpp"
-#include "device/opencl/opencl_program.hpp"
-#endif
-
 namespace unimem {
 
 Program::Program(Runtime& runtime, std::string source, std::string options)
     : runtime_(runtime), options_(std::move(options)) {
-#if defined(UNIMEM_HAVE_OPENCL)
-  std::vector<std::pair<const opencl::Context*, std::shared_ptr<opencl::OpenCLProgram>>> built;
+  // One build per build domain (an OpenCL context): devices of a domain share the program.
+  std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
   const auto build_start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
-    auto* dev = dynamic_cast<opencl::OpenCLDevice*>(&runtime_.device(i));
-    if (dev == nullptr) {
-      throw PreconditionError("Program: device " + std::to_string(i) + " ('" +
-                              runtime_.device(i).name() +
-                              "') is not an OpenCL device; OpenCL C programs need OpenCL devices");
-    }
+    const Device& device = runtime_.device(i);
     auto it = std::find_if(built.begin(), built.end(),
-                           [&](const auto& b) { return b.first == dev->context().get(); });
+                           [&](const auto& b) { return b.first == device.build_domain(); });
     if (it == built.end()) {
-      built.emplace_back(dev->context().get(), dev->build_program(source, options_));
+      built.emplace_back(device.build_domain(), device.build_program(source, options_));
       it = std::prev(built.end());
     }
     programs_.push_back(it->second);
@@ -44,10 +34,6 @@ Program::Program(Runtime& runtime, std::string source, std::string options)
   analysis_ = detail::ProgramAnalysis::analyze(source, options_, &analysis_error_, &timing);
   build_report_.analysis_seconds = timing.seconds;
   build_report_.analysis_cached = timing.cached;
-#else
-  (void)source;
-  throw PreconditionError("Program: unimem was built without OpenCL (UNIMEM_WITH_OPENCL=OFF)");
-#endif
 }
 
 std::shared_ptr<const CompiledKernel> Program::kernel_for(const std::string& name,
@@ -56,11 +42,10 @@ std::shared_ptr<const CompiledKernel> Program::kernel_for(const std::string& nam
   auto key = std::pair{name, device};
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second;
-#if defined(UNIMEM_HAVE_OPENCL)
-  // Devices of one context share one kernel object (the driver serialises its arguments).
-  const auto* program = static_cast<const opencl::OpenCLProgram*>(programs_.at(device).get());
+  // Devices of one build domain share one kernel object (the driver serialises its arguments).
+  const CompiledProgram* program = programs_.at(device).get();
   for (const auto& [k, v] : kernels_) {
-    if (k.first == name && programs_.at(k.second).get() == programs_.at(device).get()) {
+    if (k.first == name && programs_.at(k.second).get() == program) {
       kernels_.emplace(key, v);
       return v;
     }
@@ -73,9 +58,6 @@ std::shared_ptr<const CompiledKernel> Program::kernel_for(const std::string& nam
   }
   kernels_.emplace(key, kernel);
   return kernel;
-#else
-  throw PreconditionError("launch of '" + name + "': unimem was built without OpenCL");
-#endif
 }
 
 Event Program::launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
@@ -160,10 +142,10 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
           }
           begin[dim] = p.group_begin;
           end[dim] = p.group_end;
-          std::map<std::uint32_t, PartitionBytes> out;
+          std::map<std::uint32_t, AccessBytes> out;
           for (const detail::AnalysisBytes& r :
                analysis->bytes(kernel, arange, begin, end, values)) {
-            PartitionBytes b;
+            AccessBytes b;
             b.reads = r.read;
             if (r.write_certain) {
               b.writes = r.write;
@@ -223,7 +205,7 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
     lp.kernel = kernel_for(kernel, p.slice.device);
     lp.range = p.slice.range;
     for (const auto& [index, bytes] : p.bytes) {
-      lp.accesses[index] = BufferAccess{bytes.reads, bytes.writes, bytes.may_writes};
+      lp.accesses[index] = bytes;
     }
     parts.push_back(std::move(lp));
   }

@@ -73,8 +73,8 @@ struct ProgramBuildReport {
   bool analysis_cached = false;       ///< the analysis of this source + options was reused
 };
 
-/// OpenCL C source built for every device of a Runtime. All the runtime's devices must be OpenCL
-/// devices. Thread-safe.
+/// OpenCL C source built for every device of a Runtime (Device::build_program, once per build
+/// domain). Every device's driver must compile OpenCL C. Thread-safe.
 class Program {
  public:
   /// Builds source with options once per OpenCL context of runtime's devices. A build failure
@@ -112,8 +112,8 @@ class Program {
   std::shared_ptr<const detail::ProgramAnalysis> analysis_;
   std::string analysis_error_;
   ProgramBuildReport build_report_;
-  // Per device: the program object of its context (devices of one context share one).
-  std::vector<std::shared_ptr<void>> programs_;
+  // Per device: the program of its build domain (devices of one domain share one).
+  std::vector<std::shared_ptr<const CompiledProgram>> programs_;
   mutable std::mutex mutex_;
   std::map<std::pair<std::string, std::size_t>, std::shared_ptr<const CompiledKernel>> kernels_;
   struct Profile {  // shared with completion callbacks, which may outlive the Program

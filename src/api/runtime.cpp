@@ -244,8 +244,8 @@ Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
       if (a.kind != KernelArg::Kind::buffer) continue;
       SharedBuffer& b = buffer_locked(a.buffer);
       auto it = p.accesses.find(i);
-      const BufferAccess none;
-      const BufferAccess& acc = it == p.accesses.end() ? none : it->second;
+      const AccessBytes none;
+      const AccessBytes& acc = it == p.accesses.end() ? none : it->second;
       const std::string where = "kernel " + kname + " argument " + std::to_string(i);
       b.require_inside(acc.reads, where + " read set");
       b.require_inside(acc.writes, where + " write set");

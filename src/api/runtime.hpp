@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "region/access_bytes.hpp"
 #include "coherence/agent_mask.hpp"
 #include "coherence/shared_buffer.hpp"
 #include "coherence/transfer_stats.hpp"
@@ -28,20 +29,11 @@ struct BufferId {
   friend auto operator<=>(const BufferId&, const BufferId&) = default;
 };
 
-/// What one kernel (or one partition of it) does to a buffer argument, in bytes of the buffer.
-/// reads may over-approximate; writes are bytes it certainly writes (no fetch needed); may_writes
-/// are bytes it might write (fetched first, like reads, so unwritten ones stay right).
-struct BufferAccess {
-  IntervalSet reads;
-  IntervalSet writes;
-  IntervalSet may_writes;
-};
-
 /// One argument of a launch: a shared buffer with its access sets, a scalar, or __local memory.
 struct LaunchArg {
   KernelArg::Kind kind = KernelArg::Kind::scalar;
   BufferId buffer;
-  BufferAccess access;
+  AccessBytes access;
   std::vector<std::byte> scalar_bytes;
   std::uint64_t local_bytes = 0;
 
@@ -82,7 +74,7 @@ struct LaunchPartition {
   std::size_t device = 0;
   std::shared_ptr<const CompiledKernel> kernel;
   NDRange range;
-  std::map<std::size_t, BufferAccess> accesses;
+  std::map<std::size_t, AccessBytes> accesses;
 };
 
 /// How much of the runtime works. Only `normal` gives correct results; the others exist only to

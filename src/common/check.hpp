@@ -1,7 +1,8 @@
 #pragma once
 
-#include <stdexcept>
 #include <string>
+
+#include <unimem/errors.hpp>
 
 /// Precondition and invariant checks.
 ///
@@ -11,18 +12,6 @@
 /// (Debug builds and the test configurations), and throws unimem::InvariantError so tests see it.
 
 namespace unimem {
-
-/// A caller passed an argument that violates a documented precondition.
-class PreconditionError : public std::invalid_argument {
- public:
-  using std::invalid_argument::invalid_argument;
-};
-
-/// An internal data-structure invariant does not hold: a bug in unimem.
-class InvariantError : public std::logic_error {
- public:
-  using std::logic_error::logic_error;
-};
 
 namespace detail {
 [[noreturn]] void throw_precondition(const char* message, const char* condition, const char* file,

@@ -2,6 +2,8 @@
 
 #include <functional>
 
+#include "common/check.hpp"
+
 namespace unimem {
 
 namespace {
@@ -21,6 +23,12 @@ void for_each_rect_row(const RectCopy& rect,
 }
 
 }  // namespace
+
+std::shared_ptr<const CompiledProgram> Device::build_program(const std::string& /*source*/,
+                                                            const std::string& /*options*/) const {
+  throw PreconditionError("device '" + name() + "' (driver " + driver() +
+                          ") does not compile OpenCL C programs");
+}
 
 Event Device::copy_from_peer(const Device& source, DeviceAllocation src, std::uint64_t src_offset,
                              DeviceAllocation dst, std::uint64_t dst_offset, std::uint64_t bytes,

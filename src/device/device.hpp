@@ -44,6 +44,15 @@ class CompiledKernel {
   [[nodiscard]] virtual const std::string& name() const = 0;
 };
 
+/// OpenCL C source compiled by a driver (Device::build_program). Immutable; thread-safe.
+class CompiledProgram {
+ public:
+  virtual ~CompiledProgram() = default;
+  /// The kernel `name`, launchable on every device the program was built for. Throws DeviceError
+  /// naming the kernel when the program has none by that name.
+  [[nodiscard]] virtual std::shared_ptr<const CompiledKernel> kernel(const std::string& name) const = 0;
+};
+
 /// One argument of a launch.
 struct KernelArg {
   enum class Kind { buffer, scalar, local_memory };
@@ -125,6 +134,16 @@ class Device {
                                          const RectCopy& rect, std::span<const Event> deps);
   virtual Event copy_device_to_host_rect(DeviceAllocation src, std::byte* dst, const RectCopy& rect,
                                          std::span<const Event> deps);
+
+  /// Compiles OpenCL C `source` with `options` (pocl's per-driver build hook is the model). The
+  /// result serves every device with the same build_domain(): a runtime builds once per domain.
+  /// A compiler error throws DeviceError with the log. The default refuses: the driver does not
+  /// compile OpenCL C (PreconditionError naming the device).
+  [[nodiscard]] virtual std::shared_ptr<const CompiledProgram> build_program(
+      const std::string& source, const std::string& options = {}) const;
+  /// Devices whose build_domain() is equal share one build_program() result (one OpenCL context).
+  /// The default is the device itself.
+  [[nodiscard]] virtual const void* build_domain() const { return this; }
 
   /// Launches kernel over range with args (buffers must be this device's allocations).
   virtual Event launch(const CompiledKernel& kernel, const NDRange& range,

@@ -74,10 +74,10 @@ GeneratedRanges piece_bytes(const std::string& kernel, std::uint32_t arg, const 
 
 }  // namespace
 
-PartitionBytes partition_bytes(const std::string& kernel, const KernelAccess& accesses,
+AccessBytes partition_bytes(const std::string& kernel, const KernelAccess& accesses,
                                std::uint32_t arg, std::uint64_t buffer_size, const NDRange& slice,
                                std::uint64_t max_intervals) {
-  PartitionBytes out;
+  AccessBytes out;
   const IntervalSet whole(Interval{0, buffer_size});
   bool described = false;
   for (const AccessDescriptor& d : accesses) {
@@ -156,7 +156,7 @@ LaunchPlan plan_launch(const PlanRequest& request) {
     for (const RangePartition& s : slices) {
       PlannedPartition p;
       p.slice = s;
-      std::map<std::uint32_t, PartitionBytes> derived;
+      std::map<std::uint32_t, AccessBytes> derived;
       if (request.derived) derived = request.derived(s);
       for (std::uint32_t a = 0; a < request.args.size(); ++a) {
         if (!request.args[a].is_buffer) continue;

@@ -14,21 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "region/access_bytes.hpp"
 #include "device/device.hpp"
 #include "region/interval_set.hpp"
 #include "schedule/access_descriptor.hpp"
 #include "schedule/partitioner.hpp"
 
 namespace unimem {
-
-/// The bytes one partition touches in one buffer argument. reads may over-approximate; writes are
-/// certainly written; may_writes are fetched before the kernel (DESIGN.md invariant 6).
-struct PartitionBytes {
-  IntervalSet reads;
-  IntervalSet writes;
-  IntervalSet may_writes;
-  [[nodiscard]] IntervalSet written() const { return writes.unite(may_writes); }
-};
 
 /// One argument of the launch as the planner sees it.
 struct PlanArgument {
@@ -41,7 +33,7 @@ struct PlanArgument {
 /// gives per-argument read / write sets with exactness flags), by buffer argument index. Arguments
 /// it could not bound are left out. Caller-supplied descriptors override it argument by argument.
 using DerivedBytes =
-    std::function<std::map<std::uint32_t, PartitionBytes>(const RangePartition& partition)>;
+    std::function<std::map<std::uint32_t, AccessBytes>(const RangePartition& partition)>;
 
 struct PlanRequest {
   std::string kernel;
@@ -63,7 +55,7 @@ struct PlanRequest {
 
 struct PlannedPartition {
   RangePartition slice;
-  std::map<std::uint32_t, PartitionBytes> bytes;  ///< by buffer argument index
+  std::map<std::uint32_t, AccessBytes> bytes;  ///< by buffer argument index
 };
 
 struct LaunchPlan {
@@ -77,7 +69,7 @@ struct LaunchPlan {
 /// `slice`, from the descriptors of `accesses` for that argument. An argument without descriptors
 /// is taken as read and maybe written in whole. Throws PreconditionError naming the kernel and
 /// argument when a piece is malformed (unbounded loop variable, negative index).
-[[nodiscard]] PartitionBytes partition_bytes(const std::string& kernel,
+[[nodiscard]] AccessBytes partition_bytes(const std::string& kernel,
                                              const KernelAccess& accesses, std::uint32_t arg,
                                              std::uint64_t buffer_size, const NDRange& slice,
                                              std::uint64_t max_intervals = 1 << 16);

@@ -41,8 +41,8 @@ TEST_F(OpenCLKernelLaunch, BuildFailureCarriesTheDeviceNameAndTheCompilerLog) {
 
 TEST_F(OpenCLKernelLaunch, VectorAddOnASubRangeWithGlobalOffsetLeavesTheRestUntouched) {
   OpenCLDevice& d = device(0);
-  auto program = d.build_program(kVectorAddSource);
-  auto vadd = program->kernel("vadd");
+  auto program = d.build_opencl_program(kVectorAddSource);
+  auto vadd = program->opencl_kernel("vadd");
   EXPECT_EQ(vadd->name(), "vadd");
   EXPECT_EQ(vadd->argument_count(), 3U);
   constexpr std::size_t n = 1024, first = 200, count = 512;

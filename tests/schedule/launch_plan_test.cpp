@@ -163,7 +163,7 @@ IntervalSet brute_force(const AffinePiece& piece, const NDRange& slice) {
   }
 }
 
-TEST(PartitionBytes, AffinePiecesMatchBruteForceOnRandomSlices) {
+TEST(AccessBytes, AffinePiecesMatchBruteForceOnRandomSlices) {
   for (std::uint32_t seed = 0; seed < 150; ++seed) {
     SCOPED_TRACE("seed=" + std::to_string(seed));
     std::mt19937 rng(seed);
@@ -183,35 +183,35 @@ TEST(PartitionBytes, AffinePiecesMatchBruteForceOnRandomSlices) {
     }
     const std::uint64_t size = static_cast<std::uint64_t>(rows * cols + 64) * p.element_size;
     const KernelAccess acc{AccessDescriptor::affine(0, AccessMode::read, {p})};
-    const PartitionBytes got = partition_bytes("k", acc, 0, size, slice);
+    const AccessBytes got = partition_bytes("k", acc, 0, size, slice);
     EXPECT_EQ(got.reads, brute_force(p, slice)) << p.to_string();
     EXPECT_TRUE(got.writes.empty());
     EXPECT_TRUE(got.may_writes.empty());
   }
 }
 
-TEST(PartitionBytes, ModesMapToReadWriteAndMayWriteSets) {
+TEST(AccessBytes, ModesMapToReadWriteAndMayWriteSets) {
   const NDRange slice = range_2d(4, 2);
   const AffinePiece own = row_major_piece(4, {1, 4});
   const KernelAccess acc{AccessDescriptor::affine(0, AccessMode::read_write, {own}),
                          AccessDescriptor::affine(1, AccessMode::may_write, {own}),
                          AccessDescriptor::whole(2, AccessMode::write)};
-  const PartitionBytes rw = partition_bytes("k", acc, 0, 64, slice);
+  const AccessBytes rw = partition_bytes("k", acc, 0, 64, slice);
   EXPECT_EQ(rw.reads, IntervalSet(Interval{0, 32}));
   EXPECT_EQ(rw.writes, IntervalSet(Interval{0, 32}));
-  const PartitionBytes may = partition_bytes("k", acc, 1, 64, slice);
+  const AccessBytes may = partition_bytes("k", acc, 1, 64, slice);
   EXPECT_TRUE(may.writes.empty());
   EXPECT_EQ(may.may_writes, IntervalSet(Interval{0, 32}));
   // A whole-buffer write is not known to write every byte: a may-write (fetched first).
-  const PartitionBytes whole = partition_bytes("k", acc, 2, 64, slice);
+  const AccessBytes whole = partition_bytes("k", acc, 2, 64, slice);
   EXPECT_TRUE(whole.writes.empty());
   EXPECT_EQ(whole.may_writes, IntervalSet(Interval{0, 64}));
   // No descriptor at all: read and maybe written in whole.
-  const PartitionBytes none = partition_bytes("k", acc, 3, 16, slice);
+  const AccessBytes none = partition_bytes("k", acc, 3, 16, slice);
   EXPECT_EQ(none.may_writes, IntervalSet(Interval{0, 16}));
 }
 
-TEST(PartitionBytes, MalformedPiecesAreRejectedWithTheKernelAndArgument) {
+TEST(AccessBytes, MalformedPiecesAreRejectedWithTheKernelAndArgument) {
   AffinePiece unbounded;
   unbounded.terms = {{IndexVar::loop(0), 1}};
   const KernelAccess acc{AccessDescriptor::affine(2, AccessMode::read, {unbounded})};
@@ -296,11 +296,11 @@ TEST(LaunchPlan, DerivedBytesFillArgumentsWithoutDescriptorsAndDescriptorsOverri
   int calls = 0;
   r.derived = [&](const RangePartition& p) {
     ++calls;
-    PartitionBytes in;
+    AccessBytes in;
     in.reads = IntervalSet(Interval{p.range.offset[1] * 32, (p.range.offset[1] + 1) * 32});
-    PartitionBytes out;  // ignored: argument 1 has a descriptor
+    AccessBytes out;  // ignored: argument 1 has a descriptor
     out.may_writes = IntervalSet(Interval{0, 384});
-    return std::map<std::uint32_t, PartitionBytes>{{0, in}, {1, out}};
+    return std::map<std::uint32_t, AccessBytes>{{0, in}, {1, out}};
   };
   const LaunchPlan plan = plan_launch(r);
   ASSERT_EQ(plan.partitions.size(), 2U);

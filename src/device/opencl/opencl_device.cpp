@@ -339,9 +339,14 @@ void OpenCLDevice::finish() {
   check(clFinish(queue_), "clFinish", [this] { return "device " + name_; });
 }
 
-std::shared_ptr<OpenCLProgram> OpenCLDevice::build_program(std::string source,
-                                                           std::string options) const {
+std::shared_ptr<OpenCLProgram> OpenCLDevice::build_opencl_program(std::string source,
+                                                                  std::string options) const {
   return std::make_shared<OpenCLProgram>(context_, std::move(source), std::move(options));
+}
+
+std::shared_ptr<const CompiledProgram> OpenCLDevice::build_program(
+    const std::string& source, const std::string& options) const {
+  return build_opencl_program(source, options);
 }
 
 }  // namespace unimem::opencl

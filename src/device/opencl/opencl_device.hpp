@@ -74,9 +74,13 @@ class OpenCLDevice final : public Device {
 
   void finish() override;
 
-  /// Builds source for every device of this device's Context.
-  [[nodiscard]] std::shared_ptr<OpenCLProgram> build_program(std::string source,
-                                                             std::string options = {}) const;
+  /// Builds source for every device of this device's Context (its build_domain()).
+  [[nodiscard]] std::shared_ptr<const CompiledProgram> build_program(
+      const std::string& source, const std::string& options = {}) const override;
+  [[nodiscard]] const void* build_domain() const override { return context_.get(); }
+  /// build_program with the driver's own type (kernels with their OpenCL handles).
+  [[nodiscard]] std::shared_ptr<OpenCLProgram> build_opencl_program(std::string source,
+                                                                    std::string options = {}) const;
 
   [[nodiscard]] const DeviceInfo& info() const { return info_; }
   [[nodiscard]] const std::shared_ptr<const Context>& context() const { return context_; }

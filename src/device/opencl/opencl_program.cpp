@@ -73,7 +73,11 @@ OpenCLProgram::~OpenCLProgram() {
   if (program_) clReleaseProgram(program_);
 }
 
-std::shared_ptr<OpenCLKernel> OpenCLProgram::kernel(const std::string& name) const {
+std::shared_ptr<const CompiledKernel> OpenCLProgram::kernel(const std::string& name) const {
+  return opencl_kernel(name);
+}
+
+std::shared_ptr<OpenCLKernel> OpenCLProgram::opencl_kernel(const std::string& name) const {
   cl_int status = CL_SUCCESS;
   cl_kernel kernel = clCreateKernel(program_, name.c_str(), &status);
   check(status, "clCreateKernel",

@@ -27,16 +27,18 @@ class OpenCLKernel;
 /// a platform). A failed build throws a DeviceError with CL_BUILD_PROGRAM_FAILURE whose message
 /// carries, for each device the build failed on, its name and the compiler's full log.
 /// Immutable after construction; thread-safe.
-class OpenCLProgram {
+class OpenCLProgram final : public CompiledProgram {
  public:
   OpenCLProgram(std::shared_ptr<const Context> context, std::string source,
                 std::string options = {});
-  ~OpenCLProgram();
+  ~OpenCLProgram() override;
   OpenCLProgram(const OpenCLProgram&) = delete;
   OpenCLProgram& operator=(const OpenCLProgram&) = delete;
 
   /// The kernel `name` of this program; throws DeviceError (CL_INVALID_KERNEL_NAME) naming it.
-  [[nodiscard]] std::shared_ptr<OpenCLKernel> kernel(const std::string& name) const;
+  [[nodiscard]] std::shared_ptr<const CompiledKernel> kernel(const std::string& name) const override;
+  /// kernel() with the driver's own type.
+  [[nodiscard]] std::shared_ptr<OpenCLKernel> opencl_kernel(const std::string& name) const;
 
   [[nodiscard]] cl_program handle() const { return program_; }
   [[nodiscard]] const std::shared_ptr<const Context>& context() const { return context_; }

@@ -1,5 +1,8 @@
 #pragma once
 
+// `unimem selftest coherence`: the randomized differential check of the coherence layer and the
+// runtime (a random program on host-driver devices against a flat memory, selftest/flat_memory.hpp).
+
 #include <cstddef>
 #include <cstdint>
 #include <string>

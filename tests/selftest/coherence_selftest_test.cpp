@@ -1,7 +1,7 @@
-// The randomized differential checker (api/coherence_selftest.hpp) with fixed seeds: every
+// The randomized differential checker (selftest/coherence_selftest.hpp) with fixed seeds: every
 // strategy, 1..16 devices, with and without peer copies. Reproduce a failure with
 // `unimem selftest coherence --seed S --ops N --devices D --buffers B --strategy X [--no-peer]`.
-#include "api/coherence_selftest.hpp"
+#include "selftest/coherence_selftest.hpp"
 
 #include <gtest/gtest.h>
 

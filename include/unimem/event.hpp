@@ -1,0 +1,86 @@
+#pragma once
+
+// Completion of asynchronous operations: every copy, kernel, host read and write returns an Event.
+
+#include <condition_variable>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace unimem {
+
+/// The state behind an Event. Each driver may provide its own (an OpenCL driver wraps cl_event);
+/// ManualEventState is the shared default.
+///
+/// Thread-safety: every member may be called from any thread at any time.
+class EventState {
+ public:
+  virtual ~EventState() = default;
+  /// Blocks until the operation has finished. Throws DeviceError if it failed.
+  virtual void wait() = 0;
+  /// True once the operation has finished (successfully or not). Never blocks.
+  [[nodiscard]] virtual bool is_complete() const = 0;
+  /// Runs callback exactly once after the operation finished: immediately on the calling thread if
+  /// it already has, otherwise on whichever thread completes it. Callbacks must not block.
+  virtual void on_complete(std::function<void()> callback) = 0;
+};
+
+/// An event completed by calling complete() or fail(): used by the host driver, by drivers to
+/// bridge foreign events, and by the runtime for its own operations.
+class ManualEventState final : public EventState {
+ public:
+  void wait() override;
+  [[nodiscard]] bool is_complete() const override;
+  void on_complete(std::function<void()> callback) override;
+
+  void complete();
+  /// Marks the event finished with an error: wait() rethrows it.
+  void fail(std::exception_ptr error);
+
+ private:
+  void finish(std::exception_ptr error);
+
+  mutable std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::exception_ptr error_;
+  std::vector<std::function<void()>> callbacks_;
+};
+
+/// A copyable handle to the completion of an asynchronous device operation. A default-constructed
+/// Event is null and counts as already complete.
+class Event {
+ public:
+  Event() = default;
+  explicit Event(std::shared_ptr<EventState> state) : state_(std::move(state)) {}
+
+  /// A new event completed by hand (see ManualEventState).
+  static std::pair<Event, std::shared_ptr<ManualEventState>> make_manual();
+
+  void wait() const {
+    if (state_) state_->wait();
+  }
+  [[nodiscard]] bool is_complete() const { return !state_ || state_->is_complete(); }
+  void on_complete(std::function<void()> callback) const;
+  [[nodiscard]] bool is_null() const { return !state_; }
+  [[nodiscard]] const std::shared_ptr<EventState>& state() const { return state_; }
+
+  friend bool operator==(const Event&, const Event&) = default;
+
+ private:
+  std::shared_ptr<EventState> state_;
+};
+
+using EventList = std::vector<Event>;
+
+/// Waits for every event; if several failed, rethrows the first failure after all finished.
+void wait_all(std::span<const Event> events);
+
+/// An event that completes when every one of events has completed (failing if any failed).
+Event when_all(std::span<const Event> events);
+
+}  // namespace unimem

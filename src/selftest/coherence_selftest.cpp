@@ -1,0 +1,259 @@
+#include "selftest/coherence_selftest.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/runtime.hpp"
+#include "device/host/host_platform.hpp"
+#include "selftest/flat_memory.hpp"
+#include "selftest/random_program.hpp"
+
+namespace unimem {
+
+using selftest::FlatMemory;
+using selftest::KernelEffect;
+using selftest::ProgramGenerator;
+
+namespace {
+
+// A recurring launch of the program's main loop (so that adaptive histories repeat).
+struct Template {
+  std::string kernel;
+  std::size_t device = 0;
+  KernelEffect effect;
+};
+
+// A host-driver kernel that runs `effect` on its buffer arguments.
+std::shared_ptr<HostKernel> make_kernel(const std::string& name,
+                                        std::shared_ptr<const KernelEffect> effect) {
+  return std::make_shared<HostKernel>(name, [effect](const HostKernelContext& ctx) {
+    std::vector<const std::byte*> in;
+    std::vector<std::byte*> out;
+    for (std::size_t j = 0; j < effect->buffers.size(); ++j) {
+      in.push_back(ctx.buffer<std::byte>(j));
+      out.push_back(ctx.buffer<std::byte>(j));
+    }
+    effect->write(effect->digest(in), out);
+  });
+}
+
+}  // namespace
+
+std::string CoherenceSelftestResult::to_json(const CoherenceSelftestOptions& o) const {
+  nlohmann::ordered_json j;
+  j["ok"] = ok;
+  j["seed"] = o.seed;
+  j["ops"] = o.ops;
+  j["devices"] = o.devices;
+  j["buffers"] = o.buffers;
+  j["strategy"] = std::string(to_string(o.strategy));
+  j["peer_copies"] = o.peer_copies;
+  j["mismatched_bytes"] = mismatched_bytes;
+  j["bytes_copied"] = bytes_copied;
+  j["minimum_bytes"] = minimum_bytes;
+  j["copies"] = copies;
+  j["replays"] = replays;
+  j["mispredictions"] = mispredictions;
+  j["prefetch_bytes"] = prefetch_bytes;
+  j["prefetch_unread_bytes"] = prefetch_unread_bytes;
+  j["launches"] = launches;
+  j["partitioned_launches"] = partitioned_launches;
+  j["host_reads"] = host_reads;
+  j["host_writes"] = host_writes;
+  j["error"] = error;
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& opt) {
+  UNIMEM_REQUIRE(opt.devices >= 1 && opt.devices <= 16, "selftest: devices must be in 1..16");
+  UNIMEM_REQUIRE(opt.buffers >= 1 && opt.buffers <= 64, "selftest: buffers must be in 1..64");
+  UNIMEM_REQUIRE(opt.max_buffer_size >= 1, "selftest: max buffer size must be positive");
+  CoherenceSelftestResult result;
+  ProgramGenerator gen(opt.seed);
+
+  std::vector<std::uint64_t> sizes;
+  for (std::size_t b = 0; b < opt.buffers; ++b) sizes.push_back(1 + gen.below(opt.max_buffer_size));
+  FlatMemory oracle(sizes, opt.peer_copies);
+
+  // Data handed to non-blocking calls must outlive them (and the runtime,
+  // which waits for everything when destroyed): declared before it.
+  std::deque<std::vector<std::byte>> write_data;
+  struct PendingRead {
+    std::vector<std::byte> got;
+    std::vector<std::byte> expected;
+    Event done;
+  };
+  std::deque<PendingRead> reads;
+
+  HostDeviceOptions dev_opt;
+  dev_opt.peer_copies = opt.peer_copies;
+  Runtime rt(make_host_devices(opt.devices, dev_opt), RuntimeOptions{opt.strategy});
+  std::vector<BufferId> ids;
+  for (std::size_t b = 0; b < opt.buffers; ++b) {
+    ids.push_back(rt.create_buffer(sizes[b], "b" + std::to_string(b)));
+  }
+
+  auto args_of = [&](const KernelEffect& effect) {
+    std::vector<LaunchArg> args;
+    for (std::size_t j = 0; j < effect.buffers.size(); ++j) {
+      const AccessBytes& a = effect.access[j];
+      args.push_back(LaunchArg::of_buffer(ids[effect.buffers[j]], a.reads, a.writes, a.may_writes));
+    }
+    return args;
+  };
+  // A few recurring launches (a program's main loop) so that adaptive histories repeat.
+  std::vector<Template> templates;
+  const std::size_t template_count = 1 + gen.below(4);
+  for (std::size_t t = 0; t < template_count; ++t) {
+    templates.push_back(
+        {"loop" + std::to_string(t), gen.below(opt.devices), gen.kernel_effect(sizes)});
+  }
+
+  try {
+    for (std::size_t op = 0; op < opt.ops; ++op) {
+      const std::uint64_t kind = gen.below(100);
+      if (kind < 15) {  // host write
+        const std::size_t b = gen.below(opt.buffers);
+        const Interval r = gen.interval_in(0, sizes[b]);
+        std::vector<std::byte> data(r.size());
+        for (auto& x : data) x = static_cast<std::byte>(gen.next() & 0xFF);
+        std::copy(data.begin(), data.end(), oracle.memory(b).begin() + static_cast<long>(r.begin));
+        oracle.set_owner(b, IntervalSet(r), kHostAgent);
+        write_data.push_back(std::move(data));
+        if (gen.chance(20)) {
+          rt.write_blocking(ids[b], r.begin, write_data.back());
+        } else {
+          (void)rt.write(ids[b], r.begin, write_data.back());
+        }
+        ++result.host_writes;
+      } else if (kind < 30) {  // host read
+        const std::size_t b = gen.below(opt.buffers);
+        const Interval r = gen.interval_in(0, sizes[b]);
+        oracle.host_read(b, r);
+        PendingRead pr;
+        pr.got.assign(r.size(), std::byte{0});
+        pr.expected.assign(oracle.memory(b).begin() + static_cast<long>(r.begin),
+                           oracle.memory(b).begin() + static_cast<long>(r.end));
+        reads.push_back(std::move(pr));
+        if (gen.chance(20)) {
+          rt.read_blocking(ids[b], r.begin, reads.back().got);
+        } else {
+          reads.back().done = rt.read(ids[b], r.begin, reads.back().got);
+        }
+        ++result.host_reads;
+      } else if (kind < 40 && opt.devices >= 2) {  // partitioned launch over several devices
+        const std::size_t parts = 2 + gen.below(opt.devices - 1);
+        std::vector<std::size_t> devs(opt.devices);
+        for (std::size_t i = 0; i < devs.size(); ++i) devs[i] = i;
+        std::shuffle(devs.begin(), devs.end(), std::mt19937_64(gen.next()));
+        // All partitions share the argument list; each gets its own sets and write slice.
+        const KernelEffect base = gen.kernel_effect(sizes);
+        std::vector<std::shared_ptr<KernelEffect>> specs;
+        std::vector<LaunchPartition> partitions;
+        for (std::size_t p = 0; p < parts; ++p) {
+          auto spec = std::make_shared<KernelEffect>();
+          spec->salt = gen.next();
+          spec->buffers = base.buffers;
+          for (std::size_t b : base.buffers) {
+            const std::uint64_t n = sizes[b];
+            spec->access.push_back(gen.access_in(n, n * p / parts, n * (p + 1) / parts));
+          }
+          specs.push_back(spec);
+          LaunchPartition lp;
+          lp.device = devs[p];
+          lp.kernel = make_kernel("split", spec);
+          for (std::size_t j = 0; j < spec->buffers.size(); ++j) lp.accesses[j] = spec->access[j];
+          partitions.push_back(std::move(lp));
+        }
+        // Oracle: every partition reads the state before the launch, then all writes land.
+        std::vector<std::uint64_t> digests;
+        for (std::size_t p = 0; p < parts; ++p) {
+          const KernelEffect& e = *specs[p];
+          for (std::size_t j = 0; j < e.buffers.size(); ++j) {
+            oracle.device_read(e.buffers[j], agent_of_device(devs[p]), e.access[j].needed());
+          }
+          const std::vector<std::byte*> in = oracle.arguments(e);
+          digests.push_back(e.digest({in.begin(), in.end()}));
+        }
+        for (std::size_t p = 0; p < parts; ++p) {
+          const KernelEffect& e = *specs[p];
+          e.write(digests[p], oracle.arguments(e));
+          for (std::size_t j = 0; j < e.buffers.size(); ++j) {
+            oracle.set_owner(e.buffers[j], e.access[j].written(), agent_of_device(devs[p]));
+          }
+        }
+        std::vector<LaunchArg> args;
+        for (std::size_t b : base.buffers) args.push_back(LaunchArg::of_buffer(ids[b], {}, {}));
+        (void)rt.launch_partitioned(args, partitions);
+        ++result.launches;
+        ++result.partitioned_launches;
+      } else {  // single-device launch: a recurring one or a fresh random one
+        std::string name;
+        std::size_t device;
+        auto spec = std::make_shared<KernelEffect>();
+        if (gen.chance(60)) {
+          const Template& t = templates[gen.below(templates.size())];
+          name = t.kernel;
+          device = t.device;
+          *spec = t.effect;
+          spec->salt = gen.next();
+        } else {
+          name = "k" + std::to_string(gen.below(3));
+          device = gen.below(opt.devices);
+          *spec = gen.kernel_effect(sizes);
+        }
+        oracle.run(*spec, agent_of_device(device));
+        Launch l;
+        l.device = device;
+        l.kernel = make_kernel(name, spec);
+        l.args = args_of(*spec);
+        l.args.push_back(LaunchArg::of_scalar(spec->salt));  // exercises scalar arguments too
+        (void)rt.launch(l);
+        ++result.launches;
+      }
+    }
+    rt.finish();
+    for (PendingRead& pr : reads) {
+      pr.done.wait();
+      for (std::size_t i = 0; i < pr.got.size(); ++i) {
+        if (pr.got[i] != pr.expected[i]) ++result.mismatched_bytes;
+      }
+    }
+    // Final contents, read back through the runtime (these reads count as copies too).
+    for (std::size_t b = 0; b < opt.buffers; ++b) {
+      oracle.host_read(b, Interval{0, sizes[b]});
+      std::vector<std::byte> got(sizes[b]);
+      rt.read_blocking(ids[b], 0, got);
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        if (got[i] != oracle.memory(b)[i]) ++result.mismatched_bytes;
+      }
+    }
+    const TransferStats s = rt.stats();
+    result.bytes_copied = s.total_bytes();
+    result.copies = s.total_copies();
+    result.replays = s.replays;
+    result.mispredictions = s.mispredictions;
+    result.prefetch_bytes = s.prefetch_bytes;
+    result.prefetch_unread_bytes = s.prefetch_unread_bytes;
+  } catch (const std::exception& e) {
+    result.error = e.what();
+  }
+  result.minimum_bytes = oracle.minimum_bytes();
+  // Lazy copies exactly the minimum. Adaptive, with peer copies, copies the minimum plus the
+  // replayed bytes no reader used (a replay that was read replaced the demand copy byte for byte).
+  const bool lazy_exact =
+      opt.strategy != UpdateStrategy::lazy || result.bytes_copied == result.minimum_bytes;
+  const bool adaptive_exact =
+      opt.strategy != UpdateStrategy::adaptive || !opt.peer_copies ||
+      result.bytes_copied == result.minimum_bytes + result.prefetch_unread_bytes;
+  result.ok = result.error.empty() && result.mismatched_bytes == 0 && lazy_exact && adaptive_exact;
+  return result;
+}
+
+}  // namespace unimem
