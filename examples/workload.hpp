@@ -19,7 +19,7 @@
 #include <string_view>
 #include <vector>
 
-#include "coherence/transfer_stats.hpp"
+#include <unimem/transfer_stats.hpp>
 
 typedef struct _cl_device_id* cl_device_id;
 typedef struct _cl_program* cl_program;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/access_pattern.hpp"
-#include "device/nd_range.hpp"
+#include <unimem/nd_range.hpp>
 #include "region/interval_set.hpp"
 
 namespace unimem {

@@ -13,7 +13,7 @@
 #include "region/access_bytes.hpp"
 #include "coherence/agent_mask.hpp"
 #include "coherence/shared_buffer.hpp"
-#include "coherence/transfer_stats.hpp"
+#include <unimem/transfer_stats.hpp>
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
 #include "device/device_registry.hpp"

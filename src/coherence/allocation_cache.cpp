@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "common/check.hpp"
-#include "device/device_error.hpp"
+#include <unimem/errors.hpp>
 
 namespace unimem {
 

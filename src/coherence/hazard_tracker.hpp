@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "device/event.hpp"
+#include <unimem/event.hpp>
 #include "region/interval_set.hpp"
 
 namespace unimem {

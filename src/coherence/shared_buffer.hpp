@@ -14,7 +14,7 @@
 #include "coherence/allocation_cache.hpp"
 #include "coherence/directory.hpp"
 #include "coherence/hazard_tracker.hpp"
-#include "coherence/transfer_stats.hpp"
+#include <unimem/transfer_stats.hpp>
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
 

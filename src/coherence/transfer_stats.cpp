@@ -1,4 +1,4 @@
-#include "coherence/transfer_stats.hpp"
+#include <unimem/transfer_stats.hpp>
 
 namespace unimem {
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "device/device_error.hpp"
-#include "device/event.hpp"
-#include "device/nd_range.hpp"
+#include <unimem/errors.hpp>
+#include <unimem/event.hpp>
+#include <unimem/nd_range.hpp>
 
 namespace unimem {
 

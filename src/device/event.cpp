@@ -1,4 +1,4 @@
-#include "device/event.hpp"
+#include <unimem/event.hpp>
 
 #include <atomic>
 

@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "device/device_error.hpp"
+#include <unimem/errors.hpp>
 
 namespace unimem::detail {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <thread>
 
-#include "device/event.hpp"
+#include <unimem/event.hpp>
 
 namespace unimem::detail {
 

@@ -6,7 +6,7 @@
 
 #include <ostream>
 
-#include "device/device_error.hpp"
+#include <unimem/errors.hpp>
 #include "device/opencl/opencl_discovery.hpp"
 #include "examples/manual_opencl.hpp"
 #include "examples/workload.hpp"

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <type_traits>
 
-#include "device/device_error.hpp"
+#include <unimem/errors.hpp>
 #include "device/opencl/opencl_error.hpp"
 
 namespace unimem::opencl {

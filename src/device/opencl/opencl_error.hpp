@@ -4,7 +4,7 @@
 #include <string>
 #include <string_view>
 
-#include "device/device_error.hpp"
+#include <unimem/errors.hpp>
 #include "device/opencl/opencl_api.hpp"
 
 namespace unimem::opencl {

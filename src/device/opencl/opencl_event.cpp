@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "device/device_error.hpp"
+#include <unimem/errors.hpp>
 #include "device/opencl/opencl_error.hpp"
 
 namespace unimem::opencl {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "device/event.hpp"
+#include <unimem/event.hpp>
 #include "device/opencl/opencl_api.hpp"
 
 namespace unimem::opencl {

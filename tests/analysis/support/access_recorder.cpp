@@ -11,7 +11,7 @@
 #include <sstream>
 #include <utility>
 
-#include "device/device_error.hpp"
+#include <unimem/errors.hpp>
 #include "device/opencl/opencl_error.hpp"
 #include "device/opencl/opencl_program.hpp"
 

@@ -1,4 +1,0 @@
-#pragma once
-
-// Part of the public API: defined in include/unimem/event.hpp.
-#include <unimem/event.hpp>
