@@ -1,4 +1,4 @@
-// Costs of the coherence bookkeeping (issue 3): directory updates and queries as the number of
+// Costs of the coherence bookkeeping: directory updates and queries as the number of
 // segments grows, and the bookkeeping of one launch over 1, 4 and 16 host devices, next to a raw
 // device launch without any bookkeeping (Matz et al.'s gamma, seed 002_aa84334820ddd8b5.txt).
 #include <benchmark/benchmark.h>

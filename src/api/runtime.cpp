@@ -4,6 +4,8 @@
 #include <cstring>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "common/check.hpp"
 
 namespace unimem {
@@ -20,30 +22,15 @@ std::string range_text(std::uint64_t offset, std::uint64_t size) {
   return Interval{offset, offset + size}.to_string();
 }
 
-// Per partition and buffer: the bytes the device must hold before the kernel, and those it writes.
-struct BufferUse {
-  SharedBuffer* buffer = nullptr;
-  IntervalSet needed;   // reads + may-writes
-  IntervalSet written;  // writes + may-writes
-};
-
-struct PlannedPartition {
-  const LaunchPartition* source = nullptr;
-  Agent agent = kHostAgent;
-  std::vector<BufferUse> uses;  // one entry per distinct buffer
-  std::vector<KernelArg> args;
-};
-
 }  // namespace
 
 Runtime::Runtime(DeviceRegistry devices, RuntimeOptions options)
     : registry_(std::move(devices)),
       context_(CoherenceContext::of(raw_devices(registry_), options.recycle_bytes)),
       strategy_(options.strategy),
-      measurement_(options.measurement),
+      measurement_(options.measurement, registry_.size()),
       host_queue_("unimem-host") {
-  context_.transfers_disabled = measurement_ == MeasurementMode::no_transfers;
-  last_kernel_.resize(registry_.size());
+  context_.transfers_disabled = !measurement_.transfers();
   UNIMEM_REQUIRE(!registry_.empty(), "Runtime: at least one device is needed");
   UNIMEM_REQUIRE(registry_.size() < kMaxAgents, "Runtime: at most 63 devices are supported");
 }
@@ -152,7 +139,7 @@ Event Runtime::write(BufferId id, std::uint64_t offset, std::span<const std::byt
   Event e = host_queue_.submit(
       [dst, src = data.data(), n = data.size()] { std::memcpy(dst, src, n); }, deps);
   b.tracker(kHostAgent).record_write(bytes, e);
-  if (measurement_ != MeasurementMode::no_coherence) b.after_host_write(bytes, strategy_for(b));
+  if (measurement_.coherent()) b.after_host_write(bytes, strategy_for(b));
   track(e);
   return e;
 }
@@ -172,14 +159,8 @@ Event Runtime::read(BufferId id, std::uint64_t offset, std::span<std::byte> out)
   if (out.empty()) return Event{};
   const IntervalSet bytes(Interval{offset, offset + out.size()});
   EventList deps;
-  if (measurement_ != MeasurementMode::no_coherence) {
-    b.acquire(kHostAgent, bytes);
-  } else {
-    // gamma: no directory; the read waits for every device's last kernel instead.
-    for (const Event& k : last_kernel_) {
-      if (!k.is_null()) deps.push_back(k);
-    }
-  }
+  if (measurement_.coherent()) b.acquire(kHostAgent, bytes);
+  measurement_.add_host_read_dependencies(deps);
   b.tracker(kHostAgent).deps_for_read(bytes, deps);
   b.prepare_home_read(bytes);  // bytes nobody wrote read as zero
   const std::byte* src = b.home() + offset;
@@ -200,19 +181,45 @@ Event Runtime::launch(const Launch& launch) {
   p.kernel = launch.kernel;
   p.range = launch.range;
   for (std::size_t i = 0; i < launch.args.size(); ++i) {
-    if (launch.args[i].kind == KernelArg::Kind::buffer) p.accesses[i] = launch.args[i].access;
+    if (launch.args[i].kind == KernelArg::Kind::buffer) {
+      p.accesses[static_cast<std::uint32_t>(i)] = launch.args[i].access;
+    }
   }
   return launch_partitioned(launch.args, std::span(&p, 1));
 }
+
+// The bytes one partition uses of one buffer, merged over the arguments that pass that buffer.
+struct Runtime::BufferUse {
+  SharedBuffer* buffer = nullptr;
+  AccessBytes bytes;
+};
+
+// One partition of a launch as the runtime runs it: its device's agent and its buffers.
+struct Runtime::PartitionUses {
+  const LaunchPartition* source = nullptr;
+  Agent agent = kHostAgent;
+  std::vector<BufferUse> uses;  // one entry per distinct buffer
+};
 
 Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
                                   std::span<const LaunchPartition> partitions,
                                   std::vector<Event>* partition_events) {
   std::lock_guard lock(mutex_);
-  UNIMEM_REQUIRE(!partitions.empty(), "launch: at least one partition is needed");
+  // Everything is validated before any state changes, so a rejected launch changes nothing.
+  std::vector<PartitionUses> plan = check_partitions(args, partitions);
+  check_disjoint_writes(plan);
+  if (measurement_.coherent()) acquire_inputs(plan);  // gamma: no dependencies, no copies
+  const EventList kernels = submit_kernels(args, plan, partition_events);
+  if (measurement_.coherent()) publish_writes(plan, partitions[0].kernel->name());
+  return kernels.size() == 1 ? kernels[0] : when_all(kernels);
+}
 
-  // Validate everything before touching any state, so a rejected launch changes nothing.
-  std::vector<PlannedPartition> plan(partitions.size());
+// Step 1: each partition names a kernel and a distinct known device, gives access sets only for
+// buffer arguments, and stays inside its buffers; the result groups its bytes by buffer.
+std::vector<Runtime::PartitionUses> Runtime::check_partitions(
+    std::span<const LaunchArg> args, std::span<const LaunchPartition> partitions) const {
+  UNIMEM_REQUIRE(!partitions.empty(), "launch: at least one partition is needed");
+  std::vector<PartitionUses> plan(partitions.size());
   AgentMask devices_used;
   for (std::size_t pi = 0; pi < partitions.size(); ++pi) {
     const LaunchPartition& p = partitions[pi];
@@ -236,69 +243,82 @@ Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
                                 std::to_string(index) + ", which is not a buffer argument");
       }
     }
-    PlannedPartition& pp = plan[pi];
-    pp.source = &p;
-    pp.agent = agent;
+    PartitionUses& pu = plan[pi];
+    pu.source = &p;
+    pu.agent = agent;
     for (std::size_t i = 0; i < args.size(); ++i) {
       const LaunchArg& a = args[i];
       if (a.kind != KernelArg::Kind::buffer) continue;
       SharedBuffer& b = buffer_locked(a.buffer);
-      auto it = p.accesses.find(i);
+      auto it = p.accesses.find(static_cast<std::uint32_t>(i));
       const AccessBytes none;
       const AccessBytes& acc = it == p.accesses.end() ? none : it->second;
       const std::string where = "kernel " + kname + " argument " + std::to_string(i);
       b.require_inside(acc.reads, where + " read set");
       b.require_inside(acc.writes, where + " write set");
       b.require_inside(acc.may_writes, where + " may-write set");
-      auto use = std::find_if(pp.uses.begin(), pp.uses.end(),
+      auto use = std::find_if(pu.uses.begin(), pu.uses.end(),
                               [&](const BufferUse& u) { return u.buffer == &b; });
-      if (use == pp.uses.end()) use = pp.uses.insert(pp.uses.end(), BufferUse{&b, {}, {}});
-      use->needed = use->needed.unite(acc.reads).unite(acc.may_writes);
-      use->written = use->written.unite(acc.writes).unite(acc.may_writes);
+      if (use == pu.uses.end()) use = pu.uses.insert(pu.uses.end(), BufferUse{&b, {}});
+      use->bytes |= acc;
     }
   }
-  // Partitions run concurrently on separate copies, so two writing one byte would race.
+  return plan;
+}
+
+// Step 2: partitions run concurrently on separate copies, so two writing one byte would race.
+void Runtime::check_disjoint_writes(std::span<const PartitionUses> plan) {
   for (std::size_t i = 0; i < plan.size(); ++i) {
     for (std::size_t j = i + 1; j < plan.size(); ++j) {
       for (const BufferUse& u : plan[i].uses) {
         for (const BufferUse& v : plan[j].uses) {
-          if (u.buffer == v.buffer && u.written.intersects(v.written)) {
+          if (u.buffer != v.buffer) continue;
+          const IntervalSet both = u.bytes.written().intersect(v.bytes.written());
+          if (!both.empty()) {
             throw PreconditionError("launch: partitions " + std::to_string(i) + " and " +
-                                    std::to_string(j) + " both write " +
-                                    u.written.intersect(v.written).to_string() + " of " +
-                                    u.buffer->describe());
+                                    std::to_string(j) + " both write " + both.to_string() +
+                                    " of " + u.buffer->describe());
           }
         }
       }
     }
   }
+}
 
-  // Phase 1: every partition's reads are made current first, so each partition reads the state
-  // before the launch (DESIGN.md invariant 5); copies feeding one partition from another's device
-  // are recorded as readers there, so that device's kernel waits for them (WAR).
-  const bool coherent = measurement_ != MeasurementMode::no_coherence;
-  for (PlannedPartition& pp : plan) {
-    if (!coherent) break;  // gamma: no dependency resolution, no copies
-    for (BufferUse& u : pp.uses) u.buffer->acquire(pp.agent, u.needed);
+// Step 3: every partition's reads are made current first, so each partition reads the state
+// before the launch (DESIGN.md invariant 5); copies feeding one partition from another's device
+// are recorded as readers there, so that device's kernel waits for them (WAR).
+void Runtime::acquire_inputs(std::span<PartitionUses> plan) {
+  for (PartitionUses& pu : plan) {
+    for (BufferUse& u : pu.uses) u.buffer->acquire(pu.agent, u.bytes.needed());
   }
-  // Phase 2: the kernels, each after the copies and earlier accesses it conflicts with.
+}
+
+// Step 4: the kernels, each after the copies and earlier accesses it conflicts with (or, in the
+// gamma measurement, after its device's previous kernel only).
+EventList Runtime::submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
+                                  std::vector<Event>* partition_events) {
   EventList kernel_events;
-  for (PlannedPartition& pp : plan) {
+  for (PartitionUses& pu : plan) {
+    const LaunchPartition& p = *pu.source;
+    std::vector<IntervalSet> needed;
+    std::vector<IntervalSet> written;
     EventList deps;
-    for (BufferUse& u : pp.uses) {
-      if (!coherent) break;
-      u.buffer->tracker(pp.agent).deps_for_read(u.needed, deps);
-      u.buffer->tracker(pp.agent).deps_for_write(u.written, deps);
+    if (measurement_.coherent()) {
+      for (BufferUse& u : pu.uses) {
+        needed.push_back(u.bytes.needed());
+        written.push_back(u.bytes.written());
+        u.buffer->tracker(pu.agent).deps_for_read(needed.back(), deps);
+        u.buffer->tracker(pu.agent).deps_for_write(written.back(), deps);
+      }
     }
-    if (!coherent && !last_kernel_[pp.source->device].is_null()) {
-      deps.push_back(last_kernel_[pp.source->device]);
-    }
+    measurement_.add_kernel_dependencies(p.device, deps);
     std::vector<KernelArg> kargs;
     kargs.reserve(args.size());
     for (const LaunchArg& a : args) {
       switch (a.kind) {
         case KernelArg::Kind::buffer:
-          kargs.push_back(KernelArg::of_buffer(buffer_locked(a.buffer).mirror(pp.agent)));
+          kargs.push_back(KernelArg::of_buffer(buffer_locked(a.buffer).mirror(pu.agent)));
           break;
         case KernelArg::Kind::scalar: {
           KernelArg k;
@@ -312,41 +332,50 @@ Event Runtime::launch_partitioned(std::span<const LaunchArg> args,
           break;
       }
     }
-    Device& dev = registry_.at(pp.source->device);
-    Event e = dev.launch(*pp.source->kernel, pp.source->range, kargs, deps);
-    e.on_complete([keep = pp.source->kernel] {});  // the kernel object lives until it has run
-    last_kernel_[pp.source->device] = e;
-    for (BufferUse& u : pp.uses) {
-      if (!coherent) break;
-      u.buffer->tracker(pp.agent).record_read(u.needed, e);
-      u.buffer->tracker(pp.agent).record_write(u.written, e);
+    Event e = registry_.at(p.device).launch(*p.kernel, p.range, kargs, deps);
+    e.on_complete([keep = p.kernel] {});  // the kernel object lives until it has run
+    measurement_.record_kernel(p.device, e);
+    if (measurement_.coherent()) {
+      for (std::size_t i = 0; i < pu.uses.size(); ++i) {
+        pu.uses[i].buffer->tracker(pu.agent).record_read(needed[i], e);
+        pu.uses[i].buffer->tracker(pu.agent).record_write(written[i], e);
+      }
     }
     if (partition_events != nullptr) partition_events->push_back(e);
     kernel_events.push_back(e);
     track(e);
   }
-  // Phase 3: the directory learns the writes; strategies act on them.
+  return kernel_events;
+}
+
+// Step 5: the directory learns the writes, buffer by buffer, and the strategies act on them.
+void Runtime::publish_writes(std::span<const PartitionUses> plan, const std::string& kernel) {
   std::vector<SharedBuffer*> written_buffers;
-  for (const PlannedPartition& pp : plan) {
-    if (!coherent) break;
-    for (const BufferUse& u : pp.uses) {
-      if (!u.written.empty() && std::find(written_buffers.begin(), written_buffers.end(),
-                                          u.buffer) == written_buffers.end()) {
+  for (const PartitionUses& pu : plan) {
+    for (const BufferUse& u : pu.uses) {
+      if (!u.bytes.written().empty() && std::find(written_buffers.begin(), written_buffers.end(),
+                                                  u.buffer) == written_buffers.end()) {
         written_buffers.push_back(u.buffer);
       }
     }
   }
   for (SharedBuffer* b : written_buffers) {
     std::vector<std::pair<Agent, IntervalSet>> writes;
-    for (const PlannedPartition& pp : plan) {
-      for (const BufferUse& u : pp.uses) {
-        if (u.buffer == b && !u.written.empty()) writes.emplace_back(pp.agent, u.written);
+    for (const PartitionUses& pu : plan) {
+      for (const BufferUse& u : pu.uses) {
+        if (u.buffer != b) continue;
+        IntervalSet w = u.bytes.written();
+        if (!w.empty()) writes.emplace_back(pu.agent, std::move(w));
       }
     }
     b->begin_write();
-    b->after_device_writes(writes, partitions[0].kernel->name(), strategy_for(*b));
+    b->after_device_writes(writes, kernel, strategy_for(*b));
   }
-  return kernel_events.size() == 1 ? kernel_events[0] : when_all(kernel_events);
+}
+
+MeasurementMode Runtime::measurement() const {
+  std::lock_guard lock(mutex_);
+  return measurement_.mode();
 }
 
 void Runtime::set_measurement(MeasurementMode mode) {
@@ -358,8 +387,8 @@ void Runtime::set_measurement(MeasurementMode mode) {
         " buffer(s) still live (first: " + buffers_.begin()->second->describe() +
         "); release every buffer before switching the measurement mode");
   }
-  measurement_ = mode;
-  context_.transfers_disabled = mode == MeasurementMode::no_transfers;
+  measurement_.set_mode(mode);
+  context_.transfers_disabled = !measurement_.transfers();
 }
 
 void Runtime::finish() {
@@ -389,20 +418,20 @@ TransferStats Runtime::buffer_stats(BufferId id) const {
 std::string Runtime::stats_json() const {
   std::lock_guard lock(mutex_);
   TransferStats total = released_stats_;
-  std::string buffers;
+  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
   for (const auto& [id, b] : buffers_) {
     total += b->stats();
-    if (!buffers.empty()) buffers += ",";
-    std::string escaped;
-    for (char c : b->name()) {
-      if (c == '"' || c == '\\') escaped += '\\';
-      escaped += c;
-    }
-    buffers += "{\"id\":" + std::to_string(id) + ",\"name\":\"" + escaped +
-               "\",\"size\":" + std::to_string(b->size()) + ",\"stats\":" + b->stats().to_json() +
-               "}";
+    nlohmann::ordered_json entry;
+    entry["id"] = id;
+    entry["name"] = b->name();
+    entry["size"] = b->size();
+    entry["stats"] = nlohmann::ordered_json::parse(b->stats().to_json());
+    buffers.push_back(std::move(entry));
   }
-  return "{\"total\":" + total.to_json() + ",\"buffers\":[" + buffers + "]}";
+  nlohmann::ordered_json out;
+  out["total"] = nlohmann::ordered_json::parse(total.to_json());
+  out["buffers"] = std::move(buffers);
+  return out.dump();
 }
 
 AgentMask Runtime::valid_agents(BufferId id, std::uint64_t offset) const {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "api/measurement.hpp"
 #include "region/access_bytes.hpp"
 #include "coherence/agent_mask.hpp"
 #include "coherence/shared_buffer.hpp"
@@ -20,6 +21,7 @@
 #include "device/work_queue.hpp"
 #include "region/interval_map.hpp"
 #include "region/interval_set.hpp"
+#include "schedule/launch_plan.hpp"
 
 namespace unimem {
 
@@ -66,26 +68,6 @@ struct Launch {
   NDRange range;
   std::vector<LaunchArg> args;
 };
-
-/// One partition of a split launch: its device, the kernel compiled for that device, its slice
-/// of the index space, and per argument index the access sets of this partition (arguments not
-/// listed access nothing).
-struct LaunchPartition {
-  std::size_t device = 0;
-  std::shared_ptr<const CompiledKernel> kernel;
-  NDRange range;
-  std::map<std::size_t, AccessBytes> accesses;
-};
-
-/// How much of the runtime works. Only `normal` gives correct results; the others exist only to
-/// measure overhead the way Matz et al. do (002_aa84334820ddd8b5.txt section 9.2):
-/// - normal (alpha): everything.
-/// - no_transfers (beta): dependency resolution and directory/tracker updates, but no copy is
-///   issued (nor counted).
-/// - no_coherence (gamma): neither: kernels run on each device's mirrors, ordered only after the
-///   previous kernel of the same device; host reads and writes touch the home copy only.
-/// overhead_fraction = (beta - gamma) / alpha.
-enum class MeasurementMode : std::uint8_t { normal, no_transfers, no_coherence };
 
 struct RuntimeOptions {
   UpdateStrategy strategy = UpdateStrategy::adaptive;
@@ -150,7 +132,7 @@ class Runtime {
                            std::span<const LaunchPartition> partitions,
                            std::vector<Event>* partition_events = nullptr);
 
-  [[nodiscard]] MeasurementMode measurement() const { return measurement_; }
+  [[nodiscard]] MeasurementMode measurement() const;
   /// Switches the measurement mode between runs; requires that no buffer is live (all released).
   /// Waits for everything submitted. For measurement only: a run in normal mode first leaves real
   /// data in the recycled mirrors, so the kernels of beta / gamma runs compute on realistic
@@ -176,12 +158,22 @@ class Runtime {
   UpdateStrategy strategy_for(const SharedBuffer& b) const;
   void track(const Event& e);
 
+  // The steps of launch_partitioned (runtime.cpp says what each does).
+  struct BufferUse;
+  struct PartitionUses;
+  std::vector<PartitionUses> check_partitions(std::span<const LaunchArg> args,
+                                              std::span<const LaunchPartition> partitions) const;
+  static void check_disjoint_writes(std::span<const PartitionUses> plan);
+  void acquire_inputs(std::span<PartitionUses> plan);
+  EventList submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
+                           std::vector<Event>* partition_events);
+  void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
+
   DeviceRegistry registry_;
   CoherenceContext context_;
   mutable std::mutex mutex_;
   UpdateStrategy strategy_;
-  MeasurementMode measurement_;
-  std::vector<Event> last_kernel_;  // per device, for MeasurementMode::no_coherence only
+  Measurement measurement_;
   std::map<std::uint32_t, std::unique_ptr<SharedBuffer>> buffers_;
   std::uint32_t next_id_ = 1;
   TransferStats released_stats_;

@@ -168,7 +168,9 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
           LaunchPartition lp;
           lp.device = devs[p];
           lp.kernel = make_kernel("split", spec);
-          for (std::size_t j = 0; j < spec->buffers.size(); ++j) lp.accesses[j] = spec->access[j];
+          for (std::size_t j = 0; j < spec->buffers.size(); ++j) {
+            lp.accesses[static_cast<std::uint32_t>(j)] = spec->access[j];
+          }
           partitions.push_back(std::move(lp));
         }
         // Oracle: every partition reads the state before the launch, then all writes land.
