@@ -74,7 +74,7 @@ std::array<std::uint64_t, 3> parse_dims(const std::string& s, const std::string&
   if (parts.empty() || parts.size() > 3) throw std::runtime_error(what + " takes 1 to 3 values");
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::int64_t v = parse_int(parts[i], what);
-    if (v < 0) throw std::runtime_error(what + " values must not be negative");
+    if (v < 0) throw std::runtime_error(what + ": " + negative_number_error(parts[i]));
     out[i] = static_cast<std::uint64_t>(v);
   }
   if (dims != nullptr) *dims = static_cast<std::uint32_t>(parts.size());
