@@ -285,12 +285,15 @@ void add_bench_command(CLI::App& app) {
                   "stencil2d, heat3d, fdtd2d, floyd-warshall, matmul, nbody, blackscholes, "
                   "hotspot")
       ->required();
-  cmd->add_option("--size", o->size, "problem size (default: the workload's medium size)");
-  cmd->add_option("--steps", o->steps, "time steps (iterative workloads)");
+  cmd->add_option("--size", o->size, "problem size (default: the workload's medium size)")
+      ->check(not_negative);
+  cmd->add_option("--steps", o->steps, "time steps (iterative workloads)")->check(not_negative);
   cmd->add_flag("--small", o->small, "use the workload's small (test) size");
   cmd->add_option("--iters", o->iters, "timed repetitions (median reported)")
+      ->check(not_negative)
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--devices", o->devices, "number of OpenCL devices (default: all selected)");
+  cmd->add_option("--devices", o->devices, "number of OpenCL devices (default: all selected)")
+      ->check(not_negative);
   cmd->add_option("--strategy", o->strategy, "batch, balance, lazy or adaptive");
   cmd->add_option("--balance", o->balance, "equal or measured partition sizes");
   cmd->add_option("--access", o->access,
