@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "api/program.hpp"
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {

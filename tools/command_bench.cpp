@@ -26,7 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/measurement.hpp"
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "common/check.hpp"
 #include "device/opencl/opencl_context.hpp"
 #include "device/opencl/opencl_discovery.hpp"

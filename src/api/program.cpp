@@ -16,7 +16,7 @@ Program::Program(Runtime& runtime, std::string source, std::string options)
   std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
   const auto build_start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
-    const Device& device = runtime_.device(i);
+    const Device& device = runtime_.core().device(i);
     auto it = std::find_if(built.begin(), built.end(),
                            [&](const auto& b) { return b.first == device.build_domain(); });
     if (it == built.end()) {
@@ -201,7 +201,7 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
   for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device);
   std::vector<Event> events;
   const auto start = std::chrono::steady_clock::now();
-  Event all = runtime_.launch_partitioned(largs, plan.partitions, &events);
+  Event all = runtime_.core().launch_partitioned(largs, plan.partitions, &events);
   if (measuring) {
     for (std::size_t i = 0; i < events.size(); ++i) {
       std::uint64_t items = 1;

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "api/kernel_analysis.hpp"
-#include "api/runtime.hpp"
-#include "schedule/access_descriptor.hpp"
+#include "api/runtime_core.hpp"
+#include <unimem/access_descriptor.hpp>
 #include "schedule/launch_plan.hpp"
 #include "schedule/partitioner.hpp"
 

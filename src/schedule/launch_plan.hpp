@@ -18,7 +18,7 @@
 #include "region/access_bytes.hpp"
 #include "device/device.hpp"
 #include "region/interval_set.hpp"
-#include "schedule/access_descriptor.hpp"
+#include <unimem/access_descriptor.hpp>
 #include "schedule/partitioner.hpp"
 
 namespace unimem {

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "device/host/host_platform.hpp"
 #include "selftest/flat_memory.hpp"
 #include "selftest/random_program.hpp"
@@ -192,7 +192,7 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
         }
         std::vector<LaunchArg> args;
         for (std::size_t b : base.buffers) args.push_back(LaunchArg::of_buffer(ids[b], {}, {}));
-        (void)rt.launch_partitioned(args, partitions);
+        (void)rt.core().launch_partitioned(args, partitions);
         ++result.launches;
         ++result.partitioned_launches;
       } else {  // single-device launch: a recurring one or a fresh random one
@@ -216,7 +216,7 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
         l.kernel = make_kernel(name, spec);
         l.args = args_of(*spec);
         l.args.push_back(LaunchArg::of_scalar(spec->salt));  // exercises scalar arguments too
-        (void)rt.launch(l);
+        (void)rt.core().launch(l);
         ++result.launches;
       }
     }

@@ -107,7 +107,7 @@ TEST_F(ProgramTest, RunsOnOneDeviceWhenAsked) {
   ASSERT_EQ(plan.partitions.size(), 1U);
   EXPECT_EQ(plan.partitions[0].device, 1U);
   EXPECT_EQ(download(b), std::vector<float>(64, 3.0f));
-  EXPECT_EQ(runtime_->valid_agents(b, 0).contains(agent_of_device(1)), true);
+  EXPECT_EQ(runtime_->core().valid_agents(b, 0).contains(agent_of_device(1)), true);
 }
 
 TEST_F(ProgramTest, MayWritesAreFetchedFirstSoUnwrittenBytesStayRight) {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "device/opencl/opencl_context.hpp"
 #include "device/opencl/opencl_discovery.hpp"
 #include "examples/program_version.hpp"

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <unimem/runtime.hpp>
+
 #include "api/measurement.hpp"
 #include "region/access_bytes.hpp"
 #include "coherence/agent_mask.hpp"
@@ -24,12 +26,6 @@
 #include "schedule/launch_plan.hpp"
 
 namespace unimem {
-
-/// A shared buffer created by a Runtime.
-struct BufferId {
-  std::uint32_t value = 0;
-  friend auto operator<=>(const BufferId&, const BufferId&) = default;
-};
 
 /// One argument of a launch: a shared buffer with its access sets, a scalar, or __local memory.
 struct LaunchArg {
@@ -69,19 +65,9 @@ struct Launch {
   std::vector<LaunchArg> args;
 };
 
-struct RuntimeOptions {
-  UpdateStrategy strategy = UpdateStrategy::adaptive;
-  MeasurementMode measurement = MeasurementMode::normal;
-  /// Released buffers' device mirrors and home copies, up to this many bytes per device and for
-  /// the host, are kept and reused by the next buffer of the same size (coherence/
-  /// allocation_cache.hpp: skips driver allocations and the page faults of fresh memory). 0 frees
-  /// everything at release. Kept memory counts as allocated on its device until the runtime is
-  /// destroyed or the device runs out of memory.
-  std::uint64_t recycle_bytes = std::uint64_t{256} << 20;
-};
-
-/// The first public API: shared buffers over the host and N devices, kernel launches with exact
-/// per-buffer access sets, and host reads and writes of byte ranges.
+/// The state and operations behind Runtime (<unimem/runtime.hpp>, whose members forward here):
+/// shared buffers over the host and N devices, kernel launches with exact per-buffer access sets,
+/// and host reads and writes of byte ranges.
 ///
 /// Every operation takes effect in submission order: the result equals running everything one
 /// after another on a single memory (DESIGN.md invariant 5). Operations run asynchronously; each
@@ -90,13 +76,13 @@ struct RuntimeOptions {
 ///
 /// Thread-safe: any thread may call any member; calls are ordered by the order in which they
 /// take the runtime's lock.
-class Runtime {
+class RuntimeCore {
  public:
-  explicit Runtime(DeviceRegistry devices, RuntimeOptions options = {});
+  explicit RuntimeCore(DeviceRegistry devices, RuntimeOptions options = {});
   /// Waits for everything submitted, then frees all buffers.
-  ~Runtime();
-  Runtime(const Runtime&) = delete;
-  Runtime& operator=(const Runtime&) = delete;
+  ~RuntimeCore();
+  RuntimeCore(const RuntimeCore&) = delete;
+  RuntimeCore& operator=(const RuntimeCore&) = delete;
 
   [[nodiscard]] std::size_t device_count() const { return registry_.size(); }
   [[nodiscard]] Device& device(std::size_t index) const { return registry_.at(index); }
