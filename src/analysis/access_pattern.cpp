@@ -4,59 +4,6 @@
 
 namespace unimem {
 
-const char* to_string(AccessClass c) {
-  switch (c) {
-    case AccessClass::Affine:
-      return "affine";
-    case AccessClass::AffineRectangular:
-      return "affine, rectangular constraints";
-    case AccessClass::AffineGeneral:
-      return "affine, general constraints";
-    case AccessClass::Indirect:
-      return "indirect";
-    case AccessClass::NonAffine:
-      return "non-affine";
-    case AccessClass::UnknownCall:
-      return "unknown call";
-  }
-  return "?";
-}
-
-void AccessStats::add(AccessClass c) {
-  ++total;
-  switch (c) {
-    case AccessClass::Affine:
-      ++affine;
-      break;
-    case AccessClass::AffineRectangular:
-      ++affine_rectangular;
-      break;
-    case AccessClass::AffineGeneral:
-      ++affine_general;
-      break;
-    case AccessClass::Indirect:
-      ++indirect;
-      break;
-    case AccessClass::NonAffine:
-      ++non_affine;
-      break;
-    case AccessClass::UnknownCall:
-      ++unknown_call;
-      break;
-  }
-}
-
-AccessStats& AccessStats::operator+=(const AccessStats& o) {
-  total += o.total;
-  affine += o.affine;
-  affine_rectangular += o.affine_rectangular;
-  affine_general += o.affine_general;
-  indirect += o.indirect;
-  non_affine += o.non_affine;
-  unknown_call += o.unknown_call;
-  return *this;
-}
-
 ExprNames KernelAccessInfo::names() const {
   ExprNames n;
   for (const ArgumentAccess& a : args) {

@@ -5,29 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/access_class.hpp"
 #include "analysis/affine_expr.hpp"
 
 namespace unimem {
-
-/// The class of one global-memory reference, as in DSOM Table 2 (000_7b2a075be0870d8f.txt):
-/// N1 = affine subscript, no constraint; N2 = affine with rectangular constraints (each constraint
-/// bounds one variable, a global id counting as one); N3 = the rest. N3 is split further: affine
-/// with general (coupled) constraints, which unimem still evaluates exactly, and the three kinds of
-/// "other" that fall back to the whole buffer.
-enum class AccessClass : std::uint8_t {
-  Affine,             // N1
-  AffineRectangular,  // N2
-  AffineGeneral,      // N3, evaluated exactly (enumeration of coupled variables / isl)
-  Indirect,           // N3: subscript depends on loaded data, e.g. a[b[i]]
-  NonAffine,          // N3: products of variables, divisions, unknown phis
-  UnknownCall,        // N3: a call the analysis cannot see through, or a pointer of unknown origin
-};
-
-[[nodiscard]] const char* to_string(AccessClass c);
-[[nodiscard]] inline bool is_affine(AccessClass c) {
-  return c == AccessClass::Affine || c == AccessClass::AffineRectangular ||
-         c == AccessClass::AffineGeneral;
-}
 
 /// One piece of an argument's access pattern: the bytes [offset, offset + width) for every point
 /// of the variables satisfying all constraints (DSOM Eq. 1, subscript in bytes). Loop variables
@@ -66,21 +47,6 @@ struct ArgumentAccess {
   [[nodiscard]] bool is_buffer() const {
     return kind == ArgKind::GlobalBuffer || kind == ArgKind::ConstantBuffer;
   }
-};
-
-/// Per-class reference counts (DSOM Table 2 columns). A reference is one load, store, atomic or
-/// memory builtin call on global memory.
-struct AccessStats {
-  std::uint32_t total = 0;
-  std::uint32_t affine = 0;              // N1
-  std::uint32_t affine_rectangular = 0;  // N2
-  std::uint32_t affine_general = 0;      // N3, still exact here
-  std::uint32_t indirect = 0;            // N3
-  std::uint32_t non_affine = 0;          // N3
-  std::uint32_t unknown_call = 0;        // N3
-
-  void add(AccessClass c);
-  AccessStats& operator+=(const AccessStats& o);
 };
 
 /// Injectivity of the write maps over work-groups (Matz et al. section 4.1) as decided at analysis
