@@ -13,7 +13,7 @@
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
+#include "analysis/kernel_ranges.hpp"
 #include "analysis/write_injectivity.hpp"
 #if defined(UNIMEM_HAVE_OPENCL) && UNIMEM_HAVE_OPENCL
 #include <CL/cl.h>
@@ -141,7 +141,7 @@ void BM_LaunchRanges(benchmark::State& state) {
     state.SkipWithError("kernel not found");
     return;
   }
-  const RangeGenerator gen(*k);
+  const KernelRangeGenerator gen(*k);
   LaunchArguments args;
   for (const auto& [i, v] : c.scalars) args.set_scalar(i, v);
   GroupBox half = GroupBox::all(c.range);
@@ -194,7 +194,7 @@ CorpusKernelLaunch corpus_launch(std::shared_ptr<const ProgramAccessInfo> progra
 }
 
 void BM_CorpusLaunchRanges(benchmark::State& state, const CorpusKernelLaunch& c) {
-  const RangeGenerator gen(*c.kernel);
+  const KernelRangeGenerator gen(*c.kernel);
   GroupBox half = GroupBox::all(c.range);
   const std::size_t d = c.range.dims - 1;
   half.begin[d] = half.end[d] / 2;
@@ -253,7 +253,7 @@ void BM_WriteInjectivityUncached(benchmark::State& state) {
   LaunchArguments args;
   for (const auto& [i, v] : c.scalars) args.set_scalar(i, v);
   for (auto _ : state) {
-    const RangeGenerator gen(*k);  // fresh cache
+    const KernelRangeGenerator gen(*k);  // fresh cache
     benchmark::DoNotOptimize(gen.splittable(c.range, args));
   }
   state.SetLabel(c.kernel);

@@ -13,7 +13,7 @@
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
+#include "analysis/kernel_ranges.hpp"
 #include "analysis/scalar_argument.hpp"
 #endif
 
@@ -237,7 +237,7 @@ void run_analyze(const AnalyzeOptions& o) {
     if (bytes < 0) throw std::runtime_error("--buffer: negative size for '" + arg.name + "'");
     args.set_buffer_size(arg.index, static_cast<std::uint64_t>(bytes));
   }
-  RangeGenerator generator(kernel);
+  KernelRangeGenerator generator(kernel);
   const auto t0 = std::chrono::steady_clock::now();
   LaunchRanges r = generator.ranges(range, groups, args);
   const auto t1 = std::chrono::steady_clock::now();

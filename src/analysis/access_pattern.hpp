@@ -65,7 +65,7 @@ struct KernelAccessInfo {
   /// Names of loop variables (i1, i2, ...), by Var::index of Kind::Loop.
   std::vector<std::string> loop_names;
   /// False when some write can never be bounded (indirect or non-affine subscript, unknown call);
-  /// injectivity over work-groups is decided per launch (see RangeGenerator).
+  /// injectivity over work-groups is decided per launch (see KernelRangeGenerator).
   bool statically_splittable = true;
   std::string unsplittable_reason;
   /// Set by analyze_program; Parametric (check every distinct launch) unless proven otherwise.

@@ -1,5 +1,8 @@
 #pragma once
 
+// The bytes an analysed kernel touches in a launch partition, per buffer argument, and whether a
+// launch may be split over devices (DSOM section 4.3.3; Matz et al. section 4.1).
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -9,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/access_pattern.hpp"
 #include <unimem/nd_range.hpp>
+#include "analysis/access_pattern.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
@@ -71,9 +74,9 @@ struct LaunchRanges {
 /// enumerate the coupled variables and generate the rest as boxes. Injectivity of writes over
 /// work-groups is decided by the analysis for every launch when isl can (parametric maps), else
 /// with isl once per distinct set of launch parameters.
-class RangeGenerator {
+class KernelRangeGenerator {
  public:
-  explicit RangeGenerator(KernelAccessInfo kernel);
+  explicit KernelRangeGenerator(KernelAccessInfo kernel);
 
   [[nodiscard]] const KernelAccessInfo& kernel() const { return kernel_; }
 

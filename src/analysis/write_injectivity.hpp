@@ -5,7 +5,7 @@
 #include <string>
 
 #include "analysis/access_pattern.hpp"
-#include "analysis/range_generator.hpp"
+#include "analysis/kernel_ranges.hpp"
 
 namespace unimem {
 

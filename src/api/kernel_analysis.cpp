@@ -8,7 +8,7 @@
 #if defined(UNIMEM_WITH_ANALYSIS)
 #include "analysis/access_pattern.hpp"
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
+#include "analysis/kernel_ranges.hpp"
 #endif
 
 namespace unimem::detail {
@@ -41,7 +41,7 @@ class AnalyzedProgram final : public ProgramAnalysis {
   explicit AnalyzedProgram(ProgramAccessInfo info) {
     for (KernelAccessInfo& k : info.kernels) {
       std::string name = k.name;
-      generators_.emplace(std::move(name), std::make_unique<RangeGenerator>(std::move(k)));
+      generators_.emplace(std::move(name), std::make_unique<KernelRangeGenerator>(std::move(k)));
     }
   }
   bool has_kernel(const std::string& kernel) const override { return generators_.contains(kernel); }
@@ -65,7 +65,7 @@ class AnalyzedProgram final : public ProgramAnalysis {
   }
 
  private:
-  std::map<std::string, std::unique_ptr<RangeGenerator>> generators_;
+  std::map<std::string, std::unique_ptr<KernelRangeGenerator>> generators_;
 };
 
 std::shared_ptr<const ProgramAnalysis> analyze_uncached(const std::string& source,

@@ -85,7 +85,7 @@ TEST(Extraction, VloadVstoreAndUnknownPointers) {
       size_t i = get_global_id(0);
       vstore4(vload4(i, in) * 2.0f, i, out);
     })";
-  const RangeGenerator gen(test::analyze_kernel(src, "v"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "v"));
   const NDRange r = test::nd({8, 1, 1}, {2, 1, 1}, 1);
   GroupBox g = GroupBox::all(r);
   g.begin[0] = 1;

@@ -31,7 +31,7 @@ void check_exact(const std::string& source, const std::string& kernel, const NDR
       }
     }
   }
-  const RangeGenerator gen(info);
+  const KernelRangeGenerator gen(info);
   EXPECT_TRUE(gen.splittable(range, args));
   for (const GroupBox& g : test::random_group_boxes(range, seed, 8)) {
     SCOPED_TRACE(test::describe(seed, g));
@@ -181,7 +181,7 @@ TEST(FlagSubscripts, FlagOnANonAffineConditionIsNotExact) {
   for (const AccessPiece& p : in->reads) fallback = fallback || !is_affine(p.access_class);
   EXPECT_TRUE(fallback);
   const NDRange r = nd({32, 1, 1}, {8, 1, 1}, 1);
-  const RangeGenerator gen(info);
+  const KernelRangeGenerator gen(info);
   LaunchArguments args;
   args.set_buffer_size(0, 33 * 4);
   args.set_buffer_size(1, 32 * 4);

@@ -19,7 +19,7 @@ void check_kernel(const std::string& source, const std::string& kernel, const ND
                   const LaunchArguments& args,
                   const std::function<void(const Item&, Touched&)>& mirror,
                   const std::string& options = "", std::uint32_t seed = 1) {
-  const RangeGenerator gen(test::analyze_kernel(source, kernel, options));
+  const KernelRangeGenerator gen(test::analyze_kernel(source, kernel, options));
   for (const GroupBox& g : test::random_group_boxes(range, seed, 6)) {
     SCOPED_TRACE(test::describe(seed, g));
     test::expect_matches(gen.ranges(range, g, args), execute(range, g, mirror), test::Claim::safe);
@@ -38,7 +38,7 @@ TEST(KernelRanges, VectorAddIsExactPerPartition) {
     t.load("b", it.global_id[0], 4);
     t.store("c", it.global_id[0], 4);
   });
-  const RangeGenerator gen(test::analyze_kernel(src, "vadd"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "vadd"));
   EXPECT_TRUE(gen.splittable(r, {}));
 }
 
@@ -210,7 +210,7 @@ TEST(KernelRanges, IndirectReadFallsBackToWholeBuffer) {
       int i = get_global_id(0);
       out[i] = in[idx[i]];
     })";
-  const RangeGenerator gen(test::analyze_kernel(src, "gather"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "gather"));
   const NDRange r = nd({16, 1, 1}, {4, 1, 1}, 1);
   LaunchArguments args;
   EXPECT_THROW((void)gen.ranges(r, GroupBox::all(r), args), PreconditionError);  // needs size
@@ -236,7 +236,7 @@ TEST(KernelRanges, IndirectWriteMakesKernelUnsplittable) {
       int i = get_global_id(0);
       out[idx[i]] = in[i];
     })";
-  const RangeGenerator gen(test::analyze_kernel(src, "scatter"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "scatter"));
   EXPECT_FALSE(gen.kernel().statically_splittable);
   const NDRange r = nd({16, 1, 1}, {4, 1, 1}, 1);
   LaunchArguments args;
@@ -254,7 +254,7 @@ TEST(KernelRanges, DataDependentGuardGivesConditionalWrite) {
       int i = get_global_id(0);
       if (in[i] > 0.0f) out[i] = in[i];
     })";
-  const RangeGenerator gen(test::analyze_kernel(src, "relu"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "relu"));
   const NDRange r = nd({16, 1, 1}, {4, 1, 1}, 1);
   GroupBox g = GroupBox::all(r);
   g.begin[0] = 2;
@@ -286,12 +286,12 @@ TEST(KernelRanges, ReductionByGroupIsSplittableButAtomicSumIsNot) {
     t.load("in", it.global_id[0], 4);
     if (it.local_id[0] == 0) t.store("sums", it.group_id[0], 4);
   });
-  const RangeGenerator partial(test::analyze_kernel(src, "partial"));
+  const KernelRangeGenerator partial(test::analyze_kernel(src, "partial"));
   EXPECT_TRUE(partial.splittable(r, {}));
   // Only the two global references count; __local tmp[] traffic is not shared memory.
   EXPECT_EQ(partial.kernel().stats.total, 2U);
   EXPECT_EQ(partial.kernel().stats.unknown_call, 0U);
-  const RangeGenerator total(test::analyze_kernel(src, "total"));
+  const KernelRangeGenerator total(test::analyze_kernel(src, "total"));
   std::string why;
   EXPECT_FALSE(total.splittable(r, {}, &why));
   EXPECT_NE(why.find("sum"), std::string::npos) << why;
@@ -307,7 +307,7 @@ TEST(KernelRanges, OverlappingWritesAcrossGroupsAreNotSplittable) {
       a[i] = 0.0f;
       a[i + 1] = 1.0f;
     })";
-  const RangeGenerator gen(test::analyze_kernel(src, "smear"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "smear"));
   const NDRange r = nd({16, 1, 1}, {4, 1, 1}, 1);
   EXPECT_FALSE(gen.splittable(r, {}));
   // One work-group per launch: nothing to collide with.
@@ -317,7 +317,7 @@ TEST(KernelRanges, OverlappingWritesAcrossGroupsAreNotSplittable) {
 TEST(KernelRanges, MissingScalarValueIsReported) {
   const char* src = R"(
     __kernel void row(__global float* a, int n) { a[get_global_id(0) * n] = 1.0f; })";
-  const RangeGenerator gen(test::analyze_kernel(src, "row"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "row"));
   const NDRange r = nd({4, 1, 1}, {4, 1, 1}, 1);
   try {
     (void)gen.ranges(r, GroupBox::all(r), {});
@@ -335,7 +335,7 @@ TEST(KernelRanges, ModuloGuardIsExact) {
       int i = get_global_id(0);
       if (i >= lo && i < hi && i % 2 == 0) a[i] = i;
     })";
-  const RangeGenerator gen(test::analyze_kernel(src, "even_window"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "even_window"));
   const NDRange r = nd({64, 1, 1}, {8, 1, 1}, 1);
   LaunchArguments args;
   args.set_scalar(1, 5);
@@ -365,7 +365,7 @@ TEST(KernelRanges, DivisionAndRemainderByConstantsAreExact) {
     t.store("out", i, 4);
     if (i % 4 == 1) t.store("flags", i / 4, 4);
   });
-  const RangeGenerator gen(test::analyze_kernel(src, "halves"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "halves"));
   EXPECT_TRUE(gen.splittable(r, {}));
 }
 

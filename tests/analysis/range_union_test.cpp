@@ -35,7 +35,7 @@ std::vector<GroupBox> partitions(const NDRange& range, std::uint32_t seed) {
 void check(const std::string& source, const std::string& kernel, const NDRange& range,
            const LaunchArguments& args, const std::function<void(const Item&, Touched&)>& mirror,
            const std::string& options = "") {
-  const RangeGenerator gen(test::analyze_kernel(source, kernel, options));
+  const KernelRangeGenerator gen(test::analyze_kernel(source, kernel, options));
   const std::uint32_t seed = 7;
   for (const GroupBox& g : partitions(range, seed)) {
     SCOPED_TRACE(test::describe(seed, g));

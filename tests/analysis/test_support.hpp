@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
+#include "analysis/kernel_ranges.hpp"
 
 namespace unimem::test {
 

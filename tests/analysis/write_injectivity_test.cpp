@@ -63,7 +63,7 @@ std::size_t check_launches(const KernelAccessInfo& k, WriteInjectivity expected,
                            const std::vector<Launch>& launches, const Mirror& mirror) {
   EXPECT_EQ(k.write_injectivity, expected)
       << "got " << to_string(k.write_injectivity) << ": " << k.write_injectivity_reason;
-  const RangeGenerator gen(k);
+  const KernelRangeGenerator gen(k);
   for (const Launch& l : launches) {
     SCOPED_TRACE(describe(l));
     const LaunchArguments args = arguments(l);
@@ -74,7 +74,7 @@ std::size_t check_launches(const KernelAccessInfo& k, WriteInjectivity expected,
     // The concrete check agrees with the oracle too.
     KernelAccessInfo concrete = k;
     concrete.write_injectivity = WriteInjectivity::Parametric;
-    EXPECT_EQ(RangeGenerator(concrete).splittable(l.range, args), !collide);
+    EXPECT_EQ(KernelRangeGenerator(concrete).splittable(l.range, args), !collide);
     // Asking again is answered from the cache (or from the analysis).
     const std::size_t before = gen.launch_time_checks();
     (void)gen.splittable(l.range, args);
@@ -206,7 +206,7 @@ TEST(ParametricWriteInjectivity, UnsplittableKernelsAreLeftToTheStaticVerdict) {
                                                   "k");
   EXPECT_FALSE(k.statically_splittable);
   EXPECT_EQ(k.write_injectivity, WriteInjectivity::Parametric);
-  EXPECT_FALSE(RangeGenerator(k).splittable(nd({16, 1, 1}, {4, 1, 1}, 1), {}));
+  EXPECT_FALSE(KernelRangeGenerator(k).splittable(nd({16, 1, 1}, {4, 1, 1}, 1), {}));
 }
 
 TEST(ParametricWriteInjectivity, MapTextHasParametersAndMergedGlobalIds) {

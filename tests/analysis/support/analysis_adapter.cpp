@@ -4,7 +4,7 @@
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
+#include "analysis/kernel_ranges.hpp"
 #endif
 
 namespace unimem::testing {
@@ -65,7 +65,7 @@ AnalysisReport InProcessAnalysis::report(const std::string& source,
   unimem::GroupBox box;
   box.begin = groups.begin;
   box.end = groups.end;
-  RangeGenerator generator(*kernel);
+  KernelRangeGenerator generator(*kernel);
   LaunchRanges ranges = generator.ranges(range, box, args);
   if (ranges.splittable) ranges.splittable = generator.splittable(range, args);
 
