@@ -12,9 +12,9 @@
 #include <vector>
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
-#include "analysis/program_analyzer.hpp"
+#include "analysis/isl/write_injectivity.hpp"
 #include "analysis/kernel_ranges.hpp"
-#include "analysis/write_injectivity.hpp"
+#include "analysis/program_analyzer.hpp"
 #if defined(UNIMEM_HAVE_OPENCL) && UNIMEM_HAVE_OPENCL
 #include <CL/cl.h>
 #endif

@@ -12,8 +12,9 @@
 #include "commands.hpp"
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
-#include "analysis/program_analyzer.hpp"
+#include "analysis/analysis_cache.hpp"
 #include "analysis/kernel_ranges.hpp"
+#include "analysis/program_analyzer.hpp"
 #include "analysis/scalar_argument.hpp"
 #endif
 

@@ -2,8 +2,8 @@
 
 #include <limits>
 
+#include "analysis/launch_injectivity.hpp"
 #include "analysis/piece_evaluator.hpp"
-#include "analysis/write_injectivity.hpp"
 #include "common/check.hpp"
 #include "region/affine_box_union.hpp"
 

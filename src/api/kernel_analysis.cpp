@@ -5,15 +5,12 @@
 #include <mutex>
 #include <utility>
 
-#if defined(UNIMEM_WITH_ANALYSIS)
 #include "analysis/access_pattern.hpp"
-#include "analysis/program_analyzer.hpp"
 #include "analysis/kernel_ranges.hpp"
-#endif
+#include "analysis/program_analyzer.hpp"
 
 namespace unimem::detail {
 
-#if defined(UNIMEM_WITH_ANALYSIS)
 namespace {
 
 NDRange to_ndrange(const AnalysisRange& r) {
@@ -78,18 +75,6 @@ std::shared_ptr<const ProgramAnalysis> analyze_uncached(const std::string& sourc
     return nullptr;
   }
 }
-
-}  // namespace
-#else
-static std::shared_ptr<const ProgramAnalysis> analyze_uncached(const std::string&,
-                                                               const std::string&,
-                                                               std::string* error) {
-  *error = "unimem was built without the kernel analysis";
-  return nullptr;
-}
-#endif
-
-namespace {
 
 struct CachedAnalysis {
   std::shared_ptr<const ProgramAnalysis> analysis;  // null when it failed

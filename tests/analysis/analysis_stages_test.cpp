@@ -2,8 +2,9 @@
 // cache.
 #include <gtest/gtest.h>
 
-#include "analysis/frontend.hpp"
-#include "analysis/write_injectivity.hpp"
+#include "analysis/analysis_cache.hpp"
+#include "analysis/isl/write_injectivity.hpp"
+#include "analysis/llvm/frontend.hpp"
 #include "test_support.hpp"
 
 namespace unimem {

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "analysis/program_analyzer.hpp"
 #include "analysis/kernel_ranges.hpp"
+#include "analysis/program_analyzer.hpp"
 
 namespace unimem::test {
 

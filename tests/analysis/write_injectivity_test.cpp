@@ -7,7 +7,7 @@
 
 #include <map>
 
-#include "analysis/write_injectivity.hpp"
+#include "analysis/isl/write_injectivity.hpp"
 #include "test_support.hpp"
 
 namespace unimem {

@@ -3,8 +3,9 @@
 #include <stdexcept>
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
-#include "analysis/program_analyzer.hpp"
+#include "analysis/analysis_cache.hpp"
 #include "analysis/kernel_ranges.hpp"
+#include "analysis/program_analyzer.hpp"
 #endif
 
 namespace unimem::testing {

@@ -1,4 +1,4 @@
-#include "analysis/access_extraction.hpp"
+#include "analysis/llvm/access_extraction.hpp"
 
 #include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/LoopInfo.h>
@@ -11,11 +11,11 @@
 
 #include <string>
 
-#include "analysis/guard_conditions.hpp"
-#include "analysis/kernel_arguments.hpp"
-#include "analysis/kernel_scope.hpp"
-#include "analysis/memory_references.hpp"
-#include "analysis/scev_to_affine.hpp"
+#include "analysis/llvm/guard_conditions.hpp"
+#include "analysis/llvm/kernel_arguments.hpp"
+#include "analysis/llvm/kernel_scope.hpp"
+#include "analysis/llvm/memory_references.hpp"
+#include "analysis/llvm/scev_to_affine.hpp"
 
 namespace unimem {
 

@@ -1,4 +1,4 @@
-#include "analysis/ir_text.hpp"
+#include "analysis/llvm/ir_text.hpp"
 
 #include <llvm/ADT/StringRef.h>
 #include <llvm/IR/Value.h>

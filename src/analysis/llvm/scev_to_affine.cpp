@@ -1,4 +1,4 @@
-#include "analysis/scev_to_affine.hpp"
+#include "analysis/llvm/scev_to_affine.hpp"
 
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/ScalarEvolutionExpressions.h>
@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "analysis/condition_dnf.hpp"
-#include "analysis/guard_conditions.hpp"
-#include "analysis/ir_text.hpp"
+#include "analysis/llvm/guard_conditions.hpp"
+#include "analysis/llvm/ir_text.hpp"
 
 namespace unimem {
 

@@ -7,7 +7,7 @@
 
 #include "analysis/access_class.hpp"
 #include "analysis/condition_dnf.hpp"
-#include "analysis/kernel_scope.hpp"
+#include "analysis/llvm/kernel_scope.hpp"
 
 namespace llvm {
 class BasicBlock;

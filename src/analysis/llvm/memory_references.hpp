@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analysis/access_class.hpp"
-#include "analysis/kernel_scope.hpp"
+#include "analysis/llvm/kernel_scope.hpp"
 #include "analysis/piecewise_affine.hpp"
 
 namespace llvm {

@@ -1,4 +1,4 @@
-#include "analysis/kernel_arguments.hpp"
+#include "analysis/llvm/kernel_arguments.hpp"
 
 #include <llvm/IR/DerivedTypes.h>
 #include <llvm/IR/Function.h>

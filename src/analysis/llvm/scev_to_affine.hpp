@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "analysis/access_class.hpp"
-#include "analysis/kernel_scope.hpp"
+#include "analysis/llvm/kernel_scope.hpp"
 #include "analysis/piecewise_affine.hpp"
 
 namespace llvm {

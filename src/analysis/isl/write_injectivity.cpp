@@ -1,4 +1,4 @@
-#include "analysis/write_injectivity.hpp"
+#include "analysis/isl/write_injectivity.hpp"
 
 #include <isl/ctx.h>
 #include <isl/map.h>
@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "analysis/kernel_ranges.hpp"
 #include "common/check.hpp"
 
 namespace unimem {

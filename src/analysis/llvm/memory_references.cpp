@@ -1,4 +1,4 @@
-#include "analysis/memory_references.hpp"
+#include "analysis/llvm/memory_references.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>
@@ -14,10 +14,10 @@
 #include <utility>
 
 #include "analysis/condition_dnf.hpp"
-#include "analysis/guard_conditions.hpp"
-#include "analysis/ir_text.hpp"
-#include "analysis/kernel_arguments.hpp"
-#include "analysis/scev_to_affine.hpp"
+#include "analysis/llvm/guard_conditions.hpp"
+#include "analysis/llvm/ir_text.hpp"
+#include "analysis/llvm/kernel_arguments.hpp"
+#include "analysis/llvm/scev_to_affine.hpp"
 
 namespace unimem {
 

@@ -1,4 +1,4 @@
-#include "analysis/guard_conditions.hpp"
+#include "analysis/llvm/guard_conditions.hpp"
 
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>
@@ -10,9 +10,9 @@
 #include <optional>
 #include <vector>
 
-#include "analysis/ir_text.hpp"
+#include "analysis/llvm/ir_text.hpp"
+#include "analysis/llvm/scev_to_affine.hpp"
 #include "analysis/piecewise_affine.hpp"
-#include "analysis/scev_to_affine.hpp"
 
 namespace unimem {
 
