@@ -144,9 +144,10 @@ void BM_LaunchRanges(benchmark::State& state) {
   const KernelRangeGenerator gen(*k);
   LaunchArguments args;
   for (const auto& [i, v] : c.scalars) args.set_scalar(i, v);
-  GroupBox half = GroupBox::all(c.range);
-  const std::size_t d = c.range.dims - 1;
-  half.begin[d] = half.end[d] / 2;
+  const Box<3> all = all_groups(c.range);
+  Box<3>::Point from = all.min();
+  from[c.range.dims - 1] = all.max()[c.range.dims - 1] / 2;
+  const Box<3> half(from, all.max());
   std::size_t intervals = 0;
   for (auto _ : state) {
     const LaunchRanges r = gen.ranges(c.range, half, args);
@@ -195,9 +196,10 @@ CorpusKernelLaunch corpus_launch(std::shared_ptr<const ProgramAccessInfo> progra
 
 void BM_CorpusLaunchRanges(benchmark::State& state, const CorpusKernelLaunch& c) {
   const KernelRangeGenerator gen(*c.kernel);
-  GroupBox half = GroupBox::all(c.range);
-  const std::size_t d = c.range.dims - 1;
-  half.begin[d] = half.end[d] / 2;
+  const Box<3> all = all_groups(c.range);
+  Box<3>::Point from = all.min();
+  from[c.range.dims - 1] = all.max()[c.range.dims - 1] / 2;
+  const Box<3> half(from, all.max());
   std::size_t intervals = 0;
   try {
     for (auto _ : state) {

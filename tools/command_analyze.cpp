@@ -195,8 +195,10 @@ void run_analyze(const AnalyzeOptions& o) {
     if (offset_dims != range.dims) throw std::runtime_error("--offset and --global differ in rank");
   }
   validate_for_analysis(range);
-  GroupBox groups = GroupBox::all(range);
+  Box<3> groups = all_groups(range);
   if (!o.groups.empty()) {
+    Box<3>::Point begin = groups.min();
+    Box<3>::Point end = groups.max();
     const std::vector<std::string> dims = split(o.groups, ',');
     if (dims.size() > range.dims)
       throw std::runtime_error("--groups has more dimensions than --global");
@@ -206,9 +208,15 @@ void run_analyze(const AnalyzeOptions& o) {
       const std::int64_t b = parse_int(be[0], "--groups");
       const std::int64_t e = parse_int(be[1], "--groups");
       if (b < 0 || e < b) throw std::runtime_error("--groups: invalid range " + dims[d]);
-      groups.begin[d] = static_cast<std::uint64_t>(b);
-      groups.end[d] = static_cast<std::uint64_t>(e);
+      // Checked here: an empty box (b == e) has no bounds left for the generator to check.
+      if (e > groups.max()[d]) {
+        throw std::runtime_error("--groups: range " + dims[d] + " is outside the NDRange (" +
+                                 std::to_string(groups.max()[d]) + " work-groups)");
+      }
+      begin[d] = b;
+      end[d] = e;
     }
+    groups = Box<3>(begin, end);
   }
   LaunchArguments args;
   for (const std::string& a : o.args) {

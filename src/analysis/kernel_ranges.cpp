@@ -62,14 +62,11 @@ std::array<std::uint64_t, 3> num_groups(const NDRange& range) {
   return groups;
 }
 
-GroupBox GroupBox::all(const NDRange& range) {
-  GroupBox b;
-  b.end = num_groups(range);
-  return b;
-}
-
-bool GroupBox::empty() const {
-  return begin[0] >= end[0] || begin[1] >= end[1] || begin[2] >= end[2];
+Box<3> all_groups(const NDRange& range) {
+  const std::array<std::uint64_t, 3> n = num_groups(range);
+  return Box<3>({0, 0, 0},
+                {to_i64(n[0], "group count too large"), to_i64(n[1], "group count too large"),
+                 to_i64(n[2], "group count too large")});
 }
 
 void LaunchArguments::set_scalar(std::uint32_t index, std::int64_t value) {
@@ -80,6 +77,17 @@ void LaunchArguments::set_scalar(std::uint32_t index, std::int64_t value) {
 void LaunchArguments::set_buffer_size(std::uint32_t index, std::uint64_t bytes) {
   if (buffer_sizes.size() <= index) buffer_sizes.resize(index + 1);
   buffer_sizes[index] = bytes;
+}
+
+AccessBytes ArgumentRanges::access_bytes() const {
+  AccessBytes b;
+  b.reads = read;
+  if (write_exact && !write_conditional) {
+    b.writes = write;
+  } else {
+    b.may_writes = write;  // a superset or conditional: fetched first
+  }
+  return b;
 }
 
 const ArgumentRanges* LaunchRanges::find(const std::string& arg_name) const {
@@ -96,12 +104,12 @@ std::size_t KernelRangeGenerator::launch_time_checks() const {
   return launch_time_checks_;
 }
 
-LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const GroupBox& groups,
+LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const Box<3>& groups,
                                           const LaunchArguments& args) const {
   validate_for_analysis(range);
   const std::array<std::uint64_t, 3> total = num_groups(range);
-  for (std::size_t d = 0; d < 3; ++d) {
-    UNIMEM_REQUIRE(groups.begin[d] <= groups.end[d] && groups.end[d] <= total[d],
+  for (std::size_t d = 0; d < 3 && !groups.empty(); ++d) {
+    UNIMEM_REQUIRE(groups.min()[d] >= 0 && static_cast<std::uint64_t>(groups.max()[d]) <= total[d],
                    "group box outside the NDRange");
   }
   const ParamValues values = param_values(kernel_, range, args);

@@ -14,6 +14,8 @@
 
 #include <unimem/nd_range.hpp>
 #include "analysis/access_pattern.hpp"
+#include "region/access_bytes.hpp"
+#include "region/box.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
@@ -26,14 +28,10 @@ void validate_for_analysis(const NDRange& range);
 /// Work-groups per dimension (1 beyond the used dimensions). range must pass validate_for_analysis.
 [[nodiscard]] std::array<std::uint64_t, 3> num_groups(const NDRange& range);
 
-/// A half-open box of work-groups [begin, end) per dimension (a launch partition).
-struct GroupBox {
-  std::array<std::uint64_t, 3> begin{0, 0, 0};
-  std::array<std::uint64_t, 3> end{1, 1, 1};
-
-  static GroupBox all(const NDRange& range);
-  [[nodiscard]] bool empty() const;
-};
+/// Every work-group of range. A launch partition is a box of work-group ids (region/box.hpp),
+/// indexed by NDRange dimension (index 0 is OpenCL dimension 0; 1 group beyond range.dims).
+/// range must pass validate_for_analysis.
+[[nodiscard]] Box<3> all_groups(const NDRange& range);
 
 /// Launch-time argument values: scalar values and buffer sizes, by argument index.
 struct LaunchArguments {
@@ -53,6 +51,10 @@ struct ArgumentRanges {
   bool read_exact = true;          // false: read is a superset
   bool write_exact = true;         // false: write is a may-write superset
   bool write_conditional = false;  // some write is behind a condition the analysis dropped
+
+  /// The byte sets as the runtime uses them: read; write as writes when exact and unconditional,
+  /// else as may-writes (fetched before the kernel, DESIGN.md invariant 6).
+  [[nodiscard]] AccessBytes access_bytes() const;
 };
 
 struct LaunchRanges {
@@ -83,7 +85,7 @@ class KernelRangeGenerator {
   /// Byte ranges of every buffer argument for the work-groups in groups. Throws PreconditionError
   /// for an invalid range or group box, a missing scalar value that a subscript needs, or a missing
   /// buffer size where the analysis must fall back to the whole buffer.
-  [[nodiscard]] LaunchRanges ranges(const NDRange& range, const GroupBox& groups,
+  [[nodiscard]] LaunchRanges ranges(const NDRange& range, const Box<3>& groups,
                                     const LaunchArguments& args) const;
 
   /// Whether the launch may be split: static splittability plus injectivity of the write map over

@@ -51,7 +51,7 @@ struct Slot {
 class PieceEvaluator {
  public:
   PieceEvaluator(const AccessPiece& piece, const ParamValues& values, const NDRange& range,
-                 const GroupBox& groups)
+                 const Box<3>& groups)
       : piece_(piece), values_(values), range_(range), groups_(groups) {}
 
   PieceStatus run(AffineBoxUnion& out) {
@@ -88,8 +88,8 @@ class PieceEvaluator {
       Slot s{v, 0, 0};
       switch (v.kind) {
         case Var::Kind::GroupId:
-          s.lo = to_i64(groups_.begin[v.index], "group index too large");
-          s.hi = to_i64(groups_.end[v.index], "group index too large") - 1;
+          s.lo = groups_.min()[v.index];
+          s.hi = groups_.max()[v.index] - 1;
           break;
         case Var::Kind::LocalId:
           s.lo = 0;
@@ -454,7 +454,7 @@ class PieceEvaluator {
   const AccessPiece& piece_;
   const ParamValues& values_;
   const NDRange& range_;
-  const GroupBox& groups_;
+  const Box<3>& groups_;
   std::vector<Slot> slots_;
   IntExpr subscript_;
   std::vector<IntConstraint> constraints_;
@@ -463,7 +463,7 @@ class PieceEvaluator {
 }  // namespace
 
 PieceStatus evaluate_piece(const AccessPiece& piece, const ParamValues& values,
-                           const NDRange& range, const GroupBox& groups, AffineBoxUnion& out) {
+                           const NDRange& range, const Box<3>& groups, AffineBoxUnion& out) {
   return PieceEvaluator(piece, values, range, groups).run(out);
 }
 

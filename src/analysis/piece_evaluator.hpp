@@ -10,8 +10,8 @@
 #include <unimem/nd_range.hpp>
 #include "analysis/access_pattern.hpp"
 #include "analysis/affine_expr.hpp"
-#include "analysis/kernel_ranges.hpp"
 #include "region/affine_box_union.hpp"
+#include "region/box.hpp"
 
 namespace unimem {
 
@@ -24,7 +24,7 @@ enum class PieceStatus : std::uint8_t {
 /// Adds the bytes piece (affine) touches for the work-groups in groups of range to out. Throws
 /// PreconditionError when a scalar argument it needs has no value, or a bound overflows 64 bits.
 [[nodiscard]] PieceStatus evaluate_piece(const AccessPiece& piece, const ParamValues& values,
-                                         const NDRange& range, const GroupBox& groups,
+                                         const NDRange& range, const Box<3>& groups,
                                          AffineBoxUnion& out);
 
 }  // namespace unimem

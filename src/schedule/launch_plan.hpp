@@ -31,7 +31,8 @@ struct PlanArgument {
 
 /// Bytes derived for one partition by another source (the kernel analysis: its
 /// KernelRangeGenerator gives per-argument read / write sets with exactness flags), by buffer
-/// argument index. Arguments it could not bound are left out. Caller-supplied descriptors override it argument by argument.
+/// argument index. Arguments it could not bound are left out. Caller-supplied descriptors
+/// override it argument by argument.
 using DerivedBytes =
     std::function<std::map<std::uint32_t, AccessBytes>(const RangePartition& partition)>;
 

@@ -88,9 +88,7 @@ TEST(Extraction, VloadVstoreAndUnknownPointers) {
     })";
   const KernelRangeGenerator gen(test::analyze_kernel(src, "v"));
   const NDRange r = test::nd({8, 1, 1}, {2, 1, 1}, 1);
-  GroupBox g = GroupBox::all(r);
-  g.begin[0] = 1;
-  g.end[0] = 2;
+  const Box<3> g({1, 0, 0}, {2, 1, 1});
   const LaunchRanges lr = gen.ranges(r, g, {});
   EXPECT_EQ(lr.find("in")->read, IntervalSet(Interval{32, 64}));
   EXPECT_EQ(lr.find("out")->write, IntervalSet(Interval{32, 64}));

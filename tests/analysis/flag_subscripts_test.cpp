@@ -33,7 +33,7 @@ void check_exact(const std::string& source, const std::string& kernel, const NDR
   }
   const KernelRangeGenerator gen(info);
   EXPECT_TRUE(gen.splittable(range, args));
-  for (const GroupBox& g : test::random_group_boxes(range, seed, 8)) {
+  for (const Box<3>& g : test::random_group_boxes(range, seed, 8)) {
     SCOPED_TRACE(test::describe(seed, g));
     const LaunchRanges r = gen.ranges(range, g, args);
     test::expect_matches(r, execute(range, g, mirror), test::Claim::exact);
@@ -186,7 +186,7 @@ TEST(FlagSubscripts, FlagOnANonAffineConditionIsNotExact) {
   args.set_buffer_size(0, 33 * 4);
   args.set_buffer_size(1, 32 * 4);
   args.set_buffer_size(2, 32 * 4);
-  const LaunchRanges ranges = gen.ranges(r, GroupBox::all(r), args);
+  const LaunchRanges ranges = gen.ranges(r, all_groups(r), args);
   for (const ArgumentRanges& a : ranges.args) {
     if (a.name == "in") {
       EXPECT_FALSE(a.read_exact);

@@ -20,7 +20,7 @@ void check_kernel(const std::string& source, const std::string& kernel, const ND
                   const std::function<void(const Item&, Touched&)>& mirror,
                   const std::string& options = "", std::uint32_t seed = 1) {
   const KernelRangeGenerator gen(test::analyze_kernel(source, kernel, options));
-  for (const GroupBox& g : test::random_group_boxes(range, seed, 6)) {
+  for (const Box<3>& g : test::random_group_boxes(range, seed, 6)) {
     SCOPED_TRACE(test::describe(seed, g));
     test::expect_matches(gen.ranges(range, g, args), execute(range, g, mirror), test::Claim::safe);
   }
@@ -213,11 +213,9 @@ TEST(KernelRanges, IndirectReadFallsBackToWholeBuffer) {
   const KernelRangeGenerator gen(test::analyze_kernel(src, "gather"));
   const NDRange r = nd({16, 1, 1}, {4, 1, 1}, 1);
   LaunchArguments args;
-  EXPECT_THROW((void)gen.ranges(r, GroupBox::all(r), args), PreconditionError);  // needs size
+  EXPECT_THROW((void)gen.ranges(r, all_groups(r), args), PreconditionError);  // needs size
   args.set_buffer_size(0, 400);
-  GroupBox g = GroupBox::all(r);
-  g.begin[0] = 1;
-  g.end[0] = 2;
+  const Box<3> g({1, 0, 0}, {2, 1, 1});
   const LaunchRanges lr = gen.ranges(r, g, args);
   const ArgumentRanges* in = lr.find("in");
   ASSERT_NE(in, nullptr);
@@ -241,7 +239,7 @@ TEST(KernelRanges, IndirectWriteMakesKernelUnsplittable) {
   const NDRange r = nd({16, 1, 1}, {4, 1, 1}, 1);
   LaunchArguments args;
   args.set_buffer_size(2, 256);
-  const LaunchRanges lr = gen.ranges(r, GroupBox::all(r), args);
+  const LaunchRanges lr = gen.ranges(r, all_groups(r), args);
   EXPECT_FALSE(lr.splittable);
   EXPECT_EQ(lr.find("out")->write, IntervalSet(Interval{0, 256}));
   EXPECT_TRUE(lr.find("out")->write_conditional);
@@ -256,8 +254,8 @@ TEST(KernelRanges, DataDependentGuardGivesConditionalWrite) {
     })";
   const KernelRangeGenerator gen(test::analyze_kernel(src, "relu"));
   const NDRange r = nd({16, 1, 1}, {4, 1, 1}, 1);
-  GroupBox g = GroupBox::all(r);
-  g.begin[0] = 2;
+  const Box<3> all = all_groups(r);
+  const Box<3> g({2, 0, 0}, all.max());
   const LaunchRanges lr = gen.ranges(r, g, {});
   const ArgumentRanges* out = lr.find("out");
   EXPECT_TRUE(out->write_conditional);
@@ -295,7 +293,7 @@ TEST(KernelRanges, ReductionByGroupIsSplittableButAtomicSumIsNot) {
   std::string why;
   EXPECT_FALSE(total.splittable(r, {}, &why));
   EXPECT_NE(why.find("sum"), std::string::npos) << why;
-  const LaunchRanges lr = total.ranges(r, GroupBox::all(r), {});
+  const LaunchRanges lr = total.ranges(r, all_groups(r), {});
   EXPECT_EQ(lr.find("sum")->write, IntervalSet(Interval{0, 4}));
   EXPECT_EQ(lr.find("sum")->read, IntervalSet(Interval{0, 4}));
 }
@@ -320,7 +318,7 @@ TEST(KernelRanges, MissingScalarValueIsReported) {
   const KernelRangeGenerator gen(test::analyze_kernel(src, "row"));
   const NDRange r = nd({4, 1, 1}, {4, 1, 1}, 1);
   try {
-    (void)gen.ranges(r, GroupBox::all(r), {});
+    (void)gen.ranges(r, all_groups(r), {});
     FAIL() << "expected PreconditionError";
   } catch (const PreconditionError& e) {
     EXPECT_NE(std::string(e.what()).find("'n'"), std::string::npos) << e.what();
@@ -340,8 +338,8 @@ TEST(KernelRanges, ModuloGuardIsExact) {
   LaunchArguments args;
   args.set_scalar(1, 5);
   args.set_scalar(2, 40);
-  const LaunchRanges lr = gen.ranges(r, GroupBox::all(r), args);
-  const Touched t = execute(r, GroupBox::all(r), [](const Item& it, Touched& tt) {
+  const LaunchRanges lr = gen.ranges(r, all_groups(r), args);
+  const Touched t = execute(r, all_groups(r), [](const Item& it, Touched& tt) {
     const auto i = it.global_id[0];
     if (i >= 5 && i < 40 && i % 2 == 0) tt.store("a", i, 4);
   });

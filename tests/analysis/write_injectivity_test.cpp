@@ -39,7 +39,7 @@ std::string describe(const Launch& l) {
 /// Oracle: whether two different work-groups write a common byte of any argument.
 bool groups_collide(const NDRange& range, const std::function<void(const Item&, Touched&)>& k) {
   std::map<std::string, std::map<std::uint64_t, std::array<std::int64_t, 3>>> writer;
-  const GroupBox all = GroupBox::all(range);
+  const Box<3> all = all_groups(range);
   bool collide = false;
   test::execute(range, all, [&](const Item& it, Touched& unused) {
     (void)unused;

@@ -63,9 +63,13 @@ AnalysisReport InProcessAnalysis::report(const std::string& source,
       args.set_scalar(index, std::stoll(inputs.scalars.at(param.name), nullptr, 0));
     }
   }
-  unimem::GroupBox box;
-  box.begin = groups.begin;
-  box.end = groups.end;
+  Box<3>::Point begin{};
+  Box<3>::Point end{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    begin[d] = static_cast<std::int64_t>(groups.begin[d]);
+    end[d] = static_cast<std::int64_t>(groups.end[d]);
+  }
+  const Box<3> box(begin, end);
   KernelRangeGenerator generator(*kernel);
   LaunchRanges ranges = generator.ranges(range, box, args);
   if (ranges.splittable) ranges.splittable = generator.splittable(range, args);
