@@ -187,7 +187,7 @@ CorpusKernelLaunch corpus_launch(std::shared_ptr<const ProgramAccessInfo> progra
   for (const ArgumentAccess& a : k.args) {
     if (a.is_buffer()) {
       c.args.set_buffer_size(a.index, std::uint64_t{1} << 40);
-    } else if (a.kind == ArgKind::Scalar) {
+    } else if (a.kind == ArgKind::scalar) {
       c.args.set_scalar(a.index, static_cast<std::int64_t>(size));
     }
   }
@@ -237,7 +237,7 @@ void BM_ParametricInjectivity(benchmark::State& state) {
   const ProgramAccessInfo info = analyze_program(corpus_source(c.file), c.options);
   const KernelAccessInfo* k = info.find_kernel(c.kernel);
   std::string reason;
-  WriteInjectivity w = WriteInjectivity::Parametric;
+  WriteInjectivity w = WriteInjectivity::parametric;
   for (auto _ : state) {
     w = parametric_write_injectivity(*k, &reason);
     benchmark::DoNotOptimize(w);

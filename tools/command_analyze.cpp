@@ -225,7 +225,7 @@ void run_analyze(const AnalyzeOptions& o) {
       throw std::runtime_error("--arg takes NAME=VALUE, got '" + a + "'");
     const ArgumentAccess& arg = find_argument(kernel, a.substr(0, eq), "--arg");
     const std::string value = a.substr(eq + 1);
-    if (arg.is_buffer() || arg.kind != ArgKind::Scalar) {
+    if (arg.is_buffer() || arg.kind != ArgKind::scalar) {
       throw std::runtime_error("--arg: argument '" + arg.name + "' is not a scalar (use --buffer)");
     }
     ScalarArgumentValue parsed;

@@ -6,17 +6,17 @@ namespace unimem {
 
 const char* to_string(AccessClass c) {
   switch (c) {
-    case AccessClass::Affine:
+    case AccessClass::affine:
       return "affine";
-    case AccessClass::AffineRectangular:
+    case AccessClass::affine_rectangular:
       return "affine, rectangular constraints";
-    case AccessClass::AffineGeneral:
+    case AccessClass::affine_general:
       return "affine, general constraints";
-    case AccessClass::Indirect:
+    case AccessClass::indirect:
       return "indirect";
-    case AccessClass::NonAffine:
+    case AccessClass::non_affine:
       return "non-affine";
-    case AccessClass::UnknownCall:
+    case AccessClass::unknown_call:
       return "unknown call";
   }
   return "?";
@@ -25,22 +25,22 @@ const char* to_string(AccessClass c) {
 void AccessStats::add(AccessClass c) {
   ++total;
   switch (c) {
-    case AccessClass::Affine:
+    case AccessClass::affine:
       ++affine;
       break;
-    case AccessClass::AffineRectangular:
+    case AccessClass::affine_rectangular:
       ++affine_rectangular;
       break;
-    case AccessClass::AffineGeneral:
+    case AccessClass::affine_general:
       ++affine_general;
       break;
-    case AccessClass::Indirect:
+    case AccessClass::indirect:
       ++indirect;
       break;
-    case AccessClass::NonAffine:
+    case AccessClass::non_affine:
       ++non_affine;
       break;
-    case AccessClass::UnknownCall:
+    case AccessClass::unknown_call:
       ++unknown_call;
       break;
   }
@@ -61,29 +61,29 @@ std::size_t coupled_variable_count(const AffineExpr& e) {
   std::size_t count = 0;
   std::set<std::uint32_t> merged_dims;
   for (std::uint32_t d = 0; d < 3; ++d) {
-    const ParamPoly w = e.coefficient({Var::Kind::GroupId, d});
-    const ParamPoly l = e.coefficient({Var::Kind::LocalId, d});
-    if (!w.is_zero() && !l.is_zero() && w == l * ParamPoly::param({Param::Kind::LocalSize, d})) {
+    const ParamPoly w = e.coefficient({Var::Kind::group_id, d});
+    const ParamPoly l = e.coefficient({Var::Kind::local_id, d});
+    if (!w.is_zero() && !l.is_zero() && w == l * ParamPoly::param({Param::Kind::local_size, d})) {
       merged_dims.insert(d);
       ++count;
     }
   }
   for (const auto& [v, c] : e.coefficients) {
-    if (v.kind != Var::Kind::Loop && merged_dims.count(v.index) != 0) continue;
+    if (v.kind != Var::Kind::loop && merged_dims.count(v.index) != 0) continue;
     ++count;
   }
   return count;
 }
 
 AccessClass affine_access_class(const std::vector<Constraint>& constraints) {
-  AccessClass c = AccessClass::Affine;
+  AccessClass c = AccessClass::affine;
   for (const Constraint& k : constraints) {
     const std::size_t vars = coupled_variable_count(k.expr);
-    if (vars >= 2) return AccessClass::AffineGeneral;
+    if (vars >= 2) return AccessClass::affine_general;
     const bool loop_bound = vars == 1 && k.expr.coefficients.size() == 1 &&
-                            k.expr.coefficients.begin()->first.kind == Var::Kind::Loop &&
-                            k.relation == Constraint::Relation::GreaterEqualZero;
-    if (!loop_bound) c = AccessClass::AffineRectangular;
+                            k.expr.coefficients.begin()->first.kind == Var::Kind::loop &&
+                            k.relation == Constraint::Relation::greater_equal_zero;
+    if (!loop_bound) c = AccessClass::affine_rectangular;
   }
   return c;
 }

@@ -18,24 +18,24 @@ namespace unimem {
 /// with general (coupled) constraints, which unimem still evaluates exactly, and the three kinds of
 /// "other" that fall back to the whole buffer.
 enum class AccessClass : std::uint8_t {
-  Affine,             // N1
-  AffineRectangular,  // N2
-  AffineGeneral,      // N3, evaluated exactly (enumeration of coupled variables / isl)
-  Indirect,           // N3: subscript depends on loaded data, e.g. a[b[i]]
-  NonAffine,          // N3: products of variables, divisions, unknown phis
-  UnknownCall,        // N3: a call the analysis cannot see through, or a pointer of unknown origin
+  affine,              // N1
+  affine_rectangular,  // N2
+  affine_general,      // N3, evaluated exactly (enumeration of coupled variables / isl)
+  indirect,            // N3: subscript depends on loaded data, e.g. a[b[i]]
+  non_affine,          // N3: products of variables, divisions, unknown phis
+  unknown_call,        // N3: a call the analysis cannot see through, or a pointer of unknown origin
 };
 
 [[nodiscard]] const char* to_string(AccessClass c);
 [[nodiscard]] inline bool is_affine(AccessClass c) {
-  return c == AccessClass::Affine || c == AccessClass::AffineRectangular ||
-         c == AccessClass::AffineGeneral;
+  return c == AccessClass::affine || c == AccessClass::affine_rectangular ||
+         c == AccessClass::affine_general;
 }
 
 /// Why a subscript or condition has no affine form: the "other" class the reference then gets and
 /// the reason shown to the user.
 struct ExtractionFailure {
-  AccessClass access_class = AccessClass::NonAffine;
+  AccessClass access_class = AccessClass::non_affine;
   std::string reason;
 };
 

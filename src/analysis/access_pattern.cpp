@@ -62,11 +62,11 @@ std::string to_string(const KernelAccessInfo& kernel) {
 
 const char* to_string(WriteInjectivity w) {
   switch (w) {
-    case WriteInjectivity::Injective:
+    case WriteInjectivity::injective:
       return "injective";
-    case WriteInjectivity::NotInjective:
+    case WriteInjectivity::not_injective:
       return "not injective";
-    case WriteInjectivity::Parametric:
+    case WriteInjectivity::parametric:
       return "depends on launch parameters";
   }
   return "?";
@@ -77,14 +77,14 @@ std::uint32_t used_dimensions(const KernelAccessInfo& kernel, bool writes_only) 
   auto see_poly = [&dims](const ParamPoly& p) {
     for (const auto& [monomial, c] : p.terms()) {
       for (const Param& q : monomial) {
-        if (q.kind != Param::Kind::ScalarArg) dims = std::max(dims, q.index + 1);
+        if (q.kind != Param::Kind::scalar_arg) dims = std::max(dims, q.index + 1);
       }
     }
   };
   auto see = [&](const AffineExpr& e) {
     see_poly(e.constant);
     for (const auto& [v, c] : e.coefficients) {
-      if (v.kind != Var::Kind::Loop) dims = std::max(dims, v.index + 1);
+      if (v.kind != Var::Kind::loop) dims = std::max(dims, v.index + 1);
       see_poly(c);
     }
   };

@@ -17,7 +17,7 @@ struct AccessPiece {
   AffineExpr byte_offset;
   std::uint32_t width = 1;
   std::vector<Constraint> constraints;
-  AccessClass access_class = AccessClass::Affine;
+  AccessClass access_class = AccessClass::affine;
   /// Some guarding condition could not be expressed (data-dependent, non-affine, early loop exit)
   /// and was dropped: the piece over-approximates (a may-access).
   bool conditions_dropped = false;
@@ -29,7 +29,13 @@ struct AccessPiece {
   std::string origin;
 };
 
-enum class ArgKind : std::uint8_t { GlobalBuffer, ConstantBuffer, LocalBuffer, Scalar, Other };
+enum class ArgKind : std::uint8_t {
+  global_buffer,
+  constant_buffer,
+  local_buffer,
+  scalar,
+  other,
+};
 
 struct ArgumentAccess {
   std::uint32_t index = 0;
@@ -37,7 +43,7 @@ struct ArgumentAccess {
   std::string type_name;
   /// The type with typedefs resolved (kernel_arg_base_type), e.g. "uint" for a typedef'd index.
   std::string base_type_name;
-  ArgKind kind = ArgKind::Scalar;
+  ArgKind kind = ArgKind::scalar;
   /// For scalars: the width in bits and whether the type is floating-point (float, double, half).
   std::uint32_t scalar_bits = 0;
   bool scalar_floating = false;
@@ -45,16 +51,16 @@ struct ArgumentAccess {
   std::vector<AccessPiece> writes;
 
   [[nodiscard]] bool is_buffer() const {
-    return kind == ArgKind::GlobalBuffer || kind == ArgKind::ConstantBuffer;
+    return kind == ArgKind::global_buffer || kind == ArgKind::constant_buffer;
   }
 };
 
 /// Injectivity of the write maps over work-groups (Matz et al. section 4.1) as decided at analysis
 /// time with isl, scalar arguments and NDRange sizes as parameters (write_injectivity.hpp).
 enum class WriteInjectivity : std::uint8_t {
-  Injective,     // for every launch: no launch-time check
-  NotInjective,  // for every launch of two or more work-groups: unsplittable
-  Parametric,    // depends on the launch parameters (or undecided): checked per launch, cached
+  injective,      // for every launch: no launch-time check
+  not_injective,  // for every launch of two or more work-groups: unsplittable
+  parametric,     // depends on the launch parameters (or undecided): checked per launch, cached
 };
 
 [[nodiscard]] const char* to_string(WriteInjectivity w);
@@ -62,15 +68,15 @@ enum class WriteInjectivity : std::uint8_t {
 struct KernelAccessInfo {
   std::string name;
   std::vector<ArgumentAccess> args;
-  /// Names of loop variables (i1, i2, ...), by Var::index of Kind::Loop.
+  /// Names of loop variables (i1, i2, ...), by Var::index of Kind::loop.
   std::vector<std::string> loop_names;
   /// False when some write can never be bounded (indirect or non-affine subscript, unknown call);
   /// injectivity over work-groups is decided per launch (see KernelRangeGenerator).
   bool statically_splittable = true;
   std::string unsplittable_reason;
-  /// Set by analyze_program; Parametric (check every distinct launch) unless proven otherwise.
-  WriteInjectivity write_injectivity = WriteInjectivity::Parametric;
-  std::string write_injectivity_reason;  // for NotInjective: which argument and why
+  /// Set by analyze_program; parametric (check every distinct launch) unless proven otherwise.
+  WriteInjectivity write_injectivity = WriteInjectivity::parametric;
+  std::string write_injectivity_reason;  // for not_injective: which argument and why
   /// write_injectivity holds for launches with one work-group in every dimension >= this one.
   std::uint32_t write_injectivity_dims = 3;
   AccessStats stats;

@@ -27,11 +27,11 @@ std::optional<bool> constant_truth(const Constraint& c) {
   const std::optional<std::int64_t> v = c.expr.constant.constant_value();
   if (!v) return std::nullopt;
   switch (c.relation) {
-    case Constraint::Relation::GreaterEqualZero:
+    case Constraint::Relation::greater_equal_zero:
       return *v >= 0;
-    case Constraint::Relation::EqualZero:
+    case Constraint::Relation::equal_zero:
       return *v == 0;
-    case Constraint::Relation::NotEqualZero:
+    case Constraint::Relation::not_equal_zero:
       return *v != 0;
   }
   return std::nullopt;
@@ -55,7 +55,7 @@ bool merge_dnf(const Dnf& a, const Dnf& b, bool conjunction, Dnf& out, Extractio
   if (conjunction) {
     std::optional<Dnf> r = conjoin(a, b);
     if (!r) {
-      why = {AccessClass::NonAffine, "condition too complex"};
+      why = {AccessClass::non_affine, "condition too complex"};
       return false;
     }
     out = std::move(*r);
@@ -69,7 +69,7 @@ bool merge_dnf(const Dnf& a, const Dnf& b, bool conjunction, Dnf& out, Extractio
   }
   out = std::move(cleaned);
   if (out.size() > kMaxDisjuncts) {
-    why = {AccessClass::NonAffine, "condition too complex"};
+    why = {AccessClass::non_affine, "condition too complex"};
     return false;
   }
   return true;

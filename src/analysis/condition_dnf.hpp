@@ -23,13 +23,13 @@ using Dnf = std::vector<Conjunction>;
 inline constexpr std::size_t kMaxDisjuncts = 32;
 
 [[nodiscard]] inline Constraint ge0(AffineExpr e) {
-  return {std::move(e), Constraint::Relation::GreaterEqualZero};
+  return {std::move(e), Constraint::Relation::greater_equal_zero};
 }
 [[nodiscard]] inline Constraint eq0(AffineExpr e) {
-  return {std::move(e), Constraint::Relation::EqualZero};
+  return {std::move(e), Constraint::Relation::equal_zero};
 }
 [[nodiscard]] inline Constraint ne0(AffineExpr e) {
-  return {std::move(e), Constraint::Relation::NotEqualZero};
+  return {std::move(e), Constraint::Relation::not_equal_zero};
 }
 [[nodiscard]] inline AffineExpr constant_expr(std::int64_t c) {
   return AffineExpr::of_constant(ParamPoly::constant(c));

@@ -148,7 +148,7 @@ LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const Box<3>& gr
             continue;
           }
           const PieceStatus st = evaluate_piece(p, values, range, groups, boxes);
-          if (st == PieceStatus::Unbounded) {
+          if (st == PieceStatus::unbounded) {
             whole_buffer(intervals, "a loop without a computable bound");
             exact = false;
             conditional = true;
@@ -159,7 +159,7 @@ LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const Box<3>& gr
             }
             continue;
           }
-          if (st == PieceStatus::Approximate) exact = false;
+          if (st == PieceStatus::approximate) exact = false;
           if (p.conditions_dropped) {
             // A read is then a superset; a write is a may-write set (fetched first, DESIGN.md
             // invariant 6) that is still exact as such: it stays splittable.
@@ -202,18 +202,18 @@ bool KernelRangeGenerator::splittable(const NDRange& range, const LaunchArgument
   bool covered = true;  // the launch is one the analysis-time verdict covers
   for (std::uint32_t d = kernel_.write_injectivity_dims; d < 3; ++d)
     covered = covered && groups[d] == 1;
-  switch (covered ? kernel_.write_injectivity : WriteInjectivity::Parametric) {
-    case WriteInjectivity::Injective:
+  switch (covered ? kernel_.write_injectivity : WriteInjectivity::parametric) {
+    case WriteInjectivity::injective:
       if (reason != nullptr) reason->clear();
       return true;
-    case WriteInjectivity::NotInjective:
+    case WriteInjectivity::not_injective:
       if (groups[0] * groups[1] * groups[2] >= 2) {
         if (reason != nullptr) *reason = kernel_.write_injectivity_reason;
         return false;
       }
       if (reason != nullptr) reason->clear();
       return true;  // a single work-group cannot collide with another
-    case WriteInjectivity::Parametric:
+    case WriteInjectivity::parametric:
       break;
   }
   const ParamValues values = param_values(kernel_, range, args);

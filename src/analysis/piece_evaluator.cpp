@@ -39,7 +39,7 @@ struct IntExpr {
 
 struct IntConstraint {
   IntExpr e;
-  Constraint::Relation rel = Constraint::Relation::GreaterEqualZero;
+  Constraint::Relation rel = Constraint::Relation::greater_equal_zero;
 };
 
 struct Slot {
@@ -61,7 +61,7 @@ class PieceEvaluator {
       constraints_.push_back({to_int(c.expr), c.relation});
     merge_global_ids();
     eliminate_one_sided_existentials();
-    if (!tighten(slots_, constraints_)) return PieceStatus::Exact;  // empty domain
+    if (!tighten(slots_, constraints_)) return PieceStatus::exact;  // empty domain
     std::vector<IntConstraint> general;
     for (const IntConstraint& c : constraints_) {
       if (!is_settled(c, slots_)) general.push_back(c);
@@ -70,11 +70,11 @@ class PieceEvaluator {
     for (std::size_t i = 0; i < slots_.size(); ++i) {
       bool used = subscript_.coef[i] != 0;
       for (const IntConstraint& c : general) used = used || c.e.coef[i] != 0;
-      if (used && (slots_[i].hi == kUnbounded)) return PieceStatus::Unbounded;
+      if (used && (slots_[i].hi == kUnbounded)) return PieceStatus::unbounded;
     }
     if (general.empty()) {
       add_box(out, slots_, subscript_);
-      return PieceStatus::Exact;
+      return PieceStatus::exact;
     }
     return enumerate(general, out);
   }
@@ -87,15 +87,15 @@ class PieceEvaluator {
       }
       Slot s{v, 0, 0};
       switch (v.kind) {
-        case Var::Kind::GroupId:
+        case Var::Kind::group_id:
           s.lo = groups_.min()[v.index];
           s.hi = groups_.max()[v.index] - 1;
           break;
-        case Var::Kind::LocalId:
+        case Var::Kind::local_id:
           s.lo = 0;
           s.hi = to_i64(range_.local[v.index], "local size too large") - 1;
           break;
-        case Var::Kind::Loop:
+        case Var::Kind::loop:
           s.lo = 0;
           s.hi = kUnbounded;
           break;
@@ -128,8 +128,8 @@ class PieceEvaluator {
       int w = -1;
       int l = -1;
       for (std::size_t i = 0; i < slots_.size(); ++i) {
-        if (slots_[i].var == Var{Var::Kind::GroupId, d}) w = static_cast<int>(i);
-        if (slots_[i].var == Var{Var::Kind::LocalId, d}) l = static_cast<int>(i);
+        if (slots_[i].var == Var{Var::Kind::group_id, d}) w = static_cast<int>(i);
+        if (slots_[i].var == Var{Var::Kind::local_id, d}) l = static_cast<int>(i);
       }
       if (w < 0 || l < 0) continue;
       const std::int64_t ls = static_cast<std::int64_t>(range_.local[d]);
@@ -158,7 +158,7 @@ class PieceEvaluator {
   /// (Typical: the exit test of a loop guarding a reference after the loop.)
   void eliminate_one_sided_existentials() {
     for (std::size_t v = 0; v < slots_.size(); ++v) {
-      if (slots_[v].var.kind != Var::Kind::Loop || subscript_.coef[v] != 0) continue;
+      if (slots_[v].var.kind != Var::Kind::loop || subscript_.coef[v] != 0) continue;
       bool lower_only = slots_[v].hi == kUnbounded;
       bool upper_only = true;
       bool any = false;
@@ -166,7 +166,7 @@ class PieceEvaluator {
         const std::int64_t a = c.e.coef[v];
         if (a == 0) continue;
         any = true;
-        if (c.rel != Constraint::Relation::GreaterEqualZero) {
+        if (c.rel != Constraint::Relation::greater_equal_zero) {
           lower_only = upper_only = false;
           break;
         }
@@ -200,7 +200,7 @@ class PieceEvaluator {
     const int v = single_var(c.e);
     if (v == -1) return true;
     if (v == -2) return false;
-    if (c.rel != Constraint::Relation::NotEqualZero) return true;
+    if (c.rel != Constraint::Relation::not_equal_zero) return true;
     // x != k with k strictly inside the range still splits it.
     const std::int64_t a = c.e.coef[v];
     if ((-c.e.constant) % a != 0) return true;
@@ -222,9 +222,9 @@ class PieceEvaluator {
         }
         if (v == -1) {
           const std::int64_t k = c.e.constant;
-          const bool truth = c.rel == Constraint::Relation::GreaterEqualZero ? k >= 0
-                             : c.rel == Constraint::Relation::EqualZero      ? k == 0
-                                                                             : k != 0;
+          const bool truth = c.rel == Constraint::Relation::greater_equal_zero ? k >= 0
+                             : c.rel == Constraint::Relation::equal_zero       ? k == 0
+                                                                               : k != 0;
           if (!truth) return false;
           continue;
         }
@@ -233,13 +233,13 @@ class PieceEvaluator {
         const std::int64_t k = c.e.constant;
         std::int64_t lo = s.lo;
         std::int64_t hi = s.hi;
-        if (c.rel == Constraint::Relation::GreaterEqualZero) {
+        if (c.rel == Constraint::Relation::greater_equal_zero) {
           if (a > 0) {
             lo = std::max(lo, ceil_div(-k, a));
           } else {
             hi = std::min(hi, floor_div(k, -a));
           }
-        } else if (c.rel == Constraint::Relation::EqualZero) {
+        } else if (c.rel == Constraint::Relation::equal_zero) {
           if ((-k) % a != 0) return false;
           lo = std::max(lo, -k / a);
           hi = std::min(hi, -k / a);
@@ -272,10 +272,10 @@ class PieceEvaluator {
   /// Interval bound propagation through a constraint over several variables: each variable is
   /// bounded by the extreme values of the others (a sound bounding box of the coupled domain).
   static bool propagate(std::vector<Slot>& slots, const IntConstraint& c) {
-    if (c.rel == Constraint::Relation::NotEqualZero) return false;
+    if (c.rel == Constraint::Relation::not_equal_zero) return false;
     bool changed = false;
     for (int sign : {1, -1}) {
-      if (sign == -1 && c.rel != Constraint::Relation::EqualZero) break;
+      if (sign == -1 && c.rel != Constraint::Relation::equal_zero) break;
       // sign * e >= 0
       for (std::size_t v = 0; v < slots.size(); ++v) {
         const Int128 av = static_cast<Int128>(sign) * c.e.coef[v];
@@ -352,7 +352,7 @@ class PieceEvaluator {
     if (points > static_cast<Int128>(kMaxEnumeratedPoints)) {
       // Too many points: drop the coupled constraints (a superset of the exact set).
       add_box(out, slots_, subscript_);
-      return PieceStatus::Approximate;
+      return PieceStatus::approximate;
     }
     std::vector<std::int64_t> point(enumerated.size());
     for (std::size_t k = 0; k < enumerated.size(); ++k) point[k] = slots_[enumerated[k]].lo;
@@ -402,13 +402,13 @@ class PieceEvaluator {
         // Remaining != constraints on the free variable split its range.
         holes.clear();
         for (const IntConstraint& c : cons) {
-          if (c.rel != Constraint::Relation::NotEqualZero) continue;
+          if (c.rel != Constraint::Relation::not_equal_zero) continue;
           const std::int64_t a = c.e.coef[free_var];
           if (a != 0 && (-c.e.constant) % a == 0) holes.push_back(-c.e.constant / a);
         }
         std::sort(holes.begin(), holes.end());
         if (slots[free_var].hi == kUnbounded && sub.coef[free_var] != 0)
-          return PieceStatus::Unbounded;
+          return PieceStatus::unbounded;
         std::int64_t lo = slots[free_var].lo;
         const std::int64_t hi = slots[free_var].hi;
         for (std::size_t h = 0; h <= holes.size(); ++h) {
@@ -429,7 +429,7 @@ class PieceEvaluator {
       if (k == enumerated.size()) break;
     }
     if (pending) add_box(out, slots_, subscript_, free_var, pending_lo, pending_hi);
-    return PieceStatus::Exact;
+    return PieceStatus::exact;
   }
 
   static constexpr std::size_t kNoOverride = std::numeric_limits<std::size_t>::max();

@@ -16,9 +16,9 @@
 namespace unimem {
 
 enum class PieceStatus : std::uint8_t {
-  Exact,        // out holds exactly the piece's bytes
-  Approximate,  // out holds a superset (too many coupled points to enumerate)
-  Unbounded,    // a variable the bytes depend on has no upper bound: nothing was added
+  exact,        // out holds exactly the piece's bytes
+  approximate,  // out holds a superset (too many coupled points to enumerate)
+  unbounded,    // a variable the bytes depend on has no upper bound: nothing was added
 };
 
 /// Adds the bytes piece (affine) touches for the work-groups in groups of range to out. Throws

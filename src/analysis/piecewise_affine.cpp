@@ -8,7 +8,7 @@ PiecewiseAffine combine_cases(const PiecewiseAffine& a, const PiecewiseAffine& b
                               ExtractionFailure& why) {
   PiecewiseAffine out;
   if (a.size() * b.size() > kMaxCases) {
-    why = {AccessClass::NonAffine, "too many case splits"};
+    why = {AccessClass::non_affine, "too many case splits"};
     return out;
   }
   for (const AffineCase& x : a) {
@@ -21,7 +21,7 @@ PiecewiseAffine combine_cases(const PiecewiseAffine& a, const PiecewiseAffine& b
       } else if (!y.expr.has_vars()) {
         p.expr = x.expr.scaled(y.expr.constant);
       } else {
-        why = {AccessClass::NonAffine, "product of two index variables"};
+        why = {AccessClass::non_affine, "product of two index variables"};
         return {};
       }
       p.constraints = x.constraints;
@@ -36,7 +36,7 @@ PiecewiseAffine combine_cases(const PiecewiseAffine& a, const PiecewiseAffine& b
 std::optional<PiecewiseAffine> min_max_cases(const std::vector<PiecewiseAffine>& ops, bool is_max,
                                              ExtractionFailure& why) {
   if (ops.size() > 4) {
-    why = {AccessClass::NonAffine, "min/max with many operands"};
+    why = {AccessClass::non_affine, "min/max with many operands"};
     return std::nullopt;
   }
   PiecewiseAffine out;
@@ -59,7 +59,7 @@ std::optional<PiecewiseAffine> min_max_cases(const std::vector<PiecewiseAffine>&
         }
         partial = std::move(next);
         if (partial.size() > kMaxCases) {
-          why = {AccessClass::NonAffine, "too many case splits"};
+          why = {AccessClass::non_affine, "too many case splits"};
           return std::nullopt;
         }
       }
@@ -67,7 +67,7 @@ std::optional<PiecewiseAffine> min_max_cases(const std::vector<PiecewiseAffine>&
     }
   }
   if (out.size() > kMaxCases) {
-    why = {AccessClass::NonAffine, "too many case splits"};
+    why = {AccessClass::non_affine, "too many case splits"};
     return std::nullopt;
   }
   return out;
@@ -78,26 +78,26 @@ PiecewiseAffine divide_cases(const PiecewiseAffine& xs, std::int64_t c, Division
   PiecewiseAffine out;
   const AffineExpr cc = constant_expr(c);
   for (const AffineCase& x : xs) {
-    const Var q{Var::Kind::Loop, static_cast<std::uint32_t>(loop_names.size())};
+    const Var q{Var::Kind::loop, static_cast<std::uint32_t>(loop_names.size())};
     loop_names.push_back("q" + std::to_string(loop_names.size() + 1));
     const AffineExpr cq = AffineExpr::of_var(q, ParamPoly::constant(c));
     const AffineExpr qe = AffineExpr::of_var(q);
     {
-      // x >= 0 (assumed for FloorNonNegative): c*q <= x <= c*q + c - 1 for both roundings.
+      // x >= 0 (assumed for floor_non_negative): c*q <= x <= c*q + c - 1 for both roundings.
       AffineCase p = x;
-      if (kind != DivisionKind::FloorNonNegative) p.constraints.push_back(ge0(x.expr));
+      if (kind != DivisionKind::floor_non_negative) p.constraints.push_back(ge0(x.expr));
       p.constraints.push_back(ge0(x.expr - cq));
       p.constraints.push_back(ge0(cq + cc - constant_expr(1) - x.expr));
       p.expr = remainder ? x.expr - cq : qe;
       if (simplify(p.constraints)) out.push_back(std::move(p));
     }
-    if (kind == DivisionKind::FloorNonNegative) continue;
+    if (kind == DivisionKind::floor_non_negative) continue;
     // x < 0, quotient -q: floor gives -c*q <= x <= -c*q + c - 1 (q >= 1), toward zero gives
     // -c*q - (c - 1) <= x <= -c*q.
     AffineCase n = x;
     n.constraints.push_back(ge0(constant_expr(-1) - x.expr));
     const AffineExpr minus_cq = cq.scaled(ParamPoly::constant(-1));
-    if (kind == DivisionKind::Floor) {
+    if (kind == DivisionKind::floor) {
       n.constraints.push_back(ge0(x.expr - minus_cq));
       n.constraints.push_back(ge0(minus_cq + cc - constant_expr(1) - x.expr));
     } else {
@@ -114,7 +114,7 @@ void eliminate_one_sided_existentials(AccessPiece& piece) {
   std::set<Var> vars;
   for (const Constraint& c : piece.constraints) {
     for (const auto& [v, k] : c.expr.coefficients) {
-      if (v.kind == Var::Kind::Loop && piece.byte_offset.coefficients.count(v) == 0) vars.insert(v);
+      if (v.kind == Var::Kind::loop && piece.byte_offset.coefficients.count(v) == 0) vars.insert(v);
     }
   }
   for (const Var& v : vars) {
@@ -124,7 +124,7 @@ void eliminate_one_sided_existentials(AccessPiece& piece) {
       const ParamPoly a = c.expr.coefficient(v);
       if (a.is_zero()) continue;
       const std::optional<std::int64_t> k = a.constant_value();
-      if (!k || c.relation != Constraint::Relation::GreaterEqualZero) {
+      if (!k || c.relation != Constraint::Relation::greater_equal_zero) {
         lower_only = upper_only = false;
         break;
       }

@@ -44,7 +44,7 @@ inline constexpr std::size_t kMaxCases = 32;
 [[nodiscard]] std::optional<PiecewiseAffine> min_max_cases(const std::vector<PiecewiseAffine>& ops,
                                                            bool is_max, ExtractionFailure& why);
 
-enum class DivisionKind { FloorNonNegative, Floor, TowardZero };
+enum class DivisionKind { floor_non_negative, floor, toward_zero };
 
 /// x / c (or x mod c) for a constant c > 0, exactly: a fresh existential variable q with
 /// c*q <= x <= c*q + c - 1 (floor) is the quotient. Loop-kind variables are >= 0, so a quotient

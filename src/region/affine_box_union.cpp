@@ -56,12 +56,12 @@ IntervalSet AffineBoxUnion::bytes(std::uint64_t max_intervals, bool& exact) cons
   std::vector<AffineAccess> rest;
   for (const AffineAccess& a : deferred_) trim_covered(a, cheap, rest);
   if (rest.size() == 1 && cheap.empty()) {  // the common large case: no copy
-    GeneratedRanges r = generate_ranges(rest.front(), 1, max_intervals, BelowZero::Clip);
+    GeneratedRanges r = generate_ranges(rest.front(), 1, max_intervals, BelowZero::clip);
     exact = exact && r.exact;
     return std::move(r.bytes);
   }
   for (const AffineAccess& a : rest) {
-    const GeneratedRanges r = generate_ranges(a, 1, max_intervals, BelowZero::Clip);
+    const GeneratedRanges r = generate_ranges(a, 1, max_intervals, BelowZero::clip);
     exact = exact && r.exact;
     append_run(r.bytes, out, runs);
   }
@@ -352,7 +352,7 @@ bool AffineBoxUnion::emit(const Part& part, const std::pair<std::int64_t, std::i
   // A probe with a small limit: a box that would give more intervals is deferred (see
   // generate: bytes already covered are trimmed first).
   const GeneratedRanges r =
-      generate_ranges(access, 1, std::min(max_intervals, kProbeIntervals), BelowZero::Clip);
+      generate_ranges(access, 1, std::min(max_intervals, kProbeIntervals), BelowZero::clip);
   if (!r.exact && max_intervals > kProbeIntervals) {
     deferred_.push_back(access);
     return true;

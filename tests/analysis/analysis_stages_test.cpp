@@ -57,9 +57,9 @@ TEST(Extraction, ArgumentsAndClassesOfAStencil) {
   const KernelAccessInfo k = test::analyze_kernel(src, "s");
   ASSERT_EQ(k.args.size(), 4U);
   EXPECT_EQ(k.args[0].name, "in");
-  EXPECT_EQ(k.args[0].kind, ArgKind::GlobalBuffer);
-  EXPECT_EQ(k.args[2].kind, ArgKind::LocalBuffer);
-  EXPECT_EQ(k.args[3].kind, ArgKind::Scalar);
+  EXPECT_EQ(k.args[0].kind, ArgKind::global_buffer);
+  EXPECT_EQ(k.args[2].kind, ArgKind::local_buffer);
+  EXPECT_EQ(k.args[3].kind, ArgKind::scalar);
   EXPECT_GE(k.stats.affine, 2U);
   EXPECT_GE(k.stats.affine_rectangular, 3U);
   EXPECT_EQ(k.stats.indirect + k.stats.non_affine + k.stats.unknown_call, 0U);

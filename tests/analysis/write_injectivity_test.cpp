@@ -73,7 +73,7 @@ std::size_t check_launches(const KernelAccessInfo& k, WriteInjectivity expected,
     EXPECT_EQ(gen.splittable(l.range, args, &reason), !collide) << reason;
     // The concrete check agrees with the oracle too.
     KernelAccessInfo concrete = k;
-    concrete.write_injectivity = WriteInjectivity::Parametric;
+    concrete.write_injectivity = WriteInjectivity::parametric;
     EXPECT_EQ(KernelRangeGenerator(concrete).splittable(l.range, args), !collide);
     // Asking again is answered from the cache (or from the analysis).
     const std::size_t before = gen.launch_time_checks();
@@ -97,7 +97,7 @@ TEST(ParametricWriteInjectivity, GlobalIdWriteIsInjectiveForEveryLaunch) {
       {nd({32, 1, 1}, {32, 1, 1}, 1), {{2, 100}, {3, 3}}},
   };
   const std::size_t checks = check_launches(
-      k, WriteInjectivity::Injective, launches, [](const Launch& l, const Item& it, Touched& t) {
+      k, WriteInjectivity::injective, launches, [](const Launch& l, const Item& it, Touched& t) {
         const std::int64_t i = it.global_id[0];
         if (i < l.scalars[0].second) t.store("a", i + l.scalars[1].second, 4);
         if (it.local_id[0] < 64) t.store("b", it.group_id[0] * 64 + it.local_id[0], 4);
@@ -114,7 +114,7 @@ TEST(ParametricWriteInjectivity, TwoDimensionalRowMajorWithConstantWidthIsInject
       if (x < W) out[y * W + x] = 0.0f;
     })",
                                                   "k");
-  EXPECT_EQ(k.write_injectivity, WriteInjectivity::Injective) << k.write_injectivity_reason;
+  EXPECT_EQ(k.write_injectivity, WriteInjectivity::injective) << k.write_injectivity_reason;
 }
 
 TEST(ParametricWriteInjectivity, EveryGroupWritingTheSameElementsIsNeverInjective) {
@@ -131,7 +131,7 @@ TEST(ParametricWriteInjectivity, EveryGroupWritingTheSameElementsIsNeverInjectiv
       {nd({8, 1, 1}, {8, 1, 1}, 1), {}},  // one work-group: nothing to collide with
       {nd({4, 6, 1}, {4, 3, 1}, 2), {}},  // beyond the dimensions the writes use: concrete check
   };
-  const std::size_t checks = check_launches(k, WriteInjectivity::NotInjective, launches,
+  const std::size_t checks = check_launches(k, WriteInjectivity::not_injective, launches,
                                             [](const Launch& l, const Item& it, Touched& t) {
                                               (void)l;
                                               t.store("a", it.local_id[0], 4);
@@ -150,7 +150,7 @@ TEST(ParametricWriteInjectivity, ScaledIndexDependsOnTheScalar) {
   for (std::int64_t s : {0, 1, 3}) launches.push_back({nd({32, 1, 1}, {8, 1, 1}, 1), {{1, s}}});
   launches.push_back({nd({8, 1, 1}, {8, 1, 1}, 1), {{1, 0}}});
   const std::size_t checks = check_launches(
-      k, WriteInjectivity::Parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
+      k, WriteInjectivity::parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
         t.store("a", it.global_id[0] * l.scalars[0].second, 4);
       });
   EXPECT_EQ(checks, launches.size()) << "one concrete check per distinct launch";
@@ -169,7 +169,7 @@ TEST(ParametricWriteInjectivity, GuardedBlockDependsOnScalarAndLocalSize) {
     launches.push_back({nd({64, 1, 1}, {8, 1, 1}, 1), {{1, n}}});
   }
   const std::size_t checks = check_launches(
-      k, WriteInjectivity::Parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
+      k, WriteInjectivity::parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
         if (it.local_id[0] < l.scalars[0].second)
           t.store("a", it.group_id[0] * 8 + it.local_id[0], 4);
       });
@@ -190,7 +190,7 @@ TEST(ParametricWriteInjectivity, NeighbourWriteCollidesAcrossGroupsOnly) {
       {nd({16, 1, 1}, {4, 1, 1}, 1), {}},
       {nd({4, 1, 1}, {4, 1, 1}, 1), {}},
   };
-  check_launches(k, WriteInjectivity::Parametric, launches,
+  check_launches(k, WriteInjectivity::parametric, launches,
                  [](const Launch& l, const Item& it, Touched& t) {
                    (void)l;
                    t.store("a", it.global_id[0], 4);
@@ -205,7 +205,7 @@ TEST(ParametricWriteInjectivity, UnsplittableKernelsAreLeftToTheStaticVerdict) {
     })",
                                                   "k");
   EXPECT_FALSE(k.statically_splittable);
-  EXPECT_EQ(k.write_injectivity, WriteInjectivity::Parametric);
+  EXPECT_EQ(k.write_injectivity, WriteInjectivity::parametric);
   EXPECT_FALSE(KernelRangeGenerator(k).splittable(nd({16, 1, 1}, {4, 1, 1}, 1), {}));
 }
 

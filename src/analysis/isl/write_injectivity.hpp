@@ -31,15 +31,15 @@ namespace unimem {
 /// times that of the local id are merged with it into a global id: injective over work-items
 /// implies injective over work-groups), and isl computes the parameter values for which two
 /// different work-groups (work-items) write a common byte:
-/// - none: Injective, no launch-time check;
-/// - all values with two or more work-groups (group-level map only): NotInjective, reason names
+/// - none: injective, no launch-time check;
+/// - all values with two or more work-groups (group-level map only): not_injective, reason names
 ///   the argument;
 /// - otherwise, or when a coefficient depends on a parameter (a[i * s], row * w), a product of
-///   parameters is needed or isl gives up: Parametric, the launch-time check decides.
+///   parameters is needed or isl gives up: parametric, the launch-time check decides.
 /// Global offsets are >= 0. The verdict covers launches with one work-group in every dimension
 /// from *dims on (the dimensions the writes use come before it; beyond them every work-group
 /// would write the same bytes); other launches are checked concretely.
-/// Statically unsplittable kernels (non-affine writes) give Parametric: they are never split.
+/// Statically unsplittable kernels (non-affine writes) give parametric: they are never split.
 [[nodiscard]] WriteInjectivity parametric_write_injectivity(const KernelAccessInfo& kernel,
                                                             std::string* reason,
                                                             std::uint32_t* dims = nullptr);

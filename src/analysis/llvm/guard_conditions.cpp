@@ -83,13 +83,13 @@ bool GuardConditions::flag_condition(const llvm::SCEV* s, bool taken, Dnf& out,
         if (simplify(c)) out.push_back(std::move(c));
       }
       if (out.size() > kMaxDisjuncts) {
-        why = {AccessClass::NonAffine, "condition too complex"};
+        why = {AccessClass::non_affine, "condition too complex"};
         return false;
       }
       return true;
     }
     default:
-      why = {AccessClass::NonAffine, "flag not computable"};
+      why = {AccessClass::non_affine, "flag not computable"};
       return false;
   }
 }
@@ -164,9 +164,9 @@ bool GuardConditions::condition(llvm::Value* cond, bool taken, Dnf& out, Extract
     }
   }
   if (llvm::isa<llvm::LoadInst>(cond)) {
-    why = {AccessClass::Indirect, "condition depends on loaded data"};
+    why = {AccessClass::indirect, "condition depends on loaded data"};
   } else {
-    why = {AccessClass::NonAffine, "condition " + value_text(cond)};
+    why = {AccessClass::non_affine, "condition " + value_text(cond)};
   }
   return false;
 }
@@ -197,7 +197,7 @@ bool GuardConditions::junction(llvm::Value* a, llvm::Value* b, bool is_and, bool
 
 bool GuardConditions::compare(llvm::ICmpInst* cmp, bool taken, Dnf& out, ExtractionFailure& why) {
   if (!cmp->getOperand(0)->getType()->isIntegerTy()) {
-    why = {AccessClass::NonAffine, "pointer comparison"};
+    why = {AccessClass::non_affine, "pointer comparison"};
     return false;
   }
   const llvm::CmpInst::Predicate pred = taken ? cmp->getPredicate() : cmp->getInversePredicate();
@@ -249,7 +249,7 @@ bool GuardConditions::compare(llvm::ICmpInst* cmp, bool taken, Dnf& out, Extract
           alternatives = {{ge0(a - b)}, {ge0(constant_expr(-1) - a)}};
           break;
         default:
-          why = {AccessClass::NonAffine, "unsupported comparison"};
+          why = {AccessClass::non_affine, "unsupported comparison"};
           return false;
       }
       for (Conjunction& alt : alternatives) {
@@ -259,7 +259,7 @@ bool GuardConditions::compare(llvm::ICmpInst* cmp, bool taken, Dnf& out, Extract
     }
   }
   if (out.size() > kMaxDisjuncts) {
-    why = {AccessClass::NonAffine, "condition too complex"};
+    why = {AccessClass::non_affine, "condition too complex"};
     return false;
   }
   return true;

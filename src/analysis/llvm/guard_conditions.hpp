@@ -50,7 +50,7 @@ class GuardConditions {
     const bool ok = build();
     const bool weakened = partially_dropped_;
     partially_dropped_ = saved;
-    if (ok && weakened) why = {AccessClass::NonAffine, weakened_reason};
+    if (ok && weakened) why = {AccessClass::non_affine, weakened_reason};
     return ok && !weakened;
   }
 

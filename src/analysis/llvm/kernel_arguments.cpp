@@ -35,16 +35,16 @@ std::vector<ArgumentAccess> describe_kernel_arguments(const llvm::Function& kern
     if (arg.base_type_name.empty()) arg.base_type_name = arg.type_name;
     if (auto* pt = llvm::dyn_cast<llvm::PointerType>(a.getType())) {
       const unsigned as = pt->getAddressSpace();
-      arg.kind = as == kGlobalAddressSpace     ? ArgKind::GlobalBuffer
-                 : as == kConstantAddressSpace ? ArgKind::ConstantBuffer
-                 : as == kLocalAddressSpace    ? ArgKind::LocalBuffer
-                                               : ArgKind::Other;
+      arg.kind = as == kGlobalAddressSpace     ? ArgKind::global_buffer
+                 : as == kConstantAddressSpace ? ArgKind::constant_buffer
+                 : as == kLocalAddressSpace    ? ArgKind::local_buffer
+                                               : ArgKind::other;
     } else if (a.getType()->isIntegerTy() || a.getType()->isFloatingPointTy()) {
-      arg.kind = ArgKind::Scalar;
+      arg.kind = ArgKind::scalar;
       arg.scalar_bits = static_cast<std::uint32_t>(a.getType()->getPrimitiveSizeInBits());
       arg.scalar_floating = a.getType()->isFloatingPointTy();
     } else {
-      arg.kind = ArgKind::Other;
+      arg.kind = ArgKind::other;
     }
     out.push_back(std::move(arg));
   }

@@ -29,7 +29,7 @@ struct KernelScope {
   /// The kernel's access information as extracted so far. Fresh variables (division quotients,
   /// implicit ranges) are loop variables appended to info.loop_names.
   KernelAccessInfo& info;
-  /// The loop variable (Var::index of Kind::Loop) counting each loop's iterations.
+  /// The loop variable (Var::index of Kind::loop) counting each loop's iterations.
   std::map<const llvm::Loop*, std::uint32_t> loop_ids;
 };
 

@@ -115,7 +115,7 @@ void MemoryReferences::visit_call(llvm::CallInst& call) {
     if (!is_global_pointer(a)) continue;
     const bool constant =
         llvm::cast<llvm::PointerType>(a->getType())->getAddressSpace() == kConstantAddressSpace;
-    record_unknown(call, a, !constant, AccessClass::UnknownCall,
+    record_unknown(call, a, !constant, AccessClass::unknown_call,
                    "passed to " + (name.empty() ? std::string("an indirect call") : name));
   }
 }
@@ -151,7 +151,7 @@ void MemoryReferences::record(llvm::Instruction& inst, llvm::Value* ptr, std::ui
       record_unknown(inst, ptr, is_write, why.access_class, "length: " + why.reason);
       return;
     }
-    const Var t{Var::Kind::Loop, static_cast<std::uint32_t>(scope_.info.loop_names.size())};
+    const Var t{Var::Kind::loop, static_cast<std::uint32_t>(scope_.info.loop_names.size())};
     scope_.info.loop_names.push_back("t" + std::to_string(scope_.info.loop_names.size() + 1));
     extra.clear();
     for (const AffineCase& l : *len) {
@@ -207,12 +207,12 @@ void MemoryReferences::record_with_extra(llvm::Instruction& inst, llvm::Value* p
   if (!is_global_pointer(ptr)) return;
   const std::vector<const llvm::Argument*> args = targets(ptr);
   if (args.empty()) {
-    record_unknown(inst, ptr, is_write, AccessClass::UnknownCall, "pointer of unknown origin");
+    record_unknown(inst, ptr, is_write, AccessClass::unknown_call, "pointer of unknown origin");
     return;
   }
   bool dropped = false;
   const Dnf guard = conditions_.guards(inst.getParent(), dropped);
-  AccessClass worst = AccessClass::Affine;
+  AccessClass worst = AccessClass::affine;
   std::vector<std::pair<std::uint32_t, std::vector<AccessPiece>>> per_arg;
   std::optional<ExtractionFailure> failure;
   for (const llvm::Argument* a : args) {
@@ -230,7 +230,7 @@ void MemoryReferences::record_with_extra(llvm::Instruction& inst, llvm::Value* p
         subscript = std::move(with_extra);
       }
     } else if (why.reason.empty()) {
-      why = {AccessClass::NonAffine, "pointer offset not computable"};
+      why = {AccessClass::non_affine, "pointer offset not computable"};
     }
     if (!subscript) {
       failure = why;

@@ -26,7 +26,7 @@ std::optional<PiecewiseAffine> ScevToAffine::convert(const llvm::SCEV* s, Extrac
   }
   std::optional<PiecewiseAffine> r = convert_uncached(s, why);
   if (r.has_value() && r->size() > kMaxCases) {
-    why = {AccessClass::NonAffine, "too many case splits"};
+    why = {AccessClass::non_affine, "too many case splits"};
     r.reset();
   }
   memo_[s] = r;
@@ -41,7 +41,7 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_uncached(const llvm::SCEV* 
     case scConstant: {
       const APInt& v = cast<SCEVConstant>(s)->getAPInt();
       if (v.getMinSignedBits() > 64) {
-        why = {AccessClass::NonAffine, "constant wider than 64 bits"};
+        why = {AccessClass::non_affine, "constant wider than 64 bits"};
         return std::nullopt;
       }
       return single_case(constant_expr(v.getSExtValue()));
@@ -52,7 +52,7 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_uncached(const llvm::SCEV* 
       const unsigned bits = s->getType()->getIntegerBitWidth();
       std::optional<PiecewiseAffine> x = convert(cast<SCEVCastExpr>(s)->getOperand(0), why);
       if (!x || bits >= 32) return x;
-      return divide_cases(*x, std::int64_t{1} << bits, DivisionKind::Floor, /*remainder=*/true,
+      return divide_cases(*x, std::int64_t{1} << bits, DivisionKind::floor, /*remainder=*/true,
                           scope_.info.loop_names);
     }
     case scZeroExtend:
@@ -109,18 +109,18 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_uncached(const llvm::SCEV* 
       const auto* div = cast<SCEVUDivExpr>(s);
       const auto* c = dyn_cast<SCEVConstant>(div->getRHS());
       if (c == nullptr || c->getAPInt().getActiveBits() > 62 || c->getAPInt().isZero()) {
-        why = {AccessClass::NonAffine, "division by a non-constant"};
+        why = {AccessClass::non_affine, "division by a non-constant"};
         return std::nullopt;
       }
       std::optional<PiecewiseAffine> x = convert(div->getLHS(), why);
       if (!x) return std::nullopt;
       // Unsigned division of a (non-negative) index: floor.
       return divide_cases(*x, static_cast<std::int64_t>(c->getAPInt().getZExtValue()),
-                          DivisionKind::FloorNonNegative, /*remainder=*/false,
+                          DivisionKind::floor_non_negative, /*remainder=*/false,
                           scope_.info.loop_names);
     }
     default:
-      why = {AccessClass::NonAffine, "subscript not computable"};
+      why = {AccessClass::non_affine, "subscript not computable"};
       return std::nullopt;
   }
 }
@@ -155,24 +155,24 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_flag(const llvm::SCEV* flag
 std::optional<PiecewiseAffine> ScevToAffine::convert_add_rec(const llvm::SCEVAddRecExpr* rec,
                                                              ExtractionFailure& why) {
   if (!rec->isAffine()) {
-    why = {AccessClass::NonAffine, "non-affine recurrence"};
+    why = {AccessClass::non_affine, "non-affine recurrence"};
     return std::nullopt;
   }
   const llvm::Loop* loop = rec->getLoop();
   auto id = scope_.loop_ids.find(loop);
   if (id == scope_.loop_ids.end()) {
-    why = {AccessClass::NonAffine, "recurrence of an unknown loop"};
+    why = {AccessClass::non_affine, "recurrence of an unknown loop"};
     return std::nullopt;
   }
   std::optional<PiecewiseAffine> start = convert(rec->getStart(), why);
   if (!start) return std::nullopt;
   std::optional<PiecewiseAffine> step = convert(rec->getStepRecurrence(scope_.se), why);
   if (!step) return std::nullopt;
-  const Var iv{Var::Kind::Loop, id->second};
+  const Var iv{Var::Kind::loop, id->second};
   PiecewiseAffine scaled_iv;
   for (const AffineCase& st : *step) {
     if (st.expr.has_vars()) {
-      why = {AccessClass::NonAffine, "loop step depends on an index variable"};
+      why = {AccessClass::non_affine, "loop step depends on an index variable"};
       return std::nullopt;
     }
     scaled_iv.push_back(AffineCase{AffineExpr::of_var(iv, st.expr.constant), st.constraints});
@@ -198,7 +198,7 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_add_rec(const llvm::SCEVAdd
 
 std::optional<PiecewiseAffine> ScevToAffine::convert_value(llvm::Value* v, ExtractionFailure& why) {
   if (!v->getType()->isIntegerTy()) {
-    why = {AccessClass::NonAffine, "non-integer index"};
+    why = {AccessClass::non_affine, "non-integer index"};
     return std::nullopt;
   }
   return convert(scope_.se.getSCEV(v), why);
@@ -209,11 +209,11 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_unknown(llvm::Value* v,
   if (auto* a = llvm::dyn_cast<llvm::Argument>(v)) {
     if (a->getParent() == &scope_.kernel && a->getType()->isIntegerTy()) {
       return single_case(
-          AffineExpr::of_constant(ParamPoly::param({Param::Kind::ScalarArg, a->getArgNo()})));
+          AffineExpr::of_constant(ParamPoly::param({Param::Kind::scalar_arg, a->getArgNo()})));
     }
   }
   if (llvm::isa<llvm::LoadInst>(v) || llvm::isa<llvm::AtomicRMWInst>(v)) {
-    why = {AccessClass::Indirect, "subscript depends on loaded data"};
+    why = {AccessClass::indirect, "subscript depends on loaded data"};
     return std::nullopt;
   }
   if (auto* sel = llvm::dyn_cast<llvm::SelectInst>(v)) {
@@ -272,12 +272,12 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_unknown(llvm::Value* v,
         const std::int64_t c = shift ? (std::int64_t{1} << kv) : static_cast<std::int64_t>(kv);
         std::optional<PiecewiseAffine> x = convert_value(bin->getOperand(0), why);
         if (!x) return std::nullopt;
-        return divide_cases(*x, c, shift ? DivisionKind::Floor : DivisionKind::TowardZero,
+        return divide_cases(*x, c, shift ? DivisionKind::floor : DivisionKind::toward_zero,
                             op == llvm::Instruction::SRem, scope_.info.loop_names);
       }
     }
   }
-  why = {AccessClass::NonAffine, "subscript uses " + value_text(v)};
+  why = {AccessClass::non_affine, "subscript uses " + value_text(v)};
   return std::nullopt;
 }
 
@@ -285,7 +285,7 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_call(llvm::CallInst* call,
                                                           ExtractionFailure& why) {
   const llvm::Function* callee = call->getCalledFunction();
   if (callee == nullptr) {
-    why = {AccessClass::UnknownCall, "indirect call"};
+    why = {AccessClass::unknown_call, "indirect call"};
     return std::nullopt;
   }
   const std::string name = builtin_name(callee->getName());
@@ -303,20 +303,20 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_call(llvm::CallInst* call,
   if (wi != kWorkItem.end()) {
     const std::optional<std::uint32_t> d = dim_arg();
     if (!d) {
-      why = {AccessClass::NonAffine, name + " with a non-constant dimension"};
+      why = {AccessClass::non_affine, name + " with a non-constant dimension"};
       return std::nullopt;
     }
     if (*d > 2) {
       // Out-of-range dimensions: ids are 0, sizes 1 (OpenCL 1.2 section 6.12.1).
       return single_case(constant_expr(wi->second >= 3 && wi->second <= 5 ? 1 : 0));
     }
-    const Var group{Var::Kind::GroupId, *d};
-    const Var local{Var::Kind::LocalId, *d};
-    const ParamPoly ls = ParamPoly::param({Param::Kind::LocalSize, *d});
+    const Var group{Var::Kind::group_id, *d};
+    const Var local{Var::Kind::local_id, *d};
+    const ParamPoly ls = ParamPoly::param({Param::Kind::local_size, *d});
     switch (wi->second) {
       case 0: {  // global id = group * local size + local id + global offset
         AffineExpr e = AffineExpr::of_var(group, ls) + AffineExpr::of_var(local);
-        e.constant = ParamPoly::param({Param::Kind::GlobalOffset, *d});
+        e.constant = ParamPoly::param({Param::Kind::global_offset, *d});
         return single_case(e);
       }
       case 1:
@@ -326,13 +326,14 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_call(llvm::CallInst* call,
       case 3:
         return single_case(AffineExpr::of_constant(ls));
       case 4:
-        return single_case(AffineExpr::of_constant(ParamPoly::param({Param::Kind::NumGroups, *d})));
+        return single_case(
+            AffineExpr::of_constant(ParamPoly::param({Param::Kind::num_groups, *d})));
       case 5:
         return single_case(
-            AffineExpr::of_constant(ParamPoly::param({Param::Kind::GlobalSize, *d})));
+            AffineExpr::of_constant(ParamPoly::param({Param::Kind::global_size, *d})));
       default:
         return single_case(
-            AffineExpr::of_constant(ParamPoly::param({Param::Kind::GlobalOffset, *d})));
+            AffineExpr::of_constant(ParamPoly::param({Param::Kind::global_offset, *d})));
     }
   }
   // Integer builtins that are affine or piecewise affine.
@@ -360,7 +361,7 @@ std::optional<PiecewiseAffine> ScevToAffine::convert_call(llvm::CallInst* call,
     if (!lo) return std::nullopt;
     return min_max_cases({*lo, ops[2]}, /*is_max=*/false, why);
   }
-  if (why.reason.empty()) why = {AccessClass::UnknownCall, "subscript uses call to " + name};
+  if (why.reason.empty()) why = {AccessClass::unknown_call, "subscript uses call to " + name};
   return std::nullopt;
 }
 
