@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "test_support.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {

@@ -8,7 +8,7 @@
 #include <map>
 
 #include "analysis/isl/write_injectivity.hpp"
-#include "test_support.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {

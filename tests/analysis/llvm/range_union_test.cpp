@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "test_support.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {

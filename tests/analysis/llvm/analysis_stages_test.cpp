@@ -5,7 +5,7 @@
 #include "analysis/analysis_cache.hpp"
 #include "analysis/isl/write_injectivity.hpp"
 #include "analysis/llvm/frontend.hpp"
-#include "test_support.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {
