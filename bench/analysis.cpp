@@ -12,9 +12,9 @@
 #include <vector>
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
+#include "analysis/isl/write_injectivity.hpp"
+#include "analysis/kernel_ranges.hpp"
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
-#include "analysis/write_injectivity.hpp"
 #if defined(UNIMEM_HAVE_OPENCL) && UNIMEM_HAVE_OPENCL
 #include <CL/cl.h>
 #endif
@@ -141,12 +141,13 @@ void BM_LaunchRanges(benchmark::State& state) {
     state.SkipWithError("kernel not found");
     return;
   }
-  const RangeGenerator gen(*k);
+  const KernelRangeGenerator gen(*k);
   LaunchArguments args;
   for (const auto& [i, v] : c.scalars) args.set_scalar(i, v);
-  GroupBox half = GroupBox::all(c.range);
-  const std::size_t d = c.range.dims - 1;
-  half.begin[d] = half.end[d] / 2;
+  const Box<3> all = all_groups(c.range);
+  Box<3>::Point from = all.min();
+  from[c.range.dims - 1] = all.max()[c.range.dims - 1] / 2;
+  const Box<3> half(from, all.max());
   std::size_t intervals = 0;
   for (auto _ : state) {
     const LaunchRanges r = gen.ranges(c.range, half, args);
@@ -186,7 +187,7 @@ CorpusKernelLaunch corpus_launch(std::shared_ptr<const ProgramAccessInfo> progra
   for (const ArgumentAccess& a : k.args) {
     if (a.is_buffer()) {
       c.args.set_buffer_size(a.index, std::uint64_t{1} << 40);
-    } else if (a.kind == ArgKind::Scalar) {
+    } else if (a.kind == ArgKind::scalar) {
       c.args.set_scalar(a.index, static_cast<std::int64_t>(size));
     }
   }
@@ -194,10 +195,11 @@ CorpusKernelLaunch corpus_launch(std::shared_ptr<const ProgramAccessInfo> progra
 }
 
 void BM_CorpusLaunchRanges(benchmark::State& state, const CorpusKernelLaunch& c) {
-  const RangeGenerator gen(*c.kernel);
-  GroupBox half = GroupBox::all(c.range);
-  const std::size_t d = c.range.dims - 1;
-  half.begin[d] = half.end[d] / 2;
+  const KernelRangeGenerator gen(*c.kernel);
+  const Box<3> all = all_groups(c.range);
+  Box<3>::Point from = all.min();
+  from[c.range.dims - 1] = all.max()[c.range.dims - 1] / 2;
+  const Box<3> half(from, all.max());
   std::size_t intervals = 0;
   try {
     for (auto _ : state) {
@@ -235,7 +237,7 @@ void BM_ParametricInjectivity(benchmark::State& state) {
   const ProgramAccessInfo info = analyze_program(corpus_source(c.file), c.options);
   const KernelAccessInfo* k = info.find_kernel(c.kernel);
   std::string reason;
-  WriteInjectivity w = WriteInjectivity::Parametric;
+  WriteInjectivity w = WriteInjectivity::parametric;
   for (auto _ : state) {
     w = parametric_write_injectivity(*k, &reason);
     benchmark::DoNotOptimize(w);
@@ -253,7 +255,7 @@ void BM_WriteInjectivityUncached(benchmark::State& state) {
   LaunchArguments args;
   for (const auto& [i, v] : c.scalars) args.set_scalar(i, v);
   for (auto _ : state) {
-    const RangeGenerator gen(*k);  // fresh cache
+    const KernelRangeGenerator gen(*k);  // fresh cache
     benchmark::DoNotOptimize(gen.splittable(c.range, args));
   }
   state.SetLabel(c.kernel);

@@ -14,8 +14,9 @@
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
 #include <nlohmann/json.hpp>
 
+#include "analysis/analysis_cache.hpp"
+#include "analysis/kernel_ranges.hpp"
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
 #include "analysis/scalar_argument.hpp"
 #endif
 
@@ -178,8 +179,10 @@ void run_analyze(const AnalyzeOptions& o) {
     if (offset_dims != range.dims) throw std::runtime_error("--offset and --global differ in rank");
   }
   validate_for_analysis(range);
-  GroupBox groups = GroupBox::all(range);
+  Box<3> groups = all_groups(range);
   if (!o.groups.empty()) {
+    Box<3>::Point begin = groups.min();
+    Box<3>::Point end = groups.max();
     const std::vector<std::string> dims = split(o.groups, ',');
     if (dims.size() > range.dims)
       throw std::runtime_error("--groups has more dimensions than --global");
@@ -189,9 +192,15 @@ void run_analyze(const AnalyzeOptions& o) {
       const std::int64_t b = parse_int(be[0], "--groups");
       const std::int64_t e = parse_int(be[1], "--groups");
       if (b < 0 || e < b) throw std::runtime_error("--groups: invalid range " + dims[d]);
-      groups.begin[d] = static_cast<std::uint64_t>(b);
-      groups.end[d] = static_cast<std::uint64_t>(e);
+      // Checked here: an empty box (b == e) has no bounds left for the generator to check.
+      if (e > groups.max()[d]) {
+        throw std::runtime_error("--groups: range " + dims[d] + " is outside the NDRange (" +
+                                 std::to_string(groups.max()[d]) + " work-groups)");
+      }
+      begin[d] = b;
+      end[d] = e;
     }
+    groups = Box<3>(begin, end);
   }
   LaunchArguments args;
   for (const std::string& a : o.args) {
@@ -200,7 +209,7 @@ void run_analyze(const AnalyzeOptions& o) {
       throw std::runtime_error("--arg takes NAME=VALUE, got '" + a + "'");
     const ArgumentAccess& arg = find_argument(kernel, a.substr(0, eq), "--arg");
     const std::string value = a.substr(eq + 1);
-    if (arg.is_buffer() || arg.kind != ArgKind::Scalar) {
+    if (arg.is_buffer() || arg.kind != ArgKind::scalar) {
       throw std::runtime_error("--arg: argument '" + arg.name + "' is not a scalar (use --buffer)");
     }
     ScalarArgumentValue parsed;
@@ -221,7 +230,7 @@ void run_analyze(const AnalyzeOptions& o) {
     if (bytes < 0) throw std::runtime_error("--buffer: negative size for '" + arg.name + "'");
     args.set_buffer_size(arg.index, static_cast<std::uint64_t>(bytes));
   }
-  RangeGenerator generator(kernel);
+  KernelRangeGenerator generator(kernel);
   const auto t0 = std::chrono::steady_clock::now();
   LaunchRanges r = generator.ranges(range, groups, args);
   const auto t1 = std::chrono::steady_clock::now();

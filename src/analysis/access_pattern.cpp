@@ -4,59 +4,6 @@
 
 namespace unimem {
 
-const char* to_string(AccessClass c) {
-  switch (c) {
-    case AccessClass::Affine:
-      return "affine";
-    case AccessClass::AffineRectangular:
-      return "affine, rectangular constraints";
-    case AccessClass::AffineGeneral:
-      return "affine, general constraints";
-    case AccessClass::Indirect:
-      return "indirect";
-    case AccessClass::NonAffine:
-      return "non-affine";
-    case AccessClass::UnknownCall:
-      return "unknown call";
-  }
-  return "?";
-}
-
-void AccessStats::add(AccessClass c) {
-  ++total;
-  switch (c) {
-    case AccessClass::Affine:
-      ++affine;
-      break;
-    case AccessClass::AffineRectangular:
-      ++affine_rectangular;
-      break;
-    case AccessClass::AffineGeneral:
-      ++affine_general;
-      break;
-    case AccessClass::Indirect:
-      ++indirect;
-      break;
-    case AccessClass::NonAffine:
-      ++non_affine;
-      break;
-    case AccessClass::UnknownCall:
-      ++unknown_call;
-      break;
-  }
-}
-
-AccessStats& AccessStats::operator+=(const AccessStats& o) {
-  total += o.total;
-  affine += o.affine;
-  affine_rectangular += o.affine_rectangular;
-  affine_general += o.affine_general;
-  indirect += o.indirect;
-  non_affine += o.non_affine;
-  unknown_call += o.unknown_call;
-  return *this;
-}
-
 ExprNames KernelAccessInfo::names() const {
   ExprNames n;
   for (const ArgumentAccess& a : args) {
@@ -115,11 +62,11 @@ std::string to_string(const KernelAccessInfo& kernel) {
 
 const char* to_string(WriteInjectivity w) {
   switch (w) {
-    case WriteInjectivity::Injective:
+    case WriteInjectivity::injective:
       return "injective";
-    case WriteInjectivity::NotInjective:
+    case WriteInjectivity::not_injective:
       return "not injective";
-    case WriteInjectivity::Parametric:
+    case WriteInjectivity::parametric:
       return "depends on launch parameters";
   }
   return "?";
@@ -130,14 +77,14 @@ std::uint32_t used_dimensions(const KernelAccessInfo& kernel, bool writes_only) 
   auto see_poly = [&dims](const ParamPoly& p) {
     for (const auto& [monomial, c] : p.terms()) {
       for (const Param& q : monomial) {
-        if (q.kind != Param::Kind::ScalarArg) dims = std::max(dims, q.index + 1);
+        if (q.kind != Param::Kind::scalar_arg) dims = std::max(dims, q.index + 1);
       }
     }
   };
   auto see = [&](const AffineExpr& e) {
     see_poly(e.constant);
     for (const auto& [v, c] : e.coefficients) {
-      if (v.kind != Var::Kind::Loop) dims = std::max(dims, v.index + 1);
+      if (v.kind != Var::Kind::loop) dims = std::max(dims, v.index + 1);
       see_poly(c);
     }
   };

@@ -5,29 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/access_class.hpp"
 #include "analysis/affine_expr.hpp"
 
 namespace unimem {
-
-/// The class of one global-memory reference, as in DSOM Table 2 (000_7b2a075be0870d8f.txt):
-/// N1 = affine subscript, no constraint; N2 = affine with rectangular constraints (each constraint
-/// bounds one variable, a global id counting as one); N3 = the rest. N3 is split further: affine
-/// with general (coupled) constraints, which unimem still evaluates exactly, and the three kinds of
-/// "other" that fall back to the whole buffer.
-enum class AccessClass : std::uint8_t {
-  Affine,             // N1
-  AffineRectangular,  // N2
-  AffineGeneral,      // N3, evaluated exactly (enumeration of coupled variables / isl)
-  Indirect,           // N3: subscript depends on loaded data, e.g. a[b[i]]
-  NonAffine,          // N3: products of variables, divisions, unknown phis
-  UnknownCall,        // N3: a call the analysis cannot see through, or a pointer of unknown origin
-};
-
-[[nodiscard]] const char* to_string(AccessClass c);
-[[nodiscard]] inline bool is_affine(AccessClass c) {
-  return c == AccessClass::Affine || c == AccessClass::AffineRectangular ||
-         c == AccessClass::AffineGeneral;
-}
 
 /// One piece of an argument's access pattern: the bytes [offset, offset + width) for every point
 /// of the variables satisfying all constraints (DSOM Eq. 1, subscript in bytes). Loop variables
@@ -36,7 +17,7 @@ struct AccessPiece {
   AffineExpr byte_offset;
   std::uint32_t width = 1;
   std::vector<Constraint> constraints;
-  AccessClass access_class = AccessClass::Affine;
+  AccessClass access_class = AccessClass::affine;
   /// Some guarding condition could not be expressed (data-dependent, non-affine, early loop exit)
   /// and was dropped: the piece over-approximates (a may-access).
   bool conditions_dropped = false;
@@ -48,7 +29,13 @@ struct AccessPiece {
   std::string origin;
 };
 
-enum class ArgKind : std::uint8_t { GlobalBuffer, ConstantBuffer, LocalBuffer, Scalar, Other };
+enum class ArgKind : std::uint8_t {
+  global_buffer,
+  constant_buffer,
+  local_buffer,
+  scalar,
+  other,
+};
 
 struct ArgumentAccess {
   std::uint32_t index = 0;
@@ -56,7 +43,7 @@ struct ArgumentAccess {
   std::string type_name;
   /// The type with typedefs resolved (kernel_arg_base_type), e.g. "uint" for a typedef'd index.
   std::string base_type_name;
-  ArgKind kind = ArgKind::Scalar;
+  ArgKind kind = ArgKind::scalar;
   /// For scalars: the width in bits and whether the type is floating-point (float, double, half).
   std::uint32_t scalar_bits = 0;
   bool scalar_floating = false;
@@ -64,31 +51,16 @@ struct ArgumentAccess {
   std::vector<AccessPiece> writes;
 
   [[nodiscard]] bool is_buffer() const {
-    return kind == ArgKind::GlobalBuffer || kind == ArgKind::ConstantBuffer;
+    return kind == ArgKind::global_buffer || kind == ArgKind::constant_buffer;
   }
-};
-
-/// Per-class reference counts (DSOM Table 2 columns). A reference is one load, store, atomic or
-/// memory builtin call on global memory.
-struct AccessStats {
-  std::uint32_t total = 0;
-  std::uint32_t affine = 0;              // N1
-  std::uint32_t affine_rectangular = 0;  // N2
-  std::uint32_t affine_general = 0;      // N3, still exact here
-  std::uint32_t indirect = 0;            // N3
-  std::uint32_t non_affine = 0;          // N3
-  std::uint32_t unknown_call = 0;        // N3
-
-  void add(AccessClass c);
-  AccessStats& operator+=(const AccessStats& o);
 };
 
 /// Injectivity of the write maps over work-groups (Matz et al. section 4.1) as decided at analysis
 /// time with isl, scalar arguments and NDRange sizes as parameters (write_injectivity.hpp).
 enum class WriteInjectivity : std::uint8_t {
-  Injective,     // for every launch: no launch-time check
-  NotInjective,  // for every launch of two or more work-groups: unsplittable
-  Parametric,    // depends on the launch parameters (or undecided): checked per launch, cached
+  injective,      // for every launch: no launch-time check
+  not_injective,  // for every launch of two or more work-groups: unsplittable
+  parametric,     // depends on the launch parameters (or undecided): checked per launch, cached
 };
 
 [[nodiscard]] const char* to_string(WriteInjectivity w);
@@ -96,15 +68,15 @@ enum class WriteInjectivity : std::uint8_t {
 struct KernelAccessInfo {
   std::string name;
   std::vector<ArgumentAccess> args;
-  /// Names of loop variables (i1, i2, ...), by Var::index of Kind::Loop.
+  /// Names of loop variables (i1, i2, ...), by Var::index of Kind::loop.
   std::vector<std::string> loop_names;
   /// False when some write can never be bounded (indirect or non-affine subscript, unknown call);
-  /// injectivity over work-groups is decided per launch (see RangeGenerator).
+  /// injectivity over work-groups is decided per launch (see KernelRangeGenerator).
   bool statically_splittable = true;
   std::string unsplittable_reason;
-  /// Set by analyze_program; Parametric (check every distinct launch) unless proven otherwise.
-  WriteInjectivity write_injectivity = WriteInjectivity::Parametric;
-  std::string write_injectivity_reason;  // for NotInjective: which argument and why
+  /// Set by analyze_program; parametric (check every distinct launch) unless proven otherwise.
+  WriteInjectivity write_injectivity = WriteInjectivity::parametric;
+  std::string write_injectivity_reason;  // for not_injective: which argument and why
   /// write_injectivity holds for launches with one work-group in every dimension >= this one.
   std::uint32_t write_injectivity_dims = 3;
   AccessStats stats;

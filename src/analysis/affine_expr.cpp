@@ -142,18 +142,18 @@ AffineExpr AffineExpr::scaled(const ParamPoly& factor) const {
 
 std::string to_string(const Param& p, const ExprNames& names) {
   switch (p.kind) {
-    case Param::Kind::ScalarArg:
+    case Param::Kind::scalar_arg:
       if (p.index < names.scalar_args.size() && !names.scalar_args[p.index].empty()) {
         return names.scalar_args[p.index];
       }
       return "arg" + std::to_string(p.index);
-    case Param::Kind::LocalSize:
+    case Param::Kind::local_size:
       return std::string("ls_") + dim_name(p.index);
-    case Param::Kind::NumGroups:
+    case Param::Kind::num_groups:
       return std::string("ws_") + dim_name(p.index);
-    case Param::Kind::GlobalSize:
+    case Param::Kind::global_size:
       return std::string("gs_") + dim_name(p.index);
-    case Param::Kind::GlobalOffset:
+    case Param::Kind::global_offset:
       return std::string("off_") + dim_name(p.index);
   }
   return "?";
@@ -187,11 +187,11 @@ std::string to_string(const ParamPoly& p, const ExprNames& names) {
 
 std::string to_string(const Var& v, const ExprNames& names) {
   switch (v.kind) {
-    case Var::Kind::GroupId:
+    case Var::Kind::group_id:
       return std::string("w_") + dim_name(v.index);
-    case Var::Kind::LocalId:
+    case Var::Kind::local_id:
       return std::string("l_") + dim_name(v.index);
-    case Var::Kind::Loop:
+    case Var::Kind::loop:
       if (v.index < names.loops.size()) return names.loops[v.index];
       return "i" + std::to_string(v.index + 1);
   }
@@ -227,9 +227,9 @@ std::string to_string(const AffineExpr& e, const ExprNames& names) {
 }
 
 std::string to_string(const Constraint& c, const ExprNames& names) {
-  const char* rel = c.relation == Constraint::Relation::GreaterEqualZero ? " >= 0"
-                    : c.relation == Constraint::Relation::EqualZero      ? " == 0"
-                                                                         : " != 0";
+  const char* rel = c.relation == Constraint::Relation::greater_equal_zero ? " >= 0"
+                    : c.relation == Constraint::Relation::equal_zero       ? " == 0"
+                                                                           : " != 0";
   return to_string(c.expr, names) + rel;
 }
 
@@ -240,7 +240,7 @@ std::int64_t evaluate(const ParamPoly& p, const ParamValues& values) {
     for (const Param& q : m) {
       std::int64_t v = 0;
       switch (q.kind) {
-        case Param::Kind::ScalarArg: {
+        case Param::Kind::scalar_arg: {
           const bool known =
               q.index < values.scalar_args.size() && values.scalar_args[q.index].has_value();
           if (!known) {
@@ -253,16 +253,16 @@ std::int64_t evaluate(const ParamPoly& p, const ParamValues& values) {
           v = *values.scalar_args[q.index];
           break;
         }
-        case Param::Kind::LocalSize:
+        case Param::Kind::local_size:
           v = values.local_size.at(q.index);
           break;
-        case Param::Kind::NumGroups:
+        case Param::Kind::num_groups:
           v = values.num_groups.at(q.index);
           break;
-        case Param::Kind::GlobalSize:
+        case Param::Kind::global_size:
           v = values.global_size.at(q.index);
           break;
-        case Param::Kind::GlobalOffset:
+        case Param::Kind::global_offset:
           v = values.global_offset.at(q.index);
           break;
       }

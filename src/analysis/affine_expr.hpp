@@ -14,8 +14,14 @@ namespace unimem {
 /// an NDRange quantity. A coefficient that is a product of parameters is fine because every
 /// parameter is known when the kernel is launched (e.g. row * N with N a scalar argument).
 struct Param {
-  enum class Kind : std::uint8_t { ScalarArg, LocalSize, NumGroups, GlobalSize, GlobalOffset };
-  Kind kind = Kind::ScalarArg;
+  enum class Kind : std::uint8_t {
+    scalar_arg,
+    local_size,
+    num_groups,
+    global_size,
+    global_offset,
+  };
+  Kind kind = Kind::scalar_arg;
   std::uint32_t index = 0;  // argument index, or dimension 0..2
 
   friend auto operator<=>(const Param&, const Param&) = default;
@@ -51,8 +57,8 @@ class ParamPoly {
 /// An index variable of a work-item's execution: work-group id, local id (dimension 0..2) or the
 /// iteration counter (0, 1, 2, ...) of a loop (or of an implicit range such as a memcpy length).
 struct Var {
-  enum class Kind : std::uint8_t { GroupId, LocalId, Loop };
-  Kind kind = Kind::GroupId;
+  enum class Kind : std::uint8_t { group_id, local_id, loop };
+  Kind kind = Kind::group_id;
   std::uint32_t index = 0;
 
   friend auto operator<=>(const Var&, const Var&) = default;
@@ -79,9 +85,9 @@ struct AffineExpr {
 
 /// expr >= 0, expr == 0 or expr != 0.
 struct Constraint {
-  enum class Relation : std::uint8_t { GreaterEqualZero, EqualZero, NotEqualZero };
+  enum class Relation : std::uint8_t { greater_equal_zero, equal_zero, not_equal_zero };
   AffineExpr expr;
-  Relation relation = Relation::GreaterEqualZero;
+  Relation relation = Relation::greater_equal_zero;
 
   friend bool operator==(const Constraint&, const Constraint&) = default;
 };

@@ -1,42 +1,29 @@
 #pragma once
 
-#include <cstdint>
-#include <map>
-#include <memory>
-#include <mutex>
+// Reading a program's kernels into access patterns: the one entry point of the Clang/LLVM
+// frontend that the rest of unimem calls. Declared in the LLVM-free core so that api/ and the
+// cache can call it in every build; defined by analysis/llvm/program_analyzer.cpp when unimem is
+// built with the analysis (UNIMEM_WITH_ANALYSIS), otherwise by analysis/analysis_disabled.cpp.
+
+#include <stdexcept>
 #include <string>
 
 #include "analysis/access_pattern.hpp"
 
 namespace unimem {
 
+/// unimem was built without the kernel analysis (UNIMEM_WITH_ANALYSIS=OFF).
+class AnalysisUnavailable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 /// Compiles an OpenCL C program with Clang, canonicalizes it and extracts every kernel's access
-/// patterns (DSOM section 4.3.2: the analysis runs when the program is built). Throws
-/// OpenCLCompileError (analysis/frontend.hpp) for sources or options that do not compile.
+/// patterns (DSOM section 4.3.2: the analysis runs when the program is built), then decides the
+/// write injectivity of each kernel for every launch (analysis/isl/write_injectivity.hpp).
+/// Throws OpenCLCompileError (analysis/llvm/frontend.hpp) for sources or options that do not
+/// compile, and AnalysisUnavailable when unimem is built without the analysis.
 [[nodiscard]] ProgramAccessInfo analyze_program(const std::string& source,
                                                 const std::string& options);
-
-/// Analysis results keyed by (source, build options): a program built twice is analysed once.
-/// Thread-safe; owned by whoever builds programs (the Runtime, or a CLI invocation).
-class AnalysisCache {
- public:
-  /// The analysis of (source, options), computed on first use. hit reports whether it was cached.
-  std::shared_ptr<const ProgramAccessInfo> get(const std::string& source,
-                                               const std::string& options, bool* hit = nullptr);
-  [[nodiscard]] std::size_t size() const;
-  void clear();
-
-  /// 64-bit FNV-1a of source, a separator and options (the cache key).
-  [[nodiscard]] static std::uint64_t key(const std::string& source, const std::string& options);
-
- private:
-  struct Entry {
-    std::string source;
-    std::string options;
-    std::shared_ptr<const ProgramAccessInfo> info;
-  };
-  mutable std::mutex mutex_;
-  std::multimap<std::uint64_t, Entry> entries_;
-};
 
 }  // namespace unimem

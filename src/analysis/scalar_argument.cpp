@@ -28,7 +28,7 @@ double largest_finite(std::uint32_t bits) {
 ScalarArgumentValue parse_scalar_argument(const ArgumentAccess& arg, const std::string& text) {
   const std::string type = arg.base_type_name.empty() ? arg.type_name : arg.base_type_name;
   const std::string what = "argument '" + arg.name + "' (" + arg.type_name + ")";
-  if (arg.kind != ArgKind::Scalar || arg.scalar_bits == 0) {
+  if (arg.kind != ArgKind::scalar || arg.scalar_bits == 0) {
     throw std::invalid_argument(what + " is not a scalar parameter");
   }
   const bool blank = text.empty() || text.find_first_of(" \t\n") != std::string::npos;

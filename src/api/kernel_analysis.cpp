@@ -5,91 +5,51 @@
 #include <mutex>
 #include <utility>
 
-#if defined(UNIMEM_WITH_ANALYSIS)
 #include "analysis/access_pattern.hpp"
+#include "analysis/kernel_ranges.hpp"
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
-#endif
 
 namespace unimem::detail {
 
-#if defined(UNIMEM_WITH_ANALYSIS)
+ProgramAnalysis::ProgramAnalysis(ProgramAccessInfo info) {
+  for (KernelAccessInfo& k : info.kernels) {
+    std::string name = k.name;
+    generators_.emplace(std::move(name), std::make_unique<KernelRangeGenerator>(std::move(k)));
+  }
+}
+
+bool ProgramAnalysis::has_kernel(const std::string& kernel) const {
+  return generators_.contains(kernel);
+}
+
+bool ProgramAnalysis::splittable(const std::string& kernel, const NDRange& range,
+                                 const LaunchArguments& args, std::string* reason) const {
+  return generators_.at(kernel)->splittable(range, args, reason);
+}
+
+std::map<std::uint32_t, AccessBytes> ProgramAnalysis::bytes(const std::string& kernel,
+                                                            const NDRange& range,
+                                                            const Box<3>& groups,
+                                                            const LaunchArguments& args) const {
+  std::map<std::uint32_t, AccessBytes> out;
+  for (const ArgumentRanges& r : generators_.at(kernel)->ranges(range, groups, args).args) {
+    out[r.index] = r.access_bytes();
+  }
+  return out;
+}
+
 namespace {
-
-NDRange to_ndrange(const AnalysisRange& r) {
-  NDRange out;
-  out.dims = r.dims;
-  out.offset = r.offset;
-  out.global = r.global;
-  out.local = r.local;
-  return out;
-}
-
-LaunchArguments to_arguments(const AnalysisArguments& a) {
-  LaunchArguments out;
-  for (std::uint32_t i = 0; i < a.scalars.size(); ++i) {
-    if (a.scalars[i]) out.set_scalar(i, *a.scalars[i]);
-  }
-  for (std::uint32_t i = 0; i < a.buffer_sizes.size(); ++i) {
-    if (a.buffer_sizes[i]) out.set_buffer_size(i, *a.buffer_sizes[i]);
-  }
-  return out;
-}
-
-class AnalyzedProgram final : public ProgramAnalysis {
- public:
-  explicit AnalyzedProgram(ProgramAccessInfo info) {
-    for (KernelAccessInfo& k : info.kernels) {
-      std::string name = k.name;
-      generators_.emplace(std::move(name), std::make_unique<RangeGenerator>(std::move(k)));
-    }
-  }
-  bool has_kernel(const std::string& kernel) const override { return generators_.contains(kernel); }
-  bool splittable(const std::string& kernel, const AnalysisRange& range,
-                  const AnalysisArguments& args, std::string* reason) const override {
-    return generators_.at(kernel)->splittable(to_ndrange(range), to_arguments(args), reason);
-  }
-  std::vector<AnalysisBytes> bytes(const std::string& kernel, const AnalysisRange& range,
-                                   const std::array<std::uint64_t, 3>& group_begin,
-                                   const std::array<std::uint64_t, 3>& group_end,
-                                   const AnalysisArguments& args) const override {
-    GroupBox box;
-    box.begin = group_begin;
-    box.end = group_end;
-    std::vector<AnalysisBytes> out;
-    for (const ArgumentRanges& r :
-         generators_.at(kernel)->ranges(to_ndrange(range), box, to_arguments(args)).args) {
-      out.push_back({r.index, r.read, r.write, r.write_exact && !r.write_conditional});
-    }
-    return out;
-  }
-
- private:
-  std::map<std::string, std::unique_ptr<RangeGenerator>> generators_;
-};
 
 std::shared_ptr<const ProgramAnalysis> analyze_uncached(const std::string& source,
                                                         const std::string& options,
                                                         std::string* error) {
   try {
-    return std::make_shared<const AnalyzedProgram>(analyze_program(source, options));
+    return std::make_shared<const ProgramAnalysis>(analyze_program(source, options));
   } catch (const std::exception& e) {
     *error = e.what();
     return nullptr;
   }
 }
-
-}  // namespace
-#else
-static std::shared_ptr<const ProgramAnalysis> analyze_uncached(const std::string&,
-                                                               const std::string&,
-                                                               std::string* error) {
-  *error = "unimem was built without the kernel analysis";
-  return nullptr;
-}
-#endif
-
-namespace {
 
 struct CachedAnalysis {
   std::shared_ptr<const ProgramAnalysis> analysis;  // null when it failed

@@ -103,14 +103,14 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
     if (analysis_ && analysis_->has_kernel(kernel)) {
       // The analysis needs a concrete work-group size; with "driver chooses" (local 0) a work-item
       // counts as a group, which is exact for subscripts over global ids.
-      detail::AnalysisRange arange;
+      NDRange arange;
       arange.dims = range.dims;
       arange.offset = range.offset;
       arange.global = range.global;
       for (std::uint32_t d = 0; d < 3; ++d) {
         arange.local[d] = d < range.dims ? (range.local[d] == 0 ? 1 : range.local[d]) : 1;
       }
-      detail::AnalysisArguments values;
+      LaunchArguments values;
       values.scalars.resize(args.size());
       values.buffer_sizes.resize(args.size());
       for (std::uint32_t i = 0; i < args.size(); ++i) {
@@ -135,26 +135,14 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
         }
         request.derived = [analysis = analysis_, kernel, arange, values,
                            dim](const RangePartition& p) {
-          std::array<std::uint64_t, 3> begin{0, 0, 0};
-          std::array<std::uint64_t, 3> end{1, 1, 1};
+          Box<3>::Point begin{0, 0, 0};
+          Box<3>::Point end{1, 1, 1};
           for (std::uint32_t d = 0; d < arange.dims; ++d) {
-            end[d] = arange.global[d] / arange.local[d];
+            end[d] = static_cast<std::int64_t>(arange.global[d] / arange.local[d]);
           }
-          begin[dim] = p.group_begin;
-          end[dim] = p.group_end;
-          std::map<std::uint32_t, AccessBytes> out;
-          for (const detail::AnalysisBytes& r :
-               analysis->bytes(kernel, arange, begin, end, values)) {
-            AccessBytes b;
-            b.reads = r.read;
-            if (r.write_certain) {
-              b.writes = r.write;
-            } else {
-              b.may_writes = r.write;  // a superset or conditional: fetched first
-            }
-            out[r.index] = std::move(b);
-          }
-          return out;
+          begin[dim] = static_cast<std::int64_t>(p.group_begin);
+          end[dim] = static_cast<std::int64_t>(p.group_end);
+          return analysis->bytes(kernel, arange, Box<3>(begin, end), values);
         };
       } catch (const PreconditionError& e) {
         analysis_note = std::string("analysis not usable for this launch: ") + e.what();

@@ -59,7 +59,7 @@ struct LaunchOptions {
   KernelAccess accesses;
   Balance balance = Balance::equal;
   /// Derive the bytes of buffer arguments without descriptors from the kernel analysis
-  /// (analysis/range_generator.hpp), when unimem is built with it.
+  /// (analysis/kernel_ranges.hpp), when unimem is built with it.
   bool use_analysis = true;
   /// For comparisons only: ignore `accesses` and use only what the analysis derives.
   bool ignore_accesses = false;

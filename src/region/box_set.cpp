@@ -8,15 +8,15 @@
 namespace unimem {
 namespace {
 
-enum class SetOp { kUnion, kIntersection, kDifference };
+enum class SetOp { unite, intersect, subtract };
 
 bool keep(SetOp op, bool in_a, bool in_b) {
   switch (op) {
-    case SetOp::kUnion:
+    case SetOp::unite:
       return in_a || in_b;
-    case SetOp::kIntersection:
+    case SetOp::intersect:
       return in_a && in_b;
-    case SetOp::kDifference:
+    case SetOp::subtract:
       return in_a && !in_b;
   }
   return false;
@@ -130,8 +130,8 @@ void combine_into(std::span<const Box<N>> a_in, std::span<const Box<N>> b_in, Se
   b.clear();
   std::copy_if(a_in.begin(), a_in.end(), std::back_inserter(a), non_empty);
   std::copy_if(b_in.begin(), b_in.end(), std::back_inserter(b), non_empty);
-  if (a.empty() && op != SetOp::kUnion) return;
-  if (b.empty() && op == SetOp::kIntersection) return;
+  if (a.empty() && op != SetOp::unite) return;
+  if (b.empty() && op == SetOp::intersect) return;
 
   std::vector<std::int64_t>& coords = ws.coords;
   coords.clear();
@@ -171,8 +171,8 @@ void combine_into(std::span<const Box<N>> a_in, std::span<const Box<N>> b_in, Se
       ws.active_b.push_back(b[next_b]);
 
     ws.cross.clear();
-    const bool a_needed = op != SetOp::kUnion;
-    const bool b_needed = op == SetOp::kIntersection;
+    const bool a_needed = op != SetOp::unite;
+    const bool b_needed = op == SetOp::intersect;
     const bool trivially_empty = (ws.active_a.empty() && (a_needed || ws.active_b.empty())) ||
                                  (ws.active_b.empty() && b_needed);
     if (!trivially_empty) {
@@ -215,14 +215,14 @@ BoxSet<N>::BoxSet(const Box<N>& box) {
 
 template <std::size_t N>
 BoxSet<N>::BoxSet(std::initializer_list<Box<N>> boxes)
-    : boxes_(combine<N>(std::span<const Box<N>>(boxes.begin(), boxes.size()), {}, SetOp::kUnion)) {
+    : boxes_(combine<N>(std::span<const Box<N>>(boxes.begin(), boxes.size()), {}, SetOp::unite)) {
   check_invariants_if_enabled();
 }
 
 template <std::size_t N>
 BoxSet<N> BoxSet<N>::from_boxes(const std::vector<Box<N>>& boxes) {
   BoxSet out;
-  out.boxes_ = combine<N>(boxes, {}, SetOp::kUnion);
+  out.boxes_ = combine<N>(boxes, {}, SetOp::unite);
   out.check_invariants_if_enabled();
   return out;
 }
@@ -261,13 +261,13 @@ bool BoxSet<N>::contains(const Box<N>& box) const {
     const Box<N> common = mine.intersect(box);
     if (!common.empty()) clipped.push_back(common);
   }
-  return combine<N>(std::span<const Box<N>>(&box, 1), clipped, SetOp::kDifference).empty();
+  return combine<N>(std::span<const Box<N>>(&box, 1), clipped, SetOp::subtract).empty();
 }
 
 template <std::size_t N>
 bool BoxSet<N>::contains(const BoxSet& other) const {
   if (other.empty()) return true;
-  return combine<N>(other.boxes_, boxes_, SetOp::kDifference).empty();
+  return combine<N>(other.boxes_, boxes_, SetOp::subtract).empty();
 }
 
 template <std::size_t N>
@@ -285,7 +285,7 @@ bool BoxSet<N>::intersects(const BoxSet& other) const {
 template <std::size_t N>
 void BoxSet<N>::insert(const Box<N>& box) {
   if (box.empty()) return;
-  boxes_ = combine<N>(boxes_, std::span<const Box<N>>(&box, 1), SetOp::kUnion);
+  boxes_ = combine<N>(boxes_, std::span<const Box<N>>(&box, 1), SetOp::unite);
   check_invariants_if_enabled();
 }
 
@@ -314,7 +314,7 @@ BoxSet<N> BoxSet<N>::unite(const Box<N>& box) const {
 template <std::size_t N>
 BoxSet<N> BoxSet<N>::unite(const BoxSet& other) const {
   BoxSet out;
-  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::kUnion);
+  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::unite);
   out.check_invariants_if_enabled();
   return out;
 }
@@ -328,7 +328,7 @@ BoxSet<N> BoxSet<N>::intersect(const Box<N>& box) const {
   }
   // Clipping can make the cross-sections of neighbouring slabs equal: re-normalize.
   BoxSet out;
-  out.boxes_ = combine<N>(clipped, {}, SetOp::kUnion);
+  out.boxes_ = combine<N>(clipped, {}, SetOp::unite);
   out.check_invariants_if_enabled();
   return out;
 }
@@ -336,7 +336,7 @@ BoxSet<N> BoxSet<N>::intersect(const Box<N>& box) const {
 template <std::size_t N>
 BoxSet<N> BoxSet<N>::intersect(const BoxSet& other) const {
   BoxSet out;
-  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::kIntersection);
+  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::intersect);
   out.check_invariants_if_enabled();
   return out;
 }
@@ -345,7 +345,7 @@ template <std::size_t N>
 BoxSet<N> BoxSet<N>::subtract(const Box<N>& box) const {
   if (!intersects(box)) return *this;
   BoxSet out;
-  out.boxes_ = combine<N>(boxes_, std::span<const Box<N>>(&box, 1), SetOp::kDifference);
+  out.boxes_ = combine<N>(boxes_, std::span<const Box<N>>(&box, 1), SetOp::subtract);
   out.check_invariants_if_enabled();
   return out;
 }
@@ -353,7 +353,7 @@ BoxSet<N> BoxSet<N>::subtract(const Box<N>& box) const {
 template <std::size_t N>
 BoxSet<N> BoxSet<N>::subtract(const BoxSet& other) const {
   BoxSet out;
-  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::kDifference);
+  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::subtract);
   out.check_invariants_if_enabled();
   return out;
 }
@@ -387,7 +387,7 @@ void BoxSet<N>::check_invariants() const {
       }
     }
   }
-  if (combine<N>(boxes_, {}, SetOp::kUnion) != boxes_) {
+  if (combine<N>(boxes_, {}, SetOp::unite) != boxes_) {
     detail::throw_invariant("BoxSet is not in canonical form: " + to_string(), __FILE__, __LINE__);
   }
 }

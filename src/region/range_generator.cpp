@@ -142,7 +142,7 @@ std::string AffineAccess::to_string() const {
 
 namespace {
 
-// Indices below 0 with BelowZero::Clip: shift the access up so that its smallest index is 0,
+// Indices below 0 with BelowZero::clip: shift the access up so that its smallest index is 0,
 // generate, then shift the bytes back down, dropping what falls below 0.
 GeneratedRanges generate_clipped(const AffineAccess& access, std::uint64_t element_size,
                                  std::uint64_t max_intervals) {
@@ -157,7 +157,7 @@ GeneratedRanges generate_clipped(const AffineAccess& access, std::uint64_t eleme
            " has element indices beyond 128 bits");
     }
   }
-  if (lo >= 0) return generate_ranges(access, element_size, max_intervals, BelowZero::Reject);
+  if (lo >= 0) return generate_ranges(access, element_size, max_intervals, BelowZero::reject);
   AffineAccess shifted = access;
   // The shifted constant must fit in 64 bits (else the access spans more than 2^63 elements).
   constexpr Wide kI64Max = std::numeric_limits<std::int64_t>::max();
@@ -167,7 +167,7 @@ GeneratedRanges generate_clipped(const AffineAccess& access, std::uint64_t eleme
   }
   const auto shift = static_cast<std::int64_t>(-lo);
   shifted.constant += shift;
-  GeneratedRanges r = generate_ranges(shifted, element_size, max_intervals, BelowZero::Reject);
+  GeneratedRanges r = generate_ranges(shifted, element_size, max_intervals, BelowZero::reject);
   // The shift in bytes may exceed 64 bits (an access entirely far below 0): compare in 128 bits.
   const Wide shift_bytes = static_cast<Wide>(shift) * element_size;
   std::vector<Interval> out;
@@ -186,7 +186,7 @@ GeneratedRanges generate_clipped(const AffineAccess& access, std::uint64_t eleme
 
 GeneratedRanges generate_ranges(const AffineAccess& access, std::uint64_t element_size,
                                 std::uint64_t max_intervals, BelowZero below_zero) {
-  if (below_zero == BelowZero::Clip) {
+  if (below_zero == BelowZero::clip) {
     return generate_clipped(access, element_size, max_intervals);
   }
   Normalized n = normalize(access, element_size, "generate_ranges");

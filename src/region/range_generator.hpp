@@ -39,8 +39,8 @@ struct GeneratedRanges {
 
 /// What generate_ranges does with element indices below 0.
 enum class BelowZero : std::uint8_t {
-  Reject,  // PreconditionError naming the access and its smallest index (the default)
-  Clip,    // bytes below offset 0 are dropped: the result is the generated set intersected with
+  reject,  // PreconditionError naming the access and its smallest index (the default)
+  clip,    // bytes below offset 0 are dropped: the result is the generated set intersected with
            // [0, 2^64). For callers whose domains over-approximate and are clipped to a buffer
            // anyway (the kernel access analysis, DESIGN.md invariant 6).
 };
@@ -61,13 +61,13 @@ enum class BelowZero : std::uint8_t {
 /// the covering interval with exact = false. A result that is a single run needs no enumeration
 /// and is exact whatever the limit. An empty domain gives the empty set, exactly.
 /// Throws PreconditionError if element_size is 0, if some point of the domain has a negative
-/// element index and below_zero is Reject (the message names the access and the smallest index),
-/// or if a byte offset would not fit in 64 bits (with Clip: once the access is shifted to start
+/// element index and below_zero is reject (the message names the access and the smallest index),
+/// or if a byte offset would not fit in 64 bits (with clip: once the access is shifted to start
 /// at 0).
 [[nodiscard]] GeneratedRanges generate_ranges(const AffineAccess& access,
                                               std::uint64_t element_size,
                                               std::uint64_t max_intervals,
-                                              BelowZero below_zero = BelowZero::Reject);
+                                              BelowZero below_zero = BelowZero::reject);
 
 /// Reference enumerator for tests and benchmarks: visits every point of the domain. Same result
 /// and errors as generate_ranges with an unbounded limit; additionally throws PreconditionError if

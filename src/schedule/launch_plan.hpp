@@ -30,9 +30,10 @@ struct PlanArgument {
   std::string name;               ///< for messages ("grid"); may be empty
 };
 
-/// Bytes derived for one partition by another source (the kernel analysis: its RangeGenerator
-/// gives per-argument read / write sets with exactness flags), by buffer argument index. Arguments
-/// it could not bound are left out. Caller-supplied descriptors override it argument by argument.
+/// Bytes derived for one partition by another source (the kernel analysis: its
+/// KernelRangeGenerator gives per-argument read / write sets with exactness flags), by buffer
+/// argument index. Arguments it could not bound are left out. Caller-supplied descriptors
+/// override it argument by argument.
 using DerivedBytes =
     std::function<std::map<std::uint32_t, AccessBytes>(const RangePartition& partition)>;
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "analysis/kernel_ranges.hpp"
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
 
 namespace unimem::test {
 
@@ -59,7 +59,7 @@ struct Touched {
   }
 };
 
-inline Touched execute(const NDRange& range, const GroupBox& groups,
+inline Touched execute(const NDRange& range, const Box<3>& groups,
                        const std::function<void(const Item&, Touched&)>& kernel) {
   Touched t;
   Item it{};
@@ -67,9 +67,13 @@ inline Touched execute(const NDRange& range, const GroupBox& groups,
     it.global_size[d] = static_cast<std::int64_t>(range.global[d]);
     it.local_size[d] = static_cast<std::int64_t>(range.local[d]);
   }
-  for (std::uint64_t gz = groups.begin[2]; gz < groups.end[2]; ++gz)
-    for (std::uint64_t gy = groups.begin[1]; gy < groups.end[1]; ++gy)
-      for (std::uint64_t gx = groups.begin[0]; gx < groups.end[0]; ++gx)
+  const auto begin = [&groups](std::size_t d) {
+    return static_cast<std::uint64_t>(groups.min()[d]);
+  };
+  const auto end = [&groups](std::size_t d) { return static_cast<std::uint64_t>(groups.max()[d]); };
+  for (std::uint64_t gz = begin(2); gz < end(2); ++gz)
+    for (std::uint64_t gy = begin(1); gy < end(1); ++gy)
+      for (std::uint64_t gx = begin(0); gx < end(0); ++gx)
         for (std::uint64_t lz = 0; lz < range.local[2]; ++lz)
           for (std::uint64_t ly = 0; ly < range.local[1]; ++ly)
             for (std::uint64_t lx = 0; lx < range.local[0]; ++lx) {
@@ -93,32 +97,32 @@ inline IntervalSet to_intervals(const std::set<std::uint64_t>& bytes) {
 }
 
 /// The whole group grid plus `count` random non-empty sub-boxes of it (fixed seed).
-inline std::vector<GroupBox> random_group_boxes(const NDRange& range, std::uint32_t seed,
-                                                int count) {
+inline std::vector<Box<3>> random_group_boxes(const NDRange& range, std::uint32_t seed, int count) {
   std::mt19937 rng(seed);
-  std::vector<GroupBox> out{GroupBox::all(range)};
+  std::vector<Box<3>> out{all_groups(range)};
   const auto n = num_groups(range);
   for (int i = 0; i < count; ++i) {
-    GroupBox b;
+    Box<3>::Point begin{};
+    Box<3>::Point end{};
     for (std::size_t d = 0; d < 3; ++d) {
       std::uniform_int_distribution<std::uint64_t> pick(0, n[d] - 1);
       std::uint64_t x = pick(rng);
       std::uint64_t y = pick(rng);
       if (x > y) std::swap(x, y);
-      b.begin[d] = x;
-      b.end[d] = y + 1;
+      begin[d] = static_cast<std::int64_t>(x);
+      end[d] = static_cast<std::int64_t>(y + 1);
     }
-    out.push_back(b);
+    out.emplace_back(begin, end);
   }
   return out;
 }
 
 /// "seed=S groups x[a,b) y[c,d) z[e,f)", for SCOPED_TRACE.
-inline std::string describe(std::uint32_t seed, const GroupBox& g) {
+inline std::string describe(std::uint32_t seed, const Box<3>& g) {
   std::string out = "seed=" + std::to_string(seed) + " groups";
   for (std::size_t d = 0; d < 3; ++d) {
-    out += std::string(" ") + "xyz"[d] + "[" + std::to_string(g.begin[d]) + "," +
-           std::to_string(g.end[d]) + ")";
+    out += std::string(" ") + "xyz"[d] + "[" + std::to_string(g.min()[d]) + "," +
+           std::to_string(g.max()[d]) + ")";
   }
   return out;
 }

@@ -17,7 +17,7 @@ using ::testing::HasSubstr;
 constexpr std::uint64_t kUnlimited = std::numeric_limits<std::uint64_t>::max();
 
 // Dense bitmap oracle: marks every byte of every point, then reads maximal runs back. With clip,
-// bytes below offset 0 are skipped (BelowZero::Clip); otherwise no index may be negative.
+// bytes below offset 0 are skipped (BelowZero::clip); otherwise no index may be negative.
 IntervalSet bitmap_oracle(const AffineAccess& a, std::uint64_t element_size, bool clip = false) {
   for (const AffineTerm& t : a.terms) {
     if (t.upper < t.lower) return {};
@@ -284,36 +284,36 @@ TEST(RangeGenerator, RandomAccessesMatchBitmapOracle) {
 TEST(RangeGenerator, ClipDropsBytesBelowZero) {
   // 2 - x0 for x0 in [0, 5]: indices -3..2, element size 4 -> bytes [0, 12).
   const AffineAccess a{2, {{-1, 0, 5}}};
-  const GeneratedRanges r = generate_ranges(a, 4, kUnlimited, BelowZero::Clip);
+  const GeneratedRanges r = generate_ranges(a, 4, kUnlimited, BelowZero::clip);
   EXPECT_TRUE(r.exact);
   EXPECT_EQ(r.bytes, IntervalSet(Interval{0, 12}));
   // Entirely below 0: empty and exact.
   const GeneratedRanges none =
-      generate_ranges(AffineAccess{-100, {{3, 0, 9}}}, 2, kUnlimited, BelowZero::Clip);
+      generate_ranges(AffineAccess{-100, {{3, 0, 9}}}, 2, kUnlimited, BelowZero::clip);
   EXPECT_TRUE(none.exact);
   EXPECT_TRUE(none.bytes.empty());
   // Limit hit: the covering interval, clipped.
   const GeneratedRanges cover =
-      generate_ranges(AffineAccess{-10, {{10, 0, 9}, {1000, 0, 9}}}, 1, 5, BelowZero::Clip);
+      generate_ranges(AffineAccess{-10, {{10, 0, 9}, {1000, 0, 9}}}, 1, 5, BelowZero::clip);
   EXPECT_FALSE(cover.exact);
   EXPECT_EQ(cover.bytes, IntervalSet(Interval{0, 9 * 10 + 9 * 1000 - 10 + 1}));
   // Non-negative accesses are unaffected by the policy.
   const AffineAccess tile{0, {{1, 0, 3}, {100, 0, 2}}};
-  EXPECT_EQ(generate_ranges(tile, 4, kUnlimited, BelowZero::Clip).bytes,
+  EXPECT_EQ(generate_ranges(tile, 4, kUnlimited, BelowZero::clip).bytes,
             generate_ranges(tile, 4, kUnlimited).bytes);
 }
 
 TEST(RangeGenerator, ClipRejectsAccessesBeyond64Bits) {
   constexpr std::int64_t small = std::numeric_limits<std::int64_t>::min();
   EXPECT_THROW((void)generate_ranges(AffineAccess{0, {{small, small, small}}}, 1, kUnlimited,
-                                     BelowZero::Clip),
+                                     BelowZero::clip),
                PreconditionError);
   EXPECT_THROW(
-      (void)generate_ranges(AffineAccess{small, {{1, 0, 4}}}, 4, kUnlimited, BelowZero::Clip),
+      (void)generate_ranges(AffineAccess{small, {{1, 0, 4}}}, 4, kUnlimited, BelowZero::clip),
       PreconditionError);
   // Far below 0 but within range: empty, even though the shift in bytes exceeds 64 bits.
   const GeneratedRanges far =
-      generate_ranges(AffineAccess{small + 1, {{1, 0, 4}}}, 4, kUnlimited, BelowZero::Clip);
+      generate_ranges(AffineAccess{small + 1, {{1, 0, 4}}}, 4, kUnlimited, BelowZero::clip);
   EXPECT_TRUE(far.bytes.empty());
 }
 
@@ -331,7 +331,7 @@ TEST(RangeGenerator, RandomClippedAccessesMatchBitmapOracle) {
                                     ? kUnlimited
                                     : std::uniform_int_distribution<std::uint64_t>(0, 60)(rng);
     const IntervalSet oracle = bitmap_oracle(a, element_size, true);
-    const GeneratedRanges r = generate_ranges(a, element_size, limit, BelowZero::Clip);
+    const GeneratedRanges r = generate_ranges(a, element_size, limit, BelowZero::clip);
     r.bytes.check_invariants();
     if (limit == kUnlimited) {
       EXPECT_TRUE(r.exact);

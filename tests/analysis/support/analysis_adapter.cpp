@@ -3,8 +3,9 @@
 #include <stdexcept>
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
+#include "analysis/analysis_cache.hpp"
+#include "analysis/kernel_ranges.hpp"
 #include "analysis/program_analyzer.hpp"
-#include "analysis/range_generator.hpp"
 #endif
 
 namespace unimem::testing {
@@ -62,10 +63,14 @@ AnalysisReport InProcessAnalysis::report(const std::string& source,
       args.set_scalar(index, std::stoll(inputs.scalars.at(param.name), nullptr, 0));
     }
   }
-  unimem::GroupBox box;
-  box.begin = groups.begin;
-  box.end = groups.end;
-  RangeGenerator generator(*kernel);
+  Box<3>::Point begin{};
+  Box<3>::Point end{};
+  for (std::size_t d = 0; d < 3; ++d) {
+    begin[d] = static_cast<std::int64_t>(groups.begin[d]);
+    end[d] = static_cast<std::int64_t>(groups.end[d]);
+  }
+  const Box<3> box(begin, end);
+  KernelRangeGenerator generator(*kernel);
   LaunchRanges ranges = generator.ranges(range, box, args);
   if (ranges.splittable) ranges.splittable = generator.splittable(range, args);
 

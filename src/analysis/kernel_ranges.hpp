@@ -1,5 +1,8 @@
 #pragma once
 
+// The bytes an analysed kernel touches in a launch partition, per buffer argument, and whether a
+// launch may be split over devices (DSOM section 4.3.3; Matz et al. section 4.1).
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -9,8 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "analysis/access_pattern.hpp"
 #include <unimem/nd_range.hpp>
+#include "analysis/access_pattern.hpp"
+#include "region/access_bytes.hpp"
+#include "region/box.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
@@ -23,14 +28,10 @@ void validate_for_analysis(const NDRange& range);
 /// Work-groups per dimension (1 beyond the used dimensions). range must pass validate_for_analysis.
 [[nodiscard]] std::array<std::uint64_t, 3> num_groups(const NDRange& range);
 
-/// A half-open box of work-groups [begin, end) per dimension (a launch partition).
-struct GroupBox {
-  std::array<std::uint64_t, 3> begin{0, 0, 0};
-  std::array<std::uint64_t, 3> end{1, 1, 1};
-
-  static GroupBox all(const NDRange& range);
-  [[nodiscard]] bool empty() const;
-};
+/// Every work-group of range. A launch partition is a box of work-group ids (region/box.hpp),
+/// indexed by NDRange dimension (index 0 is OpenCL dimension 0; 1 group beyond range.dims).
+/// range must pass validate_for_analysis.
+[[nodiscard]] Box<3> all_groups(const NDRange& range);
 
 /// Launch-time argument values: scalar values and buffer sizes, by argument index.
 struct LaunchArguments {
@@ -50,6 +51,10 @@ struct ArgumentRanges {
   bool read_exact = true;          // false: read is a superset
   bool write_exact = true;         // false: write is a may-write superset
   bool write_conditional = false;  // some write is behind a condition the analysis dropped
+
+  /// The byte sets as the runtime uses them: read; write as writes when exact and unconditional,
+  /// else as may-writes (fetched before the kernel, DESIGN.md invariant 6).
+  [[nodiscard]] AccessBytes access_bytes() const;
 };
 
 struct LaunchRanges {
@@ -71,16 +76,16 @@ struct LaunchRanges {
 /// enumerate the coupled variables and generate the rest as boxes. Injectivity of writes over
 /// work-groups is decided by the analysis for every launch when isl can (parametric maps), else
 /// with isl once per distinct set of launch parameters.
-class RangeGenerator {
+class KernelRangeGenerator {
  public:
-  explicit RangeGenerator(KernelAccessInfo kernel);
+  explicit KernelRangeGenerator(KernelAccessInfo kernel);
 
   [[nodiscard]] const KernelAccessInfo& kernel() const { return kernel_; }
 
   /// Byte ranges of every buffer argument for the work-groups in groups. Throws PreconditionError
   /// for an invalid range or group box, a missing scalar value that a subscript needs, or a missing
   /// buffer size where the analysis must fall back to the whole buffer.
-  [[nodiscard]] LaunchRanges ranges(const NDRange& range, const GroupBox& groups,
+  [[nodiscard]] LaunchRanges ranges(const NDRange& range, const Box<3>& groups,
                                     const LaunchArguments& args) const;
 
   /// Whether the launch may be split: static splittability plus injectivity of the write map over

@@ -1,4 +1,4 @@
-#include "analysis/frontend.hpp"
+#include "analysis/llvm/frontend.hpp"
 
 #include <clang/Basic/Diagnostic.h>
 #include <clang/Basic/DiagnosticOptions.h>

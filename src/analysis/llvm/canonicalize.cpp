@@ -1,4 +1,4 @@
-#include "analysis/canonicalize.hpp"
+#include "analysis/llvm/canonicalize.hpp"
 
 #include <llvm/Analysis/CGSCCPassManager.h>
 #include <llvm/Analysis/LoopAnalysisManager.h>

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "test_support.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {
@@ -31,9 +31,9 @@ void check_exact(const std::string& source, const std::string& kernel, const NDR
       }
     }
   }
-  const RangeGenerator gen(info);
+  const KernelRangeGenerator gen(info);
   EXPECT_TRUE(gen.splittable(range, args));
-  for (const GroupBox& g : test::random_group_boxes(range, seed, 8)) {
+  for (const Box<3>& g : test::random_group_boxes(range, seed, 8)) {
     SCOPED_TRACE(test::describe(seed, g));
     const LaunchRanges r = gen.ranges(range, g, args);
     test::expect_matches(r, execute(range, g, mirror), test::Claim::exact);
@@ -181,12 +181,12 @@ TEST(FlagSubscripts, FlagOnANonAffineConditionIsNotExact) {
   for (const AccessPiece& p : in->reads) fallback = fallback || !is_affine(p.access_class);
   EXPECT_TRUE(fallback);
   const NDRange r = nd({32, 1, 1}, {8, 1, 1}, 1);
-  const RangeGenerator gen(info);
+  const KernelRangeGenerator gen(info);
   LaunchArguments args;
   args.set_buffer_size(0, 33 * 4);
   args.set_buffer_size(1, 32 * 4);
   args.set_buffer_size(2, 32 * 4);
-  const LaunchRanges ranges = gen.ranges(r, GroupBox::all(r), args);
+  const LaunchRanges ranges = gen.ranges(r, all_groups(r), args);
   for (const ArgumentRanges& a : ranges.args) {
     if (a.name == "in") {
       EXPECT_FALSE(a.read_exact);

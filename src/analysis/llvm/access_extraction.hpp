@@ -1,5 +1,7 @@
 #pragma once
 
+// The access extraction: every kernel of a canonicalized module read into access patterns.
+
 #include <vector>
 
 #include "analysis/access_pattern.hpp"

@@ -7,8 +7,8 @@
 
 #include <map>
 
-#include "analysis/write_injectivity.hpp"
-#include "test_support.hpp"
+#include "analysis/isl/write_injectivity.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {
@@ -39,7 +39,7 @@ std::string describe(const Launch& l) {
 /// Oracle: whether two different work-groups write a common byte of any argument.
 bool groups_collide(const NDRange& range, const std::function<void(const Item&, Touched&)>& k) {
   std::map<std::string, std::map<std::uint64_t, std::array<std::int64_t, 3>>> writer;
-  const GroupBox all = GroupBox::all(range);
+  const Box<3> all = all_groups(range);
   bool collide = false;
   test::execute(range, all, [&](const Item& it, Touched& unused) {
     (void)unused;
@@ -63,7 +63,7 @@ std::size_t check_launches(const KernelAccessInfo& k, WriteInjectivity expected,
                            const std::vector<Launch>& launches, const Mirror& mirror) {
   EXPECT_EQ(k.write_injectivity, expected)
       << "got " << to_string(k.write_injectivity) << ": " << k.write_injectivity_reason;
-  const RangeGenerator gen(k);
+  const KernelRangeGenerator gen(k);
   for (const Launch& l : launches) {
     SCOPED_TRACE(describe(l));
     const LaunchArguments args = arguments(l);
@@ -73,8 +73,8 @@ std::size_t check_launches(const KernelAccessInfo& k, WriteInjectivity expected,
     EXPECT_EQ(gen.splittable(l.range, args, &reason), !collide) << reason;
     // The concrete check agrees with the oracle too.
     KernelAccessInfo concrete = k;
-    concrete.write_injectivity = WriteInjectivity::Parametric;
-    EXPECT_EQ(RangeGenerator(concrete).splittable(l.range, args), !collide);
+    concrete.write_injectivity = WriteInjectivity::parametric;
+    EXPECT_EQ(KernelRangeGenerator(concrete).splittable(l.range, args), !collide);
     // Asking again is answered from the cache (or from the analysis).
     const std::size_t before = gen.launch_time_checks();
     (void)gen.splittable(l.range, args);
@@ -97,7 +97,7 @@ TEST(ParametricWriteInjectivity, GlobalIdWriteIsInjectiveForEveryLaunch) {
       {nd({32, 1, 1}, {32, 1, 1}, 1), {{2, 100}, {3, 3}}},
   };
   const std::size_t checks = check_launches(
-      k, WriteInjectivity::Injective, launches, [](const Launch& l, const Item& it, Touched& t) {
+      k, WriteInjectivity::injective, launches, [](const Launch& l, const Item& it, Touched& t) {
         const std::int64_t i = it.global_id[0];
         if (i < l.scalars[0].second) t.store("a", i + l.scalars[1].second, 4);
         if (it.local_id[0] < 64) t.store("b", it.group_id[0] * 64 + it.local_id[0], 4);
@@ -114,7 +114,7 @@ TEST(ParametricWriteInjectivity, TwoDimensionalRowMajorWithConstantWidthIsInject
       if (x < W) out[y * W + x] = 0.0f;
     })",
                                                   "k");
-  EXPECT_EQ(k.write_injectivity, WriteInjectivity::Injective) << k.write_injectivity_reason;
+  EXPECT_EQ(k.write_injectivity, WriteInjectivity::injective) << k.write_injectivity_reason;
 }
 
 TEST(ParametricWriteInjectivity, EveryGroupWritingTheSameElementsIsNeverInjective) {
@@ -131,7 +131,7 @@ TEST(ParametricWriteInjectivity, EveryGroupWritingTheSameElementsIsNeverInjectiv
       {nd({8, 1, 1}, {8, 1, 1}, 1), {}},  // one work-group: nothing to collide with
       {nd({4, 6, 1}, {4, 3, 1}, 2), {}},  // beyond the dimensions the writes use: concrete check
   };
-  const std::size_t checks = check_launches(k, WriteInjectivity::NotInjective, launches,
+  const std::size_t checks = check_launches(k, WriteInjectivity::not_injective, launches,
                                             [](const Launch& l, const Item& it, Touched& t) {
                                               (void)l;
                                               t.store("a", it.local_id[0], 4);
@@ -150,7 +150,7 @@ TEST(ParametricWriteInjectivity, ScaledIndexDependsOnTheScalar) {
   for (std::int64_t s : {0, 1, 3}) launches.push_back({nd({32, 1, 1}, {8, 1, 1}, 1), {{1, s}}});
   launches.push_back({nd({8, 1, 1}, {8, 1, 1}, 1), {{1, 0}}});
   const std::size_t checks = check_launches(
-      k, WriteInjectivity::Parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
+      k, WriteInjectivity::parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
         t.store("a", it.global_id[0] * l.scalars[0].second, 4);
       });
   EXPECT_EQ(checks, launches.size()) << "one concrete check per distinct launch";
@@ -169,7 +169,7 @@ TEST(ParametricWriteInjectivity, GuardedBlockDependsOnScalarAndLocalSize) {
     launches.push_back({nd({64, 1, 1}, {8, 1, 1}, 1), {{1, n}}});
   }
   const std::size_t checks = check_launches(
-      k, WriteInjectivity::Parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
+      k, WriteInjectivity::parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
         if (it.local_id[0] < l.scalars[0].second)
           t.store("a", it.group_id[0] * 8 + it.local_id[0], 4);
       });
@@ -190,7 +190,7 @@ TEST(ParametricWriteInjectivity, NeighbourWriteCollidesAcrossGroupsOnly) {
       {nd({16, 1, 1}, {4, 1, 1}, 1), {}},
       {nd({4, 1, 1}, {4, 1, 1}, 1), {}},
   };
-  check_launches(k, WriteInjectivity::Parametric, launches,
+  check_launches(k, WriteInjectivity::parametric, launches,
                  [](const Launch& l, const Item& it, Touched& t) {
                    (void)l;
                    t.store("a", it.global_id[0], 4);
@@ -205,8 +205,8 @@ TEST(ParametricWriteInjectivity, UnsplittableKernelsAreLeftToTheStaticVerdict) {
     })",
                                                   "k");
   EXPECT_FALSE(k.statically_splittable);
-  EXPECT_EQ(k.write_injectivity, WriteInjectivity::Parametric);
-  EXPECT_FALSE(RangeGenerator(k).splittable(nd({16, 1, 1}, {4, 1, 1}, 1), {}));
+  EXPECT_EQ(k.write_injectivity, WriteInjectivity::parametric);
+  EXPECT_FALSE(KernelRangeGenerator(k).splittable(nd({16, 1, 1}, {4, 1, 1}, 1), {}));
 }
 
 TEST(ParametricWriteInjectivity, MapTextHasParametersAndMergedGlobalIds) {

@@ -1,4 +1,4 @@
-#include "analysis/write_injectivity.hpp"
+#include "analysis/isl/write_injectivity.hpp"
 
 #include <isl/ctx.h>
 #include <isl/map.h>
@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 
+#include "analysis/kernel_ranges.hpp"
 #include "common/check.hpp"
 
 namespace unimem {
@@ -30,21 +31,21 @@ using CtxPtr = std::unique_ptr<isl_ctx, CtxDeleter>;
 using MapPtr = std::unique_ptr<isl_map, MapDeleter>;
 using SetPtr = std::unique_ptr<isl_set, SetDeleter>;
 
-// isl work bound of one parametric check; beyond it the answer is Parametric (launch-time check).
+// isl work bound of one parametric check; beyond it the answer is parametric (launch-time check).
 constexpr unsigned long kMaxIslOperations = 2'000'000;
 
 std::string param_name(const Param& p) {
   const std::string i = std::to_string(p.index);
   switch (p.kind) {
-    case Param::Kind::ScalarArg:
+    case Param::Kind::scalar_arg:
       return "s" + i;
-    case Param::Kind::LocalSize:
+    case Param::Kind::local_size:
       return "ls" + i;
-    case Param::Kind::NumGroups:
+    case Param::Kind::num_groups:
       return "ng" + i;
-    case Param::Kind::GlobalSize:
+    case Param::Kind::global_size:
       return "gs" + i;
-    case Param::Kind::GlobalOffset:
+    case Param::Kind::global_offset:
       return "off" + i;
   }
   return "?";
@@ -77,11 +78,11 @@ std::optional<std::string> affine_param_text(const ParamPoly& p, std::set<Param>
 /// The name of variable v in the parametric map, given the merged dimensions.
 std::string parametric_var_name(const Var& v, const std::array<bool, 3>& merged) {
   switch (v.kind) {
-    case Var::Kind::GroupId:
+    case Var::Kind::group_id:
       return "w" + std::to_string(v.index);
-    case Var::Kind::LocalId:
+    case Var::Kind::local_id:
       return (merged[v.index] ? "g" : "l") + std::to_string(v.index);
-    case Var::Kind::Loop:
+    case Var::Kind::loop:
       return "i" + std::to_string(v.index);
   }
   return "?";
@@ -96,7 +97,7 @@ std::optional<std::string> parametric_linear_text(const AffineExpr& e,
   std::optional<std::string> out = affine_param_text(e.constant, params);
   if (!out) return std::nullopt;
   for (const auto& [v, c] : e.coefficients) {
-    if (v.kind == Var::Kind::GroupId && merged[v.index]) continue;
+    if (v.kind == Var::Kind::group_id && merged[v.index]) continue;
     const std::optional<std::int64_t> k = c.constant_value();
     if (!k) return std::nullopt;
     vars.insert(v);
@@ -108,9 +109,9 @@ std::optional<std::string> parametric_linear_text(const AffineExpr& e,
 /// Whether, in every write piece, the group id of dimension d only occurs as part of the global
 /// id (its coefficient is the local size times that of the local id) and the local id occurs.
 bool global_id_only(const ArgumentAccess& arg, std::uint32_t d) {
-  const Var w{Var::Kind::GroupId, d};
-  const Var l{Var::Kind::LocalId, d};
-  const ParamPoly ls = ParamPoly::param(Param{Param::Kind::LocalSize, d});
+  const Var w{Var::Kind::group_id, d};
+  const Var l{Var::Kind::local_id, d};
+  const ParamPoly ls = ParamPoly::param(Param{Param::Kind::local_size, d});
   bool local_id_used = false;
   auto ok = [&](const AffineExpr& e) {
     local_id_used = local_id_used || !e.coefficient(l).is_zero();
@@ -127,11 +128,11 @@ bool global_id_only(const ArgumentAccess& arg, std::uint32_t d) {
 
 std::string var_name(const Var& v) {
   switch (v.kind) {
-    case Var::Kind::GroupId:
+    case Var::Kind::group_id:
       return "w" + std::to_string(v.index);
-    case Var::Kind::LocalId:
+    case Var::Kind::local_id:
       return "l" + std::to_string(v.index);
-    case Var::Kind::Loop:
+    case Var::Kind::loop:
       return "i" + std::to_string(v.index);
   }
   return "?";
@@ -170,9 +171,9 @@ std::string write_map_text(const ArgumentAccess& arg, const NDRange& range,
       cond += " and 0 <= w" + std::to_string(d) + " < " + std::to_string(groups[d]);
     }
     for (const Var& v : vars) {
-      if (v.kind == Var::Kind::GroupId) continue;
+      if (v.kind == Var::Kind::group_id) continue;
       exist += ", " + var_name(v);
-      if (v.kind == Var::Kind::LocalId) {
+      if (v.kind == Var::Kind::local_id) {
         cond += " and 0 <= " + var_name(v) + " < " + std::to_string(range.local[v.index]);
       } else {
         cond += " and " + var_name(v) + " >= 0";
@@ -181,13 +182,13 @@ std::string write_map_text(const ArgumentAccess& arg, const NDRange& range,
     for (const Constraint& k : p.constraints) {
       const std::string e = linear_text(k.expr, values);
       switch (k.relation) {
-        case Constraint::Relation::GreaterEqualZero:
+        case Constraint::Relation::greater_equal_zero:
           cond += " and " + e + " >= 0";
           break;
-        case Constraint::Relation::EqualZero:
+        case Constraint::Relation::equal_zero:
           cond += " and " + e + " = 0";
           break;
-        case Constraint::Relation::NotEqualZero:
+        case Constraint::Relation::not_equal_zero:
           cond += " and (" + e + " < 0 or " + e + " > 0)";
           break;
       }
@@ -208,7 +209,7 @@ std::optional<ParametricWriteMap> parametric_write_map(const ArgumentAccess& arg
   const std::array<bool, 3>& merged = out.merged;
   std::set<Param> params;
   for (std::uint32_t d = 0; d < dims; ++d) {
-    params.insert(Param{merged[d] ? Param::Kind::GlobalSize : Param::Kind::NumGroups, d});
+    params.insert(Param{merged[d] ? Param::Kind::global_size : Param::Kind::num_groups, d});
   }
   std::string domain;
   for (std::uint32_t d = 0; d < dims; ++d) {
@@ -223,13 +224,13 @@ std::optional<ParametricWriteMap> parametric_write_map(const ArgumentAccess& arg
       const std::optional<std::string> e = parametric_linear_text(k.expr, merged, params, vars);
       if (!e) return std::nullopt;
       switch (k.relation) {
-        case Constraint::Relation::GreaterEqualZero:
+        case Constraint::Relation::greater_equal_zero:
           cond += " and " + *e + " >= 0";
           break;
-        case Constraint::Relation::EqualZero:
+        case Constraint::Relation::equal_zero:
           cond += " and " + *e + " = 0";
           break;
-        case Constraint::Relation::NotEqualZero:
+        case Constraint::Relation::not_equal_zero:
           cond += " and (" + *e + " < 0 or " + *e + " > 0)";
           break;
       }
@@ -244,12 +245,12 @@ std::optional<ParametricWriteMap> parametric_write_map(const ArgumentAccess& arg
       cond += merged[d] ? " and 0 <= g" + n + " < gs" + n : " and 0 <= w" + n + " < ng" + n;
     }
     for (const Var& v : vars) {
-      if (v.kind == Var::Kind::GroupId || (v.kind == Var::Kind::LocalId && merged[v.index]))
+      if (v.kind == Var::Kind::group_id || (v.kind == Var::Kind::local_id && merged[v.index]))
         continue;  // domain variables
       const std::string n = parametric_var_name(v, merged);
       exist += ", " + n;
-      if (v.kind == Var::Kind::LocalId) {
-        params.insert(Param{Param::Kind::LocalSize, v.index});
+      if (v.kind == Var::Kind::local_id) {
+        params.insert(Param{Param::Kind::local_size, v.index});
         cond += " and 0 <= " + n + " < ls" + std::to_string(v.index);
       } else {
         cond += " and " + n + " >= 0";
@@ -264,9 +265,9 @@ std::optional<ParametricWriteMap> parametric_write_map(const ArgumentAccess& arg
   for (const Param& q : params) {
     const std::string n = param_name(q);
     names += std::string(names.empty() ? "" : ", ") + n;
-    const char* bound = q.kind == Param::Kind::ScalarArg      ? nullptr
-                        : q.kind == Param::Kind::GlobalOffset ? " >= 0"
-                                                              : " >= 1";
+    const char* bound = q.kind == Param::Kind::scalar_arg      ? nullptr
+                        : q.kind == Param::Kind::global_offset ? " >= 0"
+                                                               : " >= 1";
     if (bound != nullptr) context += std::string(context.empty() ? "" : " and ") + n + bound;
   }
   out.map = "[" + names + "] -> { " + body + " }";
@@ -283,7 +284,7 @@ WriteInjectivity parametric_write_injectivity(const KernelAccessInfo& kernel, st
   // them would write the same bytes): the verdict covers those launches only.
   const std::uint32_t used = used_dimensions(kernel, /*writes_only=*/true);
   if (dims != nullptr) *dims = used;
-  if (!kernel.statically_splittable) return WriteInjectivity::Parametric;
+  if (!kernel.statically_splittable) return WriteInjectivity::parametric;
   CtxPtr ctx(isl_ctx_alloc());
   UNIMEM_REQUIRE(ctx != nullptr, "isl context allocation failed");
   isl_options_set_on_error(ctx.get(), ISL_ON_ERROR_CONTINUE);
@@ -336,10 +337,10 @@ WriteInjectivity parametric_write_injectivity(const KernelAccessInfo& kernel, st
         *reason = "two work-groups write the same bytes of '" + arg.name +
                   "' for every launch of more than one work-group";
       }
-      return WriteInjectivity::NotInjective;
+      return WriteInjectivity::not_injective;
     }
   }
-  return all_injective ? WriteInjectivity::Injective : WriteInjectivity::Parametric;
+  return all_injective ? WriteInjectivity::injective : WriteInjectivity::parametric;
 }
 
 bool writes_injective_over_groups(const KernelAccessInfo& kernel, const NDRange& range,

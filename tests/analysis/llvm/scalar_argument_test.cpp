@@ -12,7 +12,7 @@
 #include <string>
 
 #include "analysis/scalar_argument.hpp"
-#include "test_support.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {

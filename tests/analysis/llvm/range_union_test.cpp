@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "test_support.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {
@@ -17,17 +17,17 @@ using test::nd;
 using test::Touched;
 
 /// The whole grid, its halves along the slowest dimension and a few random boxes (fixed seed).
-std::vector<GroupBox> partitions(const NDRange& range, std::uint32_t seed) {
-  const auto n = num_groups(range);
-  std::vector<GroupBox> out{GroupBox::all(range)};
-  GroupBox low = GroupBox::all(range);
-  GroupBox high = low;
+std::vector<Box<3>> partitions(const NDRange& range, std::uint32_t seed) {
+  const Box<3> all = all_groups(range);
+  std::vector<Box<3>> out{all};
   const std::size_t d = range.dims - 1;
-  low.end[d] = n[d] / 2;
-  high.begin[d] = n[d] / 2;
-  out.push_back(low);
-  out.push_back(high);
-  const std::vector<GroupBox> random = test::random_group_boxes(range, seed, 2);
+  Box<3>::Point middle_max = all.max();
+  middle_max[d] /= 2;
+  Box<3>::Point middle_min = all.min();
+  middle_min[d] = middle_max[d];
+  out.emplace_back(all.min(), middle_max);
+  out.emplace_back(middle_min, all.max());
+  const std::vector<Box<3>> random = test::random_group_boxes(range, seed, 2);
   out.insert(out.end(), random.begin() + 1, random.end());  // [0] is the whole grid again
   return out;
 }
@@ -35,9 +35,9 @@ std::vector<GroupBox> partitions(const NDRange& range, std::uint32_t seed) {
 void check(const std::string& source, const std::string& kernel, const NDRange& range,
            const LaunchArguments& args, const std::function<void(const Item&, Touched&)>& mirror,
            const std::string& options = "") {
-  const RangeGenerator gen(test::analyze_kernel(source, kernel, options));
+  const KernelRangeGenerator gen(test::analyze_kernel(source, kernel, options));
   const std::uint32_t seed = 7;
-  for (const GroupBox& g : partitions(range, seed)) {
+  for (const Box<3>& g : partitions(range, seed)) {
     SCOPED_TRACE(test::describe(seed, g));
     test::expect_matches(gen.ranges(range, g, args), execute(range, g, mirror), test::Claim::exact);
   }

@@ -2,9 +2,10 @@
 // cache.
 #include <gtest/gtest.h>
 
-#include "analysis/frontend.hpp"
-#include "analysis/write_injectivity.hpp"
-#include "test_support.hpp"
+#include "analysis/analysis_cache.hpp"
+#include "analysis/isl/write_injectivity.hpp"
+#include "analysis/llvm/frontend.hpp"
+#include "analysis/test_support.hpp"
 
 namespace unimem {
 namespace {
@@ -56,9 +57,9 @@ TEST(Extraction, ArgumentsAndClassesOfAStencil) {
   const KernelAccessInfo k = test::analyze_kernel(src, "s");
   ASSERT_EQ(k.args.size(), 4U);
   EXPECT_EQ(k.args[0].name, "in");
-  EXPECT_EQ(k.args[0].kind, ArgKind::GlobalBuffer);
-  EXPECT_EQ(k.args[2].kind, ArgKind::LocalBuffer);
-  EXPECT_EQ(k.args[3].kind, ArgKind::Scalar);
+  EXPECT_EQ(k.args[0].kind, ArgKind::global_buffer);
+  EXPECT_EQ(k.args[2].kind, ArgKind::local_buffer);
+  EXPECT_EQ(k.args[3].kind, ArgKind::scalar);
   EXPECT_GE(k.stats.affine, 2U);
   EXPECT_GE(k.stats.affine_rectangular, 3U);
   EXPECT_EQ(k.stats.indirect + k.stats.non_affine + k.stats.unknown_call, 0U);
@@ -85,11 +86,9 @@ TEST(Extraction, VloadVstoreAndUnknownPointers) {
       size_t i = get_global_id(0);
       vstore4(vload4(i, in) * 2.0f, i, out);
     })";
-  const RangeGenerator gen(test::analyze_kernel(src, "v"));
+  const KernelRangeGenerator gen(test::analyze_kernel(src, "v"));
   const NDRange r = test::nd({8, 1, 1}, {2, 1, 1}, 1);
-  GroupBox g = GroupBox::all(r);
-  g.begin[0] = 1;
-  g.end[0] = 2;
+  const Box<3> g({1, 0, 0}, {2, 1, 1});
   const LaunchRanges lr = gen.ranges(r, g, {});
   EXPECT_EQ(lr.find("in")->read, IntervalSet(Interval{32, 64}));
   EXPECT_EQ(lr.find("out")->write, IntervalSet(Interval{32, 64}));

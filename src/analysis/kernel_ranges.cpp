@@ -1,0 +1,243 @@
+#include "analysis/kernel_ranges.hpp"
+
+#include <limits>
+
+#include "analysis/launch_injectivity.hpp"
+#include "analysis/piece_evaluator.hpp"
+#include "common/check.hpp"
+#include "region/affine_box_union.hpp"
+
+namespace unimem {
+
+namespace {
+
+// Work bound per piece: intervals emitted by the fast generator. Beyond it the piece is
+// over-approximated (and flagged inexact).
+constexpr std::uint64_t kMaxIntervalsPerPiece = std::uint64_t{1} << 20;
+
+std::int64_t to_i64(std::uint64_t v, const char* what) {
+  UNIMEM_REQUIRE(v <= static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()), what);
+  return static_cast<std::int64_t>(v);
+}
+
+ParamValues param_values(const KernelAccessInfo& kernel, const NDRange& range,
+                         const LaunchArguments& args) {
+  ParamValues v;
+  v.scalar_args = args.scalars;
+  v.scalar_args.resize(kernel.args.size());
+  v.scalar_arg_names.resize(kernel.args.size());
+  for (const ArgumentAccess& a : kernel.args) v.scalar_arg_names[a.index] = a.name;
+  const std::array<std::uint64_t, 3> groups = num_groups(range);
+  for (std::size_t d = 0; d < 3; ++d) {
+    v.local_size[d] = to_i64(range.local[d], "local size too large");
+    v.global_size[d] = to_i64(range.global[d], "global size too large");
+    v.global_offset[d] = to_i64(range.offset[d], "global offset too large");
+    v.num_groups[d] = to_i64(groups[d], "group count too large");
+  }
+  return v;
+}
+
+}  // namespace
+
+void validate_for_analysis(const NDRange& range) {
+  UNIMEM_REQUIRE(range.dims >= 1 && range.dims <= 3, "NDRange: work dimension must be 1, 2 or 3");
+  for (std::size_t d = 0; d < 3; ++d) {
+    if (d >= range.dims) {
+      UNIMEM_REQUIRE(range.global[d] == 1 && range.local[d] <= 1 && range.offset[d] == 0,
+                     "NDRange: sizes beyond the work dimension must be 1 (offset 0)");
+      continue;
+    }
+    UNIMEM_REQUIRE(range.global[d] > 0, "NDRange: global sizes must be positive");
+    UNIMEM_REQUIRE(range.local[d] > 0,
+                   "NDRange: the analysis needs a concrete local size (local 0 = driver chooses)");
+    UNIMEM_REQUIRE(range.global[d] % range.local[d] == 0,
+                   "NDRange: local size must divide global size");
+  }
+}
+
+std::array<std::uint64_t, 3> num_groups(const NDRange& range) {
+  std::array<std::uint64_t, 3> groups{1, 1, 1};
+  for (std::size_t d = 0; d < range.dims && d < 3; ++d)
+    groups[d] = range.global[d] / range.local[d];
+  return groups;
+}
+
+Box<3> all_groups(const NDRange& range) {
+  const std::array<std::uint64_t, 3> n = num_groups(range);
+  return Box<3>({0, 0, 0},
+                {to_i64(n[0], "group count too large"), to_i64(n[1], "group count too large"),
+                 to_i64(n[2], "group count too large")});
+}
+
+void LaunchArguments::set_scalar(std::uint32_t index, std::int64_t value) {
+  if (scalars.size() <= index) scalars.resize(index + 1);
+  scalars[index] = value;
+}
+
+void LaunchArguments::set_buffer_size(std::uint32_t index, std::uint64_t bytes) {
+  if (buffer_sizes.size() <= index) buffer_sizes.resize(index + 1);
+  buffer_sizes[index] = bytes;
+}
+
+AccessBytes ArgumentRanges::access_bytes() const {
+  AccessBytes b;
+  b.reads = read;
+  if (write_exact && !write_conditional) {
+    b.writes = write;
+  } else {
+    b.may_writes = write;  // a superset or conditional: fetched first
+  }
+  return b;
+}
+
+const ArgumentRanges* LaunchRanges::find(const std::string& arg_name) const {
+  for (const ArgumentRanges& a : args) {
+    if (a.name == arg_name) return &a;
+  }
+  return nullptr;
+}
+
+KernelRangeGenerator::KernelRangeGenerator(KernelAccessInfo kernel) : kernel_(std::move(kernel)) {}
+
+std::size_t KernelRangeGenerator::launch_time_checks() const {
+  std::lock_guard lock(mutex_);
+  return launch_time_checks_;
+}
+
+LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const Box<3>& groups,
+                                          const LaunchArguments& args) const {
+  validate_for_analysis(range);
+  const std::array<std::uint64_t, 3> total = num_groups(range);
+  for (std::size_t d = 0; d < 3 && !groups.empty(); ++d) {
+    UNIMEM_REQUIRE(groups.min()[d] >= 0 && static_cast<std::uint64_t>(groups.max()[d]) <= total[d],
+                   "group box outside the NDRange");
+  }
+  const ParamValues values = param_values(kernel_, range, args);
+  LaunchRanges result;
+  result.kernel = kernel_.name;
+  result.splittable = kernel_.statically_splittable;
+  result.unsplittable_reason = kernel_.unsplittable_reason;
+  for (const ArgumentAccess& arg : kernel_.args) {
+    if (!arg.is_buffer()) continue;
+    ArgumentRanges out;
+    out.index = arg.index;
+    out.name = arg.name;
+    const std::optional<std::uint64_t> size =
+        arg.index < args.buffer_sizes.size() ? args.buffer_sizes[arg.index] : std::nullopt;
+    auto whole_buffer = [&](std::vector<Interval>& v, const std::string& why) {
+      if (!size) {
+        throw PreconditionError("kernel '" + kernel_.name + "': the size of buffer argument '" +
+                                arg.name + "' is needed (" + why + ")");
+      }
+      v.emplace_back(0, *size);
+    };
+    for (int pass = 0; pass < 2; ++pass) {
+      const bool is_write = pass == 1;
+      const std::vector<AccessPiece>& pieces = is_write ? arg.writes : arg.reads;
+      std::vector<Interval> intervals;
+      AffineBoxUnion boxes;
+      bool exact = true;
+      bool conditional = false;
+      if (!groups.empty()) {
+        for (const AccessPiece& p : pieces) {
+          if (!is_affine(p.access_class)) {
+            whole_buffer(intervals,
+                         std::string(to_string(p.access_class)) + " reference: " + p.reason);
+            exact = false;
+            conditional = true;
+            continue;
+          }
+          const PieceStatus st = evaluate_piece(p, values, range, groups, boxes);
+          if (st == PieceStatus::unbounded) {
+            whole_buffer(intervals, "a loop without a computable bound");
+            exact = false;
+            conditional = true;
+            if (is_write) {
+              result.splittable = false;
+              result.unsplittable_reason =
+                  "argument '" + arg.name + "' is written in a loop without a computable bound";
+            }
+            continue;
+          }
+          if (st == PieceStatus::approximate) exact = false;
+          if (p.conditions_dropped) {
+            // A read is then a superset; a write is a may-write set (fetched first, DESIGN.md
+            // invariant 6) that is still exact as such: it stays splittable.
+            if (!is_write) exact = false;
+            conditional = true;
+          }
+        }
+      }
+      IntervalSet set = boxes.bytes(kMaxIntervalsPerPiece, exact);
+      if (!intervals.empty()) set = set.unite(IntervalSet::from_unsorted(std::move(intervals)));
+      if (size && !set.empty() && set.bounds().end > *size) set = set.intersect(Interval{0, *size});
+      if (is_write) {
+        out.write = std::move(set);
+        out.write_exact = exact;
+        out.write_conditional = conditional;
+        if (!exact && result.splittable) {
+          // An over-approximated must-write would lose data on a split launch.
+          result.splittable = false;
+          result.unsplittable_reason = "the write set of '" + arg.name + "' is not exact";
+        }
+      } else {
+        out.read = std::move(set);
+        out.read_exact = exact;
+      }
+    }
+    result.args.push_back(std::move(out));
+  }
+  return result;
+}
+
+bool KernelRangeGenerator::splittable(const NDRange& range, const LaunchArguments& args,
+                                      std::string* reason) const {
+  validate_for_analysis(range);
+  if (!kernel_.statically_splittable) {
+    if (reason != nullptr) *reason = kernel_.unsplittable_reason;
+    return false;
+  }
+  // Decided at analysis time for every launch (parametric isl check, write_injectivity.hpp).
+  const std::array<std::uint64_t, 3> groups = num_groups(range);
+  bool covered = true;  // the launch is one the analysis-time verdict covers
+  for (std::uint32_t d = kernel_.write_injectivity_dims; d < 3; ++d)
+    covered = covered && groups[d] == 1;
+  switch (covered ? kernel_.write_injectivity : WriteInjectivity::parametric) {
+    case WriteInjectivity::injective:
+      if (reason != nullptr) reason->clear();
+      return true;
+    case WriteInjectivity::not_injective:
+      if (groups[0] * groups[1] * groups[2] >= 2) {
+        if (reason != nullptr) *reason = kernel_.write_injectivity_reason;
+        return false;
+      }
+      if (reason != nullptr) reason->clear();
+      return true;  // a single work-group cannot collide with another
+    case WriteInjectivity::parametric:
+      break;
+  }
+  const ParamValues values = param_values(kernel_, range, args);
+  std::string key;
+  for (std::size_t d = 0; d < 3; ++d) {
+    key += std::to_string(range.global[d]) + "," + std::to_string(range.local[d]) + "," +
+           std::to_string(range.offset[d]) + ";";
+  }
+  for (const auto& s : values.scalar_args) key += s ? std::to_string(*s) + "," : "-,";
+  {
+    std::lock_guard lock(mutex_);
+    auto it = injectivity_cache_.find(key);
+    if (it != injectivity_cache_.end()) {
+      if (reason != nullptr) *reason = it->second.second;
+      return it->second.first;
+    }
+  }
+  std::string why;
+  const bool ok = writes_injective_over_groups(kernel_, range, values, &why);
+  std::lock_guard lock(mutex_);
+  injectivity_cache_[key] = {ok, why};
+  ++launch_time_checks_;
+  if (reason != nullptr) *reason = why;
+  return ok;
+}
+
+}  // namespace unimem

@@ -1,0 +1,26 @@
+#pragma once
+
+// Whether the writes of one launch are injective over work-groups, decided for its concrete
+// parameters (the launch-time check of analysis/kernel_ranges.hpp). Declared in the LLVM/isl-free
+// core; defined with isl by analysis/isl/write_injectivity.cpp when unimem is built with the
+// analysis, otherwise by analysis/analysis_disabled.cpp (which answers "not injective": such a
+// launch is never split).
+
+#include <string>
+
+#include <unimem/nd_range.hpp>
+#include "analysis/access_pattern.hpp"
+#include "analysis/affine_expr.hpp"
+
+namespace unimem {
+
+/// Matz et al. section 4.1 (002_aa84334820ddd8b5.txt): a kernel can be partitioned only if its
+/// write maps are injective over thread blocks. Builds, with isl, each buffer argument's map from
+/// work-group id to written byte (local ids, loop counters and bytes within an element projected
+/// out as existential variables, all launch parameters substituted) and checks that no byte is
+/// written by two work-groups. reason names the argument otherwise.
+[[nodiscard]] bool writes_injective_over_groups(const KernelAccessInfo& kernel,
+                                                const NDRange& range, const ParamValues& values,
+                                                std::string* reason);
+
+}  // namespace unimem

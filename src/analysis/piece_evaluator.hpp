@@ -1,0 +1,30 @@
+#pragma once
+
+// One access piece evaluated for a launch partition (DSOM section 4.3.3): parameters substituted,
+// variable bounds tightened from single-variable constraints, group and local id merged into a
+// global id where the piece allows, coupled variables enumerated, and the resulting boxes handed
+// to the region layer's box union (region/affine_box_union.hpp).
+
+#include <cstdint>
+
+#include <unimem/nd_range.hpp>
+#include "analysis/access_pattern.hpp"
+#include "analysis/affine_expr.hpp"
+#include "region/affine_box_union.hpp"
+#include "region/box.hpp"
+
+namespace unimem {
+
+enum class PieceStatus : std::uint8_t {
+  exact,        // out holds exactly the piece's bytes
+  approximate,  // out holds a superset (too many coupled points to enumerate)
+  unbounded,    // a variable the bytes depend on has no upper bound: nothing was added
+};
+
+/// Adds the bytes piece (affine) touches for the work-groups in groups of range to out. Throws
+/// PreconditionError when a scalar argument it needs has no value, or a bound overflows 64 bits.
+[[nodiscard]] PieceStatus evaluate_piece(const AccessPiece& piece, const ParamValues& values,
+                                         const NDRange& range, const Box<3>& groups,
+                                         AffineBoxUnion& out);
+
+}  // namespace unimem
