@@ -1,5 +1,8 @@
 #pragma once
 
+// What the analysis learns about a program: per kernel argument, the access pieces of its reads
+// and writes (DSOM Eq. 1 and Fig. 8), and per kernel, splittability and write injectivity.
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -56,7 +59,8 @@ struct ArgumentAccess {
 };
 
 /// Injectivity of the write maps over work-groups (Matz et al. section 4.1) as decided at analysis
-/// time with isl, scalar arguments and NDRange sizes as parameters (write_injectivity.hpp).
+/// time with isl, scalar arguments and NDRange sizes as parameters
+/// (analysis/isl/write_injectivity.hpp).
 enum class WriteInjectivity : std::uint8_t {
   injective,      // for every launch: no launch-time check
   not_injective,  // for every launch of two or more work-groups: unsplittable

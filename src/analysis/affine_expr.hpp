@@ -1,5 +1,8 @@
 #pragma once
 
+// Affine expressions over the index variables of a work-item (group ids, local ids, loop
+// counters) with coefficients that are polynomials in launch parameters, and constraints on them.
+
 #include <array>
 #include <compare>
 #include <cstdint>

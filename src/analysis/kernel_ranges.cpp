@@ -197,7 +197,8 @@ bool KernelRangeGenerator::splittable(const NDRange& range, const LaunchArgument
     if (reason != nullptr) *reason = kernel_.unsplittable_reason;
     return false;
   }
-  // Decided at analysis time for every launch (parametric isl check, write_injectivity.hpp).
+  // Decided at analysis time for every launch (parametric isl check,
+  // analysis/isl/write_injectivity.hpp).
   const std::array<std::uint64_t, 3> groups = num_groups(range);
   bool covered = true;  // the launch is one the analysis-time verdict covers
   for (std::uint32_t d = kernel_.write_injectivity_dims; d < 3; ++d)

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "region/oracle.hpp"
+
 namespace unimem {
 namespace {
 
@@ -23,65 +25,45 @@ struct Part {
   std::uint32_t width = 1;
 };
 
-/// Marks the bytes constant + sum(coefficient * x) + [0, width) of every point
-/// of part's box.
-void mark(const Part &part, std::vector<bool> &bytes) {
-  for (const BoxTerm &t : part.terms) {
-    if (t.coefficient != 0 && t.upper < t.lower)
-      return; // empty box
+/// The bitmap oracle's window: the random parts stay below byte 4096.
+constexpr oracle::Window kWindow{0, 4096};
+
+/// Marks the bytes constant + sum(coefficient * x) + [0, width) for every point of part's box,
+/// those below offset 0 dropped.
+void mark(const Part& part, oracle::DenseSet& bytes) {
+  for (const BoxTerm& t : part.terms) {
+    if (t.coefficient != 0 && t.upper < t.lower) return;  // empty box
   }
   std::vector<std::int64_t> x(part.terms.size());
-  for (std::size_t i = 0; i < x.size(); ++i)
-    x[i] = part.terms[i].lower;
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = part.terms[i].lower;
   while (true) {
     std::int64_t f = part.constant;
-    for (std::size_t i = 0; i < x.size(); ++i)
-      f += part.terms[i].coefficient * x[i];
-    for (std::int64_t b = std::max<std::int64_t>(f, 0); b < f + part.width;
-         ++b) {
-      if (bytes.size() <= static_cast<std::size_t>(b))
-        bytes.resize(static_cast<std::size_t>(b) + 1);
-      bytes[static_cast<std::size_t>(b)] = true;
+    for (std::size_t i = 0; i < x.size(); ++i) f += part.terms[i].coefficient * x[i];
+    for (std::int64_t b = std::max<std::int64_t>(f, 0); b < f + part.width; ++b) {
+      bytes.set(static_cast<std::uint64_t>(b), true);
     }
     std::size_t k = 0;
     for (; k < x.size(); ++k) {
-      // A zero coefficient contributes nothing: its (maybe empty) range is not
-      // enumerated.
+      // A zero coefficient contributes nothing: its (maybe empty) range is not enumerated.
       if (part.terms[k].coefficient != 0 && x[k] < part.terms[k].upper) {
         ++x[k];
         break;
       }
       x[k] = part.terms[k].lower;
     }
-    if (k == x.size())
-      break;
+    if (k == x.size()) break;
   }
 }
 
-IntervalSet oracle(const std::vector<Part> &parts) {
-  std::vector<bool> bytes;
-  for (const Part &p : parts)
-    mark(p, bytes);
-  std::vector<Interval> runs;
-  for (std::uint64_t b = 0; b < bytes.size();) {
-    if (!bytes[b]) {
-      ++b;
-      continue;
-    }
-    std::uint64_t e = b;
-    while (e < bytes.size() && bytes[e])
-      ++e;
-    runs.emplace_back(b, e);
-    b = e;
-  }
-  return IntervalSet::from_unsorted(std::move(runs));
+IntervalSet oracle_bytes(const std::vector<Part>& parts) {
+  oracle::DenseSet bytes(kWindow);
+  for (const Part& p : parts) mark(p, bytes);
+  return bytes.to_interval_set();
 }
 
-IntervalSet unite(const std::vector<Part> &parts, std::uint64_t max_intervals,
-                  bool &exact) {
+IntervalSet unite(const std::vector<Part>& parts, std::uint64_t max_intervals, bool& exact) {
   AffineBoxUnion u;
-  for (const Part &p : parts)
-    u.add(p.constant, p.terms, p.width);
+  for (const Part& p : parts) u.add(p.constant, p.terms, p.width);
   exact = true;
   return u.bytes(max_intervals, exact);
 }
@@ -89,14 +71,14 @@ IntervalSet unite(const std::vector<Part> &parts, std::uint64_t max_intervals,
 /// Random parts over four variables whose coefficients come from a small pool,
 /// so that parts often share variables and coefficients (the case the union of
 /// boxes is for).
-std::vector<Part> random_parts(std::mt19937 &rng) {
+std::vector<Part> random_parts(std::mt19937& rng) {
   auto pick = [&rng](std::int64_t lo, std::int64_t hi) {
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
   };
   const std::int64_t pool[] = {1, 4, 16, 40, -4, 0};
   std::vector<Part> parts(static_cast<std::size_t>(pick(1, 10)));
   const std::int64_t width = pick(1, 4);
-  for (Part &p : parts) {
+  for (Part& p : parts) {
     p.constant = pick(-30, 200);
     p.width = static_cast<std::uint32_t>(pick(0, 3) == 0 ? pick(1, 8) : width);
     std::vector<std::uint64_t> vars = {0, 1, 2, 3};
@@ -107,21 +89,20 @@ std::vector<Part> random_parts(std::mt19937 &rng) {
       t.var = vars[i];
       t.coefficient = pool[pick(0, 5)];
       t.lower = pick(-3, 10);
-      t.upper = t.lower + pick(-1, 8); // sometimes empty
+      t.upper = t.lower + pick(-1, 8);  // sometimes empty
       p.terms.push_back(t);
     }
   }
   return parts;
 }
 
-std::string describe(const std::vector<Part> &parts) {
+std::string describe(const std::vector<Part>& parts) {
   std::string s;
-  for (const Part &p : parts) {
+  for (const Part& p : parts) {
     s += std::to_string(p.constant);
-    for (const BoxTerm &t : p.terms) {
-      s += " + " + std::to_string(t.coefficient) + "*v" +
-           std::to_string(t.var) + "[" + std::to_string(t.lower) + ".." +
-           std::to_string(t.upper) + "]";
+    for (const BoxTerm& t : p.terms) {
+      s += " + " + std::to_string(t.coefficient) + "*v" + std::to_string(t.var) + "[" +
+           std::to_string(t.lower) + ".." + std::to_string(t.upper) + "]";
     }
     s += " [" + std::to_string(p.width) + " B]; ";
   }
@@ -136,7 +117,7 @@ TEST(AffineBoxUnion, RandomPartsMatchTheBitmapOracle) {
     bool exact = false;
     const IntervalSet got = unite(parts, kUnlimited, exact);
     EXPECT_TRUE(exact);
-    EXPECT_EQ(got, oracle(parts)) << got.to_string();
+    EXPECT_EQ(got, oracle_bytes(parts)) << got.to_string();
   }
 }
 
@@ -147,12 +128,11 @@ TEST(AffineBoxUnion, AnIntervalLimitGivesASupersetFlaggedInexact) {
     SCOPED_TRACE("seed=" + std::to_string(seed) + ": " + describe(parts));
     bool exact = false;
     const IntervalSet got = unite(parts, 2, exact);
-    const IntervalSet want = oracle(parts);
+    const IntervalSet want = oracle_bytes(parts);
     if (exact) {
       EXPECT_EQ(got, want);
     } else {
-      EXPECT_TRUE(got.contains(want))
-          << got.to_string() << " misses " << want.to_string();
+      EXPECT_TRUE(got.contains(want)) << got.to_string() << " misses " << want.to_string();
     }
   }
 }
@@ -173,16 +153,15 @@ TEST(AffineBoxUnion, PartsShiftedByTheirExtentMakeOneInterval) {
 TEST(AffineBoxUnion, EmptyBoxesAddNothingAndZeroCoefficientsAreIgnored) {
   AffineBoxUnion u;
   u.add(0, std::vector<BoxTerm>{{0, 4, 3, 2}},
-        4); // empty range of a used variable
+        4);  // empty range of a used variable
   u.add(100, std::vector<BoxTerm>{{1, 0, 5, 1}},
-        4); // unused variable: its range is moot
-  u.add(-8, std::vector<BoxTerm>{{0, 4, 0, 3}}, 4); // bytes below 0 are dropped
+        4);                                          // unused variable: its range is moot
+  u.add(-8, std::vector<BoxTerm>{{0, 4, 0, 3}}, 4);  // bytes below 0 are dropped
   bool exact = true;
-  EXPECT_EQ(u.bytes(kUnlimited, exact),
-            IntervalSet::from_unsorted({{0, 8}, {100, 104}}));
+  EXPECT_EQ(u.bytes(kUnlimited, exact), IntervalSet::from_unsorted({{0, 8}, {100, 104}}));
   EXPECT_TRUE(exact);
   EXPECT_TRUE(AffineBoxUnion().bytes(kUnlimited, exact).empty());
 }
 
-} // namespace
-} // namespace unimem
+}  // namespace
+}  // namespace unimem
