@@ -29,6 +29,7 @@ SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t siz
       mirrors_(context.devices.size()),
       directory_(size, context.agent_count()),
       trackers_(context.agent_count()),
+      updates_(size, context.devices.size()),
       unread_prefetch_(context.agent_count()),
       peer_([&context](Agent from, Agent to) { return context.can_peer(from, to); }) {}
 
@@ -147,59 +148,38 @@ void SharedBuffer::begin_write() {
   if (history_.close()) ++stats_.mispredictions;
 }
 
-void SharedBuffer::after_device_writes(std::span<const std::pair<Agent, IntervalSet>> writes,
-                                       const std::string& kernel, UpdateStrategy strategy) {
-  AgentMask writers;
+void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& kernel,
+                                       UpdateStrategy strategy) {
   for (const auto& [agent, bytes] : writes) {
     drop_unread_prefetch(bytes);
     directory_.apply_device_write(agent, bytes);
-    writers = writers.with(agent);
   }
-  switch (strategy) {
-    case UpdateStrategy::lazy:
-      break;
-    case UpdateStrategy::balance:
-      for (const auto& [agent, bytes] : writes) acquire(kHostAgent, bytes, false);
-      break;
-    case UpdateStrategy::batch:
-      for (const auto& [agent, bytes] : writes) {
-        acquire(kHostAgent, bytes, false);
-        for (std::size_t d = 0; d < context_.devices.size(); ++d) {
-          acquire(agent_of_device(d), bytes, false);
-        }
-      }
-      break;
-    case UpdateStrategy::adaptive: {
-      std::optional<DemandSequence> replay = history_.open({kernel, writers});
-      if (!replay) break;
-      // The copies depend on the kernel's events (already in the trackers), so they start the
-      // moment it completes and overlap whatever runs next.
-      ++stats_.replays;
-      const std::uint64_t before = stats_.total_bytes();
-      struct EndReplay {
-        std::optional<Agent>& target;
-        ~EndReplay() { target.reset(); }
-      } end_replay{replay_target_};
-      for (const Demand& d : *replay) {
-        if (d.bytes.bounds().end > size_ || d.agent >= context_.agent_count()) continue;
-        replay_target_ = d.agent;
-        acquire(d.agent, d.bytes, false);
-        history_.note_prefetched(d.agent, d.bytes);
-      }
-      stats_.prefetch_bytes += stats_.total_bytes() - before;
-      break;
-    }
-  }
+  perform(updates_.after_device_writes(strategy, writes, kernel, history_));
 }
 
 void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy strategy) {
   drop_unread_prefetch(bytes);
   directory_.apply_host_write(bytes);
-  if (strategy == UpdateStrategy::batch) {
-    for (std::size_t d = 0; d < context_.devices.size(); ++d) {
-      acquire(agent_of_device(d), bytes, false);
-    }
+  perform(updates_.after_host_write(strategy, bytes));
+}
+
+void SharedBuffer::perform(const PostWriteActions& actions) {
+  if (!actions.replay) {
+    for (const EagerCopy& c : actions.copies) acquire(c.agent, c.bytes, false);
+    return;
   }
+  ++stats_.replays;
+  const std::uint64_t before = stats_.total_bytes();
+  struct EndReplay {
+    std::optional<Agent>& target;
+    ~EndReplay() { target.reset(); }
+  } end_replay{replay_target_};
+  for (const EagerCopy& c : actions.copies) {
+    replay_target_ = c.agent;
+    acquire(c.agent, c.bytes, false);
+    history_.note_prefetched(c.agent, c.bytes);
+  }
+  stats_.prefetch_bytes += stats_.total_bytes() - before;
 }
 
 EventList SharedBuffer::pending() const {

@@ -4,17 +4,15 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include <unimem/transfer_stats.hpp>
 #include "coherence/adaptive_history.hpp"
 #include "coherence/agent_mask.hpp"
 #include "coherence/allocation_cache.hpp"
 #include "coherence/directory.hpp"
 #include "coherence/hazard_tracker.hpp"
-#include <unimem/transfer_stats.hpp>
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
 
@@ -105,10 +103,10 @@ class SharedBuffer {
   /// The buffer is about to be written (by the host or a kernel): ends the adaptive recording.
   void begin_write();
   /// Records that kernel `kernel` wrote, on each device agent, its bytes (the kernel events are
-  /// already recorded in the trackers), then applies strategy's post-write actions.
-  void after_device_writes(std::span<const std::pair<Agent, IntervalSet>> writes,
-                           const std::string& kernel, UpdateStrategy strategy);
-  /// Records a host write of bytes (already ordered in tracker(host)); batch pushes them out.
+  /// already recorded in the trackers), then issues strategy's post-write copies (UpdatePolicy).
+  void after_device_writes(DeviceWrites writes, const std::string& kernel, UpdateStrategy strategy);
+  /// Records a host write of bytes (already ordered in tracker(host)), then issues strategy's
+  /// post-write copies (batch pushes them out).
   void after_host_write(const IntervalSet& bytes, UpdateStrategy strategy);
 
   /// Unfinished operations on any copy of the buffer.
@@ -116,6 +114,8 @@ class SharedBuffer {
 
  private:
   void issue(const Transfer& t);
+  /// Issues a strategy's post-write copies; a replay's are accounted as prefetches.
+  void perform(const PostWriteActions& actions);
   /// bytes are being overwritten (by any agent): replayed copies of them nobody read are wasted.
   void drop_unread_prefetch(const IntervalSet& bytes);
 
@@ -129,6 +129,7 @@ class SharedBuffer {
   Directory directory_;
   std::vector<HazardTracker> trackers_;
   AdaptiveHistory history_;
+  UpdatePolicy updates_;
   TransferStats stats_;
   // Adaptive accounting: per agent, the bytes replays copied there that no demand read has used
   // yet; and the bytes of such copies that were overwritten before any read.
