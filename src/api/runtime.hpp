@@ -91,7 +91,7 @@ struct RuntimeOptions {
   UpdateStrategy strategy = UpdateStrategy::adaptive;
   MeasurementMode measurement = MeasurementMode::normal;
   /// Released buffers' device mirrors and home copies, up to this many bytes per device and for
-  /// the host, are kept and reused by the next buffer of the same size (coherence/
+  /// the host, are kept and reused by the next buffer of the same size (memory/
   /// allocation_cache.hpp: skips driver allocations and the page faults of fresh memory). 0 frees
   /// everything at release. Kept memory counts as allocated on its device until the runtime is
   /// destroyed or the device runs out of memory.

@@ -26,7 +26,7 @@ SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t siz
       context_(context),
       home_(context.allocations->allocate_host(size)),  // not zeroed: see home_unwritten_
       home_unwritten_(Interval{0, size}),
-      mirrors_(context.devices.size()),
+      residency_(size, context.devices.size(), *context.allocations),
       directory_(size, context.agent_count()),
       trackers_(context.agent_count()),
       updates_(size, context.devices.size()),
@@ -38,13 +38,7 @@ SharedBuffer::~SharedBuffer() {
     wait_all(pending());
   } catch (...) {  // failures were reported through the operations' own events
   }
-  for (std::size_t i = 0; i < mirrors_.size(); ++i) {
-    if (!mirrors_[i].valid()) continue;
-    try {
-      context_.allocations->release(i, mirrors_[i], size_);
-    } catch (...) {  // a driver that cannot free leaks; a destructor cannot report it
-    }
-  }
+  residency_.release_all();
   context_.allocations->release_host(std::move(home_), size_);
 }
 
@@ -75,9 +69,7 @@ void SharedBuffer::require_inside(const IntervalSet& ranges, const std::string& 
 DeviceAllocation SharedBuffer::mirror(Agent d) {
   UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
                  "SharedBuffer::mirror: agent is not a device");
-  DeviceAllocation& m = mirrors_[device_of_agent(d)];
-  if (!m.valid()) m = context_.allocations->allocate(device_of_agent(d), size_);
-  return m;
+  return residency_.ensure_whole(device_of_agent(d)).allocation;
 }
 
 void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
@@ -88,7 +80,7 @@ void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
   if (demand && !unread_prefetch_[agent].empty()) {
     unread_prefetch_[agent] = unread_prefetch_[agent].subtract(bytes);
   }
-  if (agent != kHostAgent) (void)mirror(agent);
+  if (agent != kHostAgent) (void)residency_.ensure(device_of_agent(agent), bytes.bounds());
   const std::vector<Transfer> transfers = agent == kHostAgent
                                               ? directory_.apply_host_read(bytes)
                                               : directory_.apply_device_read(agent, bytes, peer_);
@@ -104,20 +96,27 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.from].deps_for_read(r, deps);
   trackers_[t.to].deps_for_write(r, deps);
   Event e;
+  // The device allocations that hold the range on each side, and where in them it lies.
+  auto held = [&](Agent a) { return residency_.ensure(device_of_agent(a), t.range); };
   if (t.from == kHostAgent) {
     prepare_home_read(r);
     Device& dst = *context_.devices[device_of_agent(t.to)];
-    e = dst.copy_host_to_device(home_.get() + off, mirror(t.to), off, len, deps);
+    const ResidentAllocation to = held(t.to);
+    e = dst.copy_host_to_device(home_.get() + off, to.allocation, to.offset_of(off), len, deps);
     stats_.host_to_device.add(len);
   } else if (t.to == kHostAgent) {
     home_written(r);
     Device& src = *context_.devices[device_of_agent(t.from)];
-    e = src.copy_device_to_host(mirror(t.from), off, home_.get() + off, len, deps);
+    const ResidentAllocation from = held(t.from);
+    e = src.copy_device_to_host(from.allocation, from.offset_of(off), home_.get() + off, len, deps);
     stats_.device_to_host.add(len);
   } else {
     Device& src = *context_.devices[device_of_agent(t.from)];
     Device& dst = *context_.devices[device_of_agent(t.to)];
-    e = dst.copy_from_peer(src, mirror(t.from), off, mirror(t.to), off, len, deps);
+    const ResidentAllocation from = held(t.from);
+    const ResidentAllocation to = held(t.to);
+    e = dst.copy_from_peer(src, from.allocation, from.offset_of(off), to.allocation,
+                           to.offset_of(off), len, deps);
     stats_.device_to_device.add(len);
   }
   trackers_[t.from].record_read(r, e);

@@ -10,11 +10,12 @@
 #include <unimem/transfer_stats.hpp>
 #include "coherence/adaptive_history.hpp"
 #include "coherence/agent_mask.hpp"
-#include "coherence/allocation_cache.hpp"
 #include "coherence/directory.hpp"
 #include "coherence/hazard_tracker.hpp"
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
+#include "memory/allocation_cache.hpp"
+#include "memory/residency.hpp"
 
 namespace unimem {
 
@@ -27,7 +28,8 @@ struct CoherenceContext {
   /// directory and trackers are updated as usual but no copy is issued or counted, so results are
   /// wrong. Never set outside overhead measurements (RuntimeOptions::measurement).
   bool transfers_disabled = false;
-  /// Where buffers get their mirrors and home copies and return them (allocation_cache.hpp).
+  /// Where buffers get their device allocations and home copies and return them
+  /// (memory/allocation_cache.hpp).
   std::shared_ptr<AllocationCache> allocations;
 
   /// recycle_budget: bytes of released buffers' memory kept per agent for reuse (0: none).
@@ -38,17 +40,16 @@ struct CoherenceContext {
   }
 };
 
-/// A shared buffer (DSOM section 4.2.1, Fig. 5): the host copy is home, each device holds a
-/// full-size mirror allocated on first use (kernels index buffers from their start, so a mirror
-/// cannot be smaller; drivers that back device memory with host pages, like POCL, only fault in
-/// the pages a device touches), and a Directory says which copy of each byte is
-/// current. acquire() performs the Table 1 read actions by issuing asynchronous copies; each copy
-/// and each access recorded by the caller is ordered through per-copy HazardTrackers, so the
-/// directory always describes the state after everything issued so far has run.
+/// A shared buffer (DSOM section 4.2.1, Fig. 5): the host copy is home, each device's copy lives
+/// in the allocations a Residency gives it on first use (memory/residency.hpp: today one
+/// full-size mirror per device), and a Directory says which copy of each byte is current. acquire()
+/// performs the Table 1 read actions by issuing asynchronous copies; each copy and each access
+/// recorded by the caller is ordered through per-copy HazardTrackers, so the directory always
+/// describes the state after everything issued so far has run.
 ///
 /// Not thread-safe: the owner (Runtime) serialises calls. The context's devices must outlive the
-/// buffer; the destructor waits for the buffer's pending operations and hands its mirrors and home
-/// copy back to the context's AllocationCache.
+/// buffer; the destructor waits for the buffer's pending operations and hands its device
+/// allocations and home copy back to the context's AllocationCache.
 ///
 /// The home copy is not zeroed when the buffer is created (a 16 MiB memset with page faults took
 /// 5-12 ms of the critical path of every workload run): the bytes never written yet are tracked
@@ -82,10 +83,12 @@ class SharedBuffer {
   void home_written(const IntervalSet& bytes);
   /// The home bytes never written so far (they read as zero; for tests).
   [[nodiscard]] const IntervalSet& home_unwritten() const { return home_unwritten_; }
-  /// The mirror on device agent d, allocated on first use (fresh or recycled memory: its bytes
+  /// The allocation a kernel on device agent d is given (it covers the whole buffer: kernels
+  /// index buffers from their start), allocated on first use (fresh or recycled memory: its bytes
   /// are unspecified until a copy or kernel writes them).
   DeviceAllocation mirror(Agent d);
-  [[nodiscard]] bool has_mirror(Agent d) const { return mirrors_[device_of_agent(d)].valid(); }
+  /// The buffer's allocations on each device.
+  [[nodiscard]] const Residency& residency() const { return residency_; }
 
   [[nodiscard]] const Directory& directory() const { return directory_; }
   [[nodiscard]] HazardTracker& tracker(Agent a) { return trackers_[a]; }
@@ -125,7 +128,7 @@ class SharedBuffer {
   const CoherenceContext& context_;
   std::unique_ptr<std::byte[]> home_;
   IntervalSet home_unwritten_;  // home bytes never written: they read as zero
-  std::vector<DeviceAllocation> mirrors_;
+  Residency residency_;
   Directory directory_;
   std::vector<HazardTracker> trackers_;
   AdaptiveHistory history_;
