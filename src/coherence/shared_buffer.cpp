@@ -30,7 +30,7 @@ SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t siz
       directory_(size, context.agent_count()),
       trackers_(context.agent_count()),
       updates_(size, context.devices.size()),
-      unread_prefetch_(context.agent_count()),
+      prefetch_(context.agent_count()),
       peer_([&context](Agent from, Agent to) { return context.can_peer(from, to); }) {}
 
 SharedBuffer::~SharedBuffer() {
@@ -77,9 +77,7 @@ void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
   if (demand && history_.recording()) {
     history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
   }
-  if (demand && !unread_prefetch_[agent].empty()) {
-    unread_prefetch_[agent] = unread_prefetch_[agent].subtract(bytes);
-  }
+  if (demand) prefetch_.demand_read(agent, bytes);
   if (agent != kHostAgent) (void)residency_.ensure(device_of_agent(agent), bytes.bounds());
   const std::vector<Transfer> transfers = agent == kHostAgent
                                               ? directory_.apply_host_read(bytes)
@@ -121,25 +119,12 @@ void SharedBuffer::issue(const Transfer& t) {
   }
   trackers_[t.from].record_read(r, e);
   trackers_[t.to].record_write(r, e);
-  // A replayed copy that lands on the predicted reader is unread until a demand read there uses
-  // it (a hop through the host on the way is not tracked: it serves only that copy).
-  if (replay_target_ && t.to == *replay_target_) {
-    unread_prefetch_[t.to] = unread_prefetch_[t.to].unite(r);
-  }
-}
-
-void SharedBuffer::drop_unread_prefetch(const IntervalSet& bytes) {
-  for (IntervalSet& unread : unread_prefetch_) {
-    if (unread.empty()) continue;
-    overwritten_prefetch_ += unread.intersect(bytes).total_size();
-    unread = unread.subtract(bytes);
-  }
+  prefetch_.copied(t.to, r);
 }
 
 TransferStats SharedBuffer::stats() const {
   TransferStats s = stats_;
-  s.prefetch_unread_bytes = overwritten_prefetch_;
-  for (const IntervalSet& unread : unread_prefetch_) s.prefetch_unread_bytes += unread.total_size();
+  prefetch_.fill(s);
   return s;
 }
 
@@ -150,14 +135,14 @@ void SharedBuffer::begin_write() {
 void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& kernel,
                                        UpdateStrategy strategy) {
   for (const auto& [agent, bytes] : writes) {
-    drop_unread_prefetch(bytes);
+    prefetch_.overwritten(bytes);
     directory_.apply_device_write(agent, bytes);
   }
   perform(updates_.after_device_writes(strategy, writes, kernel, history_));
 }
 
 void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy strategy) {
-  drop_unread_prefetch(bytes);
+  prefetch_.overwritten(bytes);
   directory_.apply_host_write(bytes);
   perform(updates_.after_host_write(strategy, bytes));
 }
@@ -167,18 +152,17 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
     for (const EagerCopy& c : actions.copies) acquire(c.agent, c.bytes, false);
     return;
   }
-  ++stats_.replays;
-  const std::uint64_t before = stats_.total_bytes();
+  // The copies of a replay are prefetches: accounted until a demand read uses them.
+  prefetch_.begin_replay();
   struct EndReplay {
-    std::optional<Agent>& target;
-    ~EndReplay() { target.reset(); }
-  } end_replay{replay_target_};
+    PrefetchLedger& ledger;
+    ~EndReplay() { ledger.end_replay(); }
+  } end_replay{prefetch_};
   for (const EagerCopy& c : actions.copies) {
-    replay_target_ = c.agent;
+    prefetch_.replay_to(c.agent);
     acquire(c.agent, c.bytes, false);
     history_.note_prefetched(c.agent, c.bytes);
   }
-  stats_.prefetch_bytes += stats_.total_bytes() - before;
 }
 
 EventList SharedBuffer::pending() const {

@@ -12,6 +12,7 @@
 #include "coherence/agent_mask.hpp"
 #include "coherence/directory.hpp"
 #include "coherence/hazard_tracker.hpp"
+#include "coherence/prefetch_ledger.hpp"
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
 #include "memory/allocation_cache.hpp"
@@ -92,7 +93,7 @@ class SharedBuffer {
 
   [[nodiscard]] const Directory& directory() const { return directory_; }
   [[nodiscard]] HazardTracker& tracker(Agent a) { return trackers_[a]; }
-  /// Copies issued so far, with prefetch_unread_bytes as of now.
+  /// Copies issued so far, with the replay accounting (PrefetchLedger) as of now.
   [[nodiscard]] TransferStats stats() const;
   [[nodiscard]] const AdaptiveHistory& history() const { return history_; }
 
@@ -119,8 +120,6 @@ class SharedBuffer {
   void issue(const Transfer& t);
   /// Issues a strategy's post-write copies; a replay's are accounted as prefetches.
   void perform(const PostWriteActions& actions);
-  /// bytes are being overwritten (by any agent): replayed copies of them nobody read are wasted.
-  void drop_unread_prefetch(const IntervalSet& bytes);
 
   std::uint32_t id_;
   std::string name_;
@@ -134,11 +133,7 @@ class SharedBuffer {
   AdaptiveHistory history_;
   UpdatePolicy updates_;
   TransferStats stats_;
-  // Adaptive accounting: per agent, the bytes replays copied there that no demand read has used
-  // yet; and the bytes of such copies that were overwritten before any read.
-  std::vector<IntervalSet> unread_prefetch_;
-  std::uint64_t overwritten_prefetch_ = 0;
-  std::optional<Agent> replay_target_;  // set while a replay copies to this agent
+  PrefetchLedger prefetch_;  // replays, prefetch_bytes and prefetch_unread_bytes of stats()
   std::optional<UpdateStrategy> override_;
   PeerPolicy peer_;
 };
