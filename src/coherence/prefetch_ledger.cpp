@@ -14,28 +14,33 @@ void PrefetchLedger::begin_replay() {
   UNIMEM_REQUIRE(!replaying_, "PrefetchLedger::begin_replay: a replay is already running");
   replaying_ = true;
   ++replays_;
+  check_if_enabled();
 }
 
 void PrefetchLedger::replay_to(Agent agent) {
   UNIMEM_REQUIRE(replaying_, "PrefetchLedger::replay_to: no replay is running");
   UNIMEM_REQUIRE(agent < unread_.size(), "PrefetchLedger::replay_to: unknown agent");
   target_ = agent;
+  check_if_enabled();
 }
 
 void PrefetchLedger::end_replay() {
   replaying_ = false;
   target_.reset();
+  check_if_enabled();
 }
 
 void PrefetchLedger::copied(Agent to, const IntervalSet& bytes) {
   if (!replaying_) return;
   prefetched_ += bytes.total_size();
   if (target_ && to == *target_) unread_[to] = unread_[to].unite(bytes);
+  check_if_enabled();
 }
 
 void PrefetchLedger::demand_read(Agent agent, const IntervalSet& bytes) {
   IntervalSet& unread = unread_.at(agent);
   if (!unread.empty()) unread = unread.subtract(bytes);
+  check_if_enabled();
 }
 
 void PrefetchLedger::overwritten(const IntervalSet& bytes) {
@@ -44,6 +49,7 @@ void PrefetchLedger::overwritten(const IntervalSet& bytes) {
     overwritten_ += unread.intersect(bytes).total_size();
     unread = unread.subtract(bytes);
   }
+  check_if_enabled();
 }
 
 std::uint64_t PrefetchLedger::unread_bytes() const {
@@ -56,6 +62,12 @@ void PrefetchLedger::fill(TransferStats& stats) const {
   stats.replays = replays_;
   stats.prefetch_bytes = prefetched_;
   stats.prefetch_unread_bytes = unread_bytes();
+}
+
+void PrefetchLedger::check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+  check_invariants();
+#endif
 }
 
 void PrefetchLedger::check_invariants() const {

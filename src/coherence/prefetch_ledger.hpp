@@ -55,6 +55,7 @@ class PrefetchLedger {
 
  private:
   friend struct detail::PrefetchLedgerTestAccess;
+  void check_if_enabled() const;
 
   std::vector<IntervalSet> unread_;  // per agent
   std::uint64_t overwritten_ = 0;

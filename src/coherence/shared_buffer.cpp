@@ -1,6 +1,9 @@
 #include "coherence/shared_buffer.hpp"
 
 #include <cstring>
+#include <string>
+
+#include "common/check.hpp"
 
 namespace unimem {
 
@@ -73,6 +76,11 @@ DeviceAllocation SharedBuffer::mirror(Agent d) {
 }
 
 void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
+  make_current(agent, bytes, demand);
+  check_if_enabled();
+}
+
+void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool demand) {
   if (bytes.empty()) return;
   if (demand && history_.recording()) {
     history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
@@ -130,6 +138,7 @@ TransferStats SharedBuffer::stats() const {
 
 void SharedBuffer::begin_write() {
   if (history_.close()) ++stats_.mispredictions;
+  check_if_enabled();
 }
 
 void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& kernel,
@@ -139,17 +148,19 @@ void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& k
     directory_.apply_device_write(agent, bytes);
   }
   perform(updates_.after_device_writes(strategy, writes, kernel, history_));
+  check_if_enabled();
 }
 
 void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy strategy) {
   prefetch_.overwritten(bytes);
   directory_.apply_host_write(bytes);
   perform(updates_.after_host_write(strategy, bytes));
+  check_if_enabled();
 }
 
 void SharedBuffer::perform(const PostWriteActions& actions) {
   if (!actions.replay) {
-    for (const EagerCopy& c : actions.copies) acquire(c.agent, c.bytes, false);
+    for (const EagerCopy& c : actions.copies) make_current(c.agent, c.bytes, false);
     return;
   }
   // The copies of a replay are prefetches: accounted until a demand read uses them.
@@ -160,7 +171,7 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
   } end_replay{prefetch_};
   for (const EagerCopy& c : actions.copies) {
     prefetch_.replay_to(c.agent);
-    acquire(c.agent, c.bytes, false);
+    make_current(c.agent, c.bytes, false);
     history_.note_prefetched(c.agent, c.bytes);
   }
 }
@@ -171,6 +182,64 @@ EventList SharedBuffer::pending() const {
     for (const Event& e : t.pending()) add_dependency(out, e);
   }
   return out;
+}
+
+void SharedBuffer::check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+  // Like Directory: whole-structure checks only while the directory is small.
+  if (directory_.segment_count() <= 4096) check_invariants();
+#endif
+}
+
+void SharedBuffer::check_invariants() const {
+  auto fail = [this](const std::string& what) {
+    detail::throw_invariant("SharedBuffer " + describe() + ": " + what, __FILE__, __LINE__);
+  };
+  const std::size_t agents = context_.agent_count();
+  directory_.check_invariants();
+  if (directory_.size() != size_ || directory_.agent_count() != agents) {
+    fail("the directory covers " + std::to_string(directory_.size()) + " bytes of " +
+         std::to_string(directory_.agent_count()) + " agents, not " + std::to_string(agents));
+  }
+  if (trackers_.size() != agents) {
+    fail(std::to_string(trackers_.size()) + " hazard trackers for " + std::to_string(agents) +
+         " agents");
+  }
+  for (const HazardTracker& t : trackers_) t.check_invariants();
+  residency_.check_invariants();
+  if (residency_.buffer_size() != size_ || residency_.device_count() != agents - 1) {
+    fail("the residency covers " + std::to_string(residency_.buffer_size()) + " bytes on " +
+         std::to_string(residency_.device_count()) + " devices");
+  }
+  history_.check_invariants();
+  prefetch_.check_invariants();
+  if (prefetch_.replaying()) fail("a replay is still under way between operations");
+  home_unwritten_.check_invariants();
+  if (!home_unwritten_.empty() && home_unwritten_.bounds().end > size_) {
+    fail("unwritten home bytes " + home_unwritten_.to_string() + " reach beyond the buffer");
+  }
+  // A copy the directory calls current has storage on its device.
+  for (const auto& seg : directory_.segments()) {
+    seg.value.devices().for_each([&](Agent a) {
+      if (!residency_.covers(device_of_agent(a), seg.range)) {
+        fail("the directory holds bytes " + seg.range.to_string() + " current on d" +
+             std::to_string(device_of_agent(a)) + ", which has no allocation covering them");
+      }
+    });
+  }
+  // Replayed bytes nobody read are current where they were replayed to: an overwrite drops them.
+  for (Agent a = 0; a < agents; ++a) {
+    const IntervalSet& unread = prefetch_.unread_on(a);
+    if (unread.empty()) continue;
+    if (unread.bounds().end > size_) {
+      fail("unread replayed bytes " + unread.to_string() + " reach beyond the buffer");
+    }
+    const IntervalSet stale = directory_.missing_on(a, unread);
+    if (!stale.empty()) {
+      fail("replayed bytes " + stale.to_string() + " count as unread on " +
+           AgentMask::of(a).to_string() + " but are not current there");
+    }
+  }
 }
 
 }  // namespace unimem

@@ -20,6 +20,10 @@
 
 namespace unimem {
 
+namespace detail {
+struct SharedBufferTestAccess;  // defined by the tests that break a buffer on purpose
+}  // namespace detail
+
 /// The devices a set of shared buffers lives on, and which of them can copy from which.
 struct CoherenceContext {
   std::vector<Device*> devices;  ///< device i is agent i + 1; not owned
@@ -116,7 +120,17 @@ class SharedBuffer {
   /// Unfinished operations on any copy of the buffer.
   [[nodiscard]] EventList pending() const;
 
+  /// Throws InvariantError unless the parts agree: the directory, trackers and residency are
+  /// sized for the buffer and the context's agents and pass their own checks, every device the
+  /// directory names as holding bytes has an allocation covering them, replayed bytes not read
+  /// yet are current where they were replayed to, and no replay is under way between calls.
+  void check_invariants() const;
+
  private:
+  friend struct detail::SharedBufferTestAccess;
+  /// acquire() without the invariant check (a replay calls it mid-way).
+  void make_current(Agent agent, const IntervalSet& bytes, bool demand);
+  void check_if_enabled() const;
   void issue(const Transfer& t);
   /// Issues a strategy's post-write copies; a replay's are accounted as prefetches.
   void perform(const PostWriteActions& actions);
