@@ -6,6 +6,7 @@
 
 #include <map>
 #include <random>
+#include <thread>
 #include <vector>
 
 #include "device/host/host_platform.hpp"
@@ -233,6 +234,37 @@ TEST(AllocationCache, RandomOperationsKeepTheBookkeepingOfAModel) {
       }
     }
     for (const Live& l : live) cache.release(l.device, l.allocation, l.allocation.size);
+  }
+}
+
+// The cache is shared by every buffer of a Runtime, whose buffers are released from any thread:
+// threads allocating and releasing at once on the same devices and the host (run under TSan by
+// scripts/test.sh, label memory-concurrency).
+TEST(AllocationCacheConcurrency, ThreadsAllocateAndReleaseAtOnce) {
+  const DeviceRegistry devices = make_host_devices(2);
+  AllocationCache cache(raw(devices), 4096);
+  std::vector<std::thread> threads;
+  for (std::uint32_t t = 0; t < 4; ++t) {
+    threads.emplace_back([&cache, t] {
+      std::mt19937 rng(t);
+      for (int i = 0; i < 200; ++i) {
+        const std::uint64_t size = 64u << (rng() % 4);
+        const std::size_t device = rng() % 2;
+        const DeviceAllocation a = cache.allocate(device, size);
+        std::unique_ptr<std::byte[]> home = cache.allocate_host(size);
+        home[0] = std::byte{1};
+        cache.release(device, a, size);
+        cache.release_host(std::move(home), size);
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  cache.check_invariants();
+  const AllocationCache::Counts counts = cache.counts();
+  EXPECT_EQ(counts.reused + counts.allocated, 4u * 200u * 2u);
+  EXPECT_GT(counts.reused, 0u);
+  for (std::size_t d = 0; d < 2; ++d) {
+    EXPECT_EQ(allocated_on(devices, d), cache.kept_device_bytes(d));  // nothing leaked
   }
 }
 
