@@ -146,7 +146,7 @@ class SharedBuffer {
   std::vector<HazardTracker> trackers_;
   AdaptiveHistory history_;
   UpdatePolicy updates_;
-  TransferStats stats_;
+  TransferStats stats_;      // copies by direction, mispredictions
   PrefetchLedger prefetch_;  // replays, prefetch_bytes and prefetch_unread_bytes of stats()
   std::optional<UpdateStrategy> override_;
   PeerPolicy peer_;
