@@ -1,4 +1,4 @@
-// Kernel access analysis costs (issue 5's report): analysis time per corpus program next to
+// Kernel access analysis costs: analysis time per corpus program next to
 // POCL's clBuildProgram of the same source, and range evaluation per launch partition.
 #include <benchmark/benchmark.h>
 

@@ -21,6 +21,7 @@ set(UNIMEM_LAYER_RULES
   "analysis/llvm:analysis/isl"
   "schedule:analysis,coherence"
   "api:schedule"
+  "api/drivers:api,device/opencl"
   "selftest:api,device/host"
   "tools:selftest,api,device/host,device/opencl,analysis/llvm")
 

@@ -2,9 +2,9 @@
 
 // The unimem version of each workload written against the user-facing API (api/program.hpp):
 // shared buffers, host writes of the inputs, plain Program::launch calls with access descriptors
-// per buffer argument (the shape the kernel analysis will fill in), host reads of the outputs.
-// No copies, blocks or partitions in the workload code: the schedule layer splits every launch
-// over the devices and derives each partition's bytes (issue 4).
+// per buffer argument (the kernel analysis derives the same from the source), host reads of the
+// outputs. No copies, blocks or partitions in the workload code: the schedule layer splits every
+// launch over the devices and derives each partition's bytes.
 //
 // One file per workload: examples/<name>/unimem_program.cpp.
 
@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "api/program.hpp"
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "examples/workload.hpp"
 
 namespace unimem::examples {

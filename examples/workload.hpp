@@ -1,6 +1,6 @@
 #pragma once
 
-// The seeds' workloads (issue 4, "Workloads"; DESIGN.md "Workloads the seeds evaluate") behind one
+// The seeds' workloads (DESIGN.md "Workloads the seeds evaluate") behind one
 // interface, so the bench command, the demo and the tests treat them alike. Each workload has:
 // OpenCL C kernels (examples/<name>/<name>.cl), a CPU reference with the kernels' arithmetic order,
 // a hand-written multi-device OpenCL version with minimal transfers (the speed and bytes

@@ -12,6 +12,8 @@
 #include "commands.hpp"
 
 #if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
+#include <nlohmann/json.hpp>
+
 #include "analysis/program_analyzer.hpp"
 #include "analysis/range_generator.hpp"
 #include "analysis/scalar_argument.hpp"
@@ -72,7 +74,7 @@ std::array<std::uint64_t, 3> parse_dims(const std::string& s, const std::string&
   if (parts.empty() || parts.size() > 3) throw std::runtime_error(what + " takes 1 to 3 values");
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const std::int64_t v = parse_int(parts[i], what);
-    if (v < 0) throw std::runtime_error(what + " values must not be negative");
+    if (v < 0) throw std::runtime_error(what + ": " + negative_number_error(parts[i]));
     out[i] = static_cast<std::uint64_t>(v);
   }
   if (dims != nullptr) *dims = static_cast<std::uint32_t>(parts.size());
@@ -100,30 +102,12 @@ const ArgumentAccess& find_argument(const KernelAccessInfo& kernel, const std::s
   throw std::runtime_error(option + ": kernel '" + kernel.name + "' has no argument '" + key + "'");
 }
 
-std::string intervals_json(const IntervalSet& s) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < s.interval_count(); ++i) {
-    out +=
-        (i == 0 ? "[" : ", [") + std::to_string(s[i].begin) + ", " + std::to_string(s[i].end) + "]";
-  }
-  return out + "]";
-}
-
-std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+/// [[begin, end], ...]: the half-open byte intervals of s.
+nlohmann::ordered_json intervals_json(const IntervalSet& s) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < s.interval_count(); ++i)
+    out.push_back(nlohmann::ordered_json::array({s[i].begin, s[i].end}));
+  return out;
 }
 
 void print_stats(const ProgramAccessInfo& program, const std::string& only) {
@@ -245,19 +229,23 @@ void run_analyze(const AnalyzeOptions& o) {
   if (r.splittable) r.splittable = generator.splittable(range, args, &reason);
   const auto t2 = std::chrono::steady_clock::now();
   if (o.json) {
-    std::string out = "{\"kernel\": " + json_string(kernel.name) +
-                      ", \"splittable\": " + (r.splittable ? "true" : "false") + ", \"args\": [";
-    for (std::size_t i = 0; i < r.args.size(); ++i) {
-      const ArgumentRanges& a = r.args[i];
-      out += std::string(i == 0 ? "" : ", ") + "{\"index\": " + std::to_string(a.index) +
-             ", \"name\": " + json_string(a.name) + ", \"read\": " + intervals_json(a.read) +
-             ", \"write\": " + intervals_json(a.write) +
-             ", \"read_exact\": " + (a.read_exact ? "true" : "false") +
-             ", \"write_exact\": " + (a.write_exact ? "true" : "false") +
-             ", \"write_conditional\": " + (a.write_conditional ? "true" : "false") + "}";
+    nlohmann::ordered_json out;
+    out["kernel"] = kernel.name;
+    out["splittable"] = r.splittable;
+    out["args"] = nlohmann::ordered_json::array();
+    for (const ArgumentRanges& a : r.args) {
+      nlohmann::ordered_json arg;
+      arg["index"] = a.index;
+      arg["name"] = a.name;
+      arg["read"] = intervals_json(a.read);
+      arg["write"] = intervals_json(a.write);
+      arg["read_exact"] = a.read_exact;
+      arg["write_exact"] = a.write_exact;
+      arg["write_conditional"] = a.write_conditional;
+      out["args"].push_back(std::move(arg));
     }
-    out += "]}";
-    std::printf("%s\n", out.c_str());
+    std::printf("%s\n",
+                out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace).c_str());
     return;
   }
   std::printf("kernel %s: %s%s\n", kernel.name.c_str(),

@@ -4,10 +4,9 @@
 // --access says where the unimem version's per-partition bytes come from: the workload's
 // hand-written access descriptors, or the kernel analysis alone (LaunchOptions::ignore_accesses).
 //
-// Overhead is measured as Matz et al. do (002_aa84334820ddd8b5.txt section 9.2): alpha = normal
-// run, beta = bookkeeping without copies, gamma = neither (MeasurementMode); overhead_fraction =
-// (beta - gamma) / alpha, transfer_fraction = (alpha - beta) / alpha. Times are medians over
-// --iters repetitions after one untimed warm-up run (POCL compiles kernels on first use).
+// Overhead is measured as Matz et al. do (api/measurement.hpp: alpha, beta, gamma and the
+// fractions). Times are medians over --iters repetitions after one untimed warm-up run (POCL
+// compiles kernels on first use).
 
 #include <algorithm>
 #include <cstdio>
@@ -24,7 +23,10 @@
 #include "commands.hpp"
 
 #if UNIMEM_HAVE_EXAMPLES
-#include "api/runtime.hpp"
+#include <nlohmann/json.hpp>
+
+#include "api/measurement.hpp"
+#include "api/runtime_core.hpp"
 #include "common/check.hpp"
 #include "device/opencl/opencl_context.hpp"
 #include "device/opencl/opencl_discovery.hpp"
@@ -79,19 +81,6 @@ std::string num(double x) {
   std::ostringstream out;
   out << std::setprecision(6) << x;
   return out.str();
-}
-
-std::string json_text(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      out += ' ';
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
 }
 
 int run_bench(const BenchOptions& o) {
@@ -205,37 +194,47 @@ int run_bench(const BenchOptions& o) {
   const TransferBytes whole = workload->bytes_whole_buffer(problem, k);
   // The first program built (normal mode) did the analysis; the others reused it.
   const ProgramBuildReport build = runners.front().program->build_report();
-  const double a = median(alpha);
-  const double b = median(beta);
-  const double g = median(gamma);
+  const OverheadTimes times{median(alpha), median(beta), median(gamma)};
+  const double a = times.alpha;
   const double m = median(manual);
 
-  std::ostringstream j;
-  j << "{\"workload\":" << json_text(workload->name()) << ",\"size\":" << problem.size
-    << ",\"steps\":" << problem.steps << ",\"devices\":" << k
-    << ",\"peer_to_peer\":" << (peer ? "true" : "false")
-    << ",\"strategy\":" << json_text(o.strategy) << ",\"balance\":" << json_text(o.balance)
-    << ",\"access\":" << json_text(o.access) << ",\"verified\":" << (cmp.ok ? "true" : "false")
-    << ",\"manual_verified\":" << (manual_cmp.ok ? "true" : "false")
-    << ",\"bytes_h2d\":" << moved.h2d << ",\"bytes_d2h\":" << moved.d2h
-    << ",\"bytes_d2d\":" << moved.d2d << ",\"bytes_total\":" << moved.total(peer)
-    << ",\"bytes_min\":" << minimum.total(peer) << ",\"bytes_min_h2d\":" << minimum.h2d
-    << ",\"bytes_min_d2h\":" << minimum.d2h << ",\"bytes_min_d2d\":" << minimum.d2d
-    << ",\"bytes_whole_buffer\":" << whole.total(peer)
-    << ",\"manual_bytes\":" << manual_result.moved.total(peer)
-    << ",\"prefetch_bytes\":" << first.moved.prefetch_bytes
-    << ",\"prefetch_unread_bytes\":" << first.moved.prefetch_unread_bytes
-    << ",\"iters\":" << o.iters << ",\"seconds\":" << num(a) << ",\"manual_seconds\":" << num(m)
-    << ",\"build_seconds\":" << num(build.opencl_build_seconds)
-    << ",\"analysis_seconds\":" << num(build.analysis_seconds);
+  nlohmann::ordered_json j;
+  j["workload"] = workload->name();
+  j["size"] = problem.size;
+  j["steps"] = problem.steps;
+  j["devices"] = k;
+  j["peer_to_peer"] = peer;
+  j["strategy"] = o.strategy;
+  j["balance"] = o.balance;
+  j["access"] = o.access;
+  j["verified"] = cmp.ok;
+  j["manual_verified"] = manual_cmp.ok;
+  j["bytes_h2d"] = moved.h2d;
+  j["bytes_d2h"] = moved.d2h;
+  j["bytes_d2d"] = moved.d2d;
+  j["bytes_total"] = moved.total(peer);
+  j["bytes_min"] = minimum.total(peer);
+  j["bytes_min_h2d"] = minimum.h2d;
+  j["bytes_min_d2h"] = minimum.d2h;
+  j["bytes_min_d2d"] = minimum.d2d;
+  j["bytes_whole_buffer"] = whole.total(peer);
+  j["manual_bytes"] = manual_result.moved.total(peer);
+  j["prefetch_bytes"] = first.moved.prefetch_bytes;
+  j["prefetch_unread_bytes"] = first.moved.prefetch_unread_bytes;
+  j["iters"] = o.iters;
+  j["seconds"] = a;
+  j["manual_seconds"] = m;
+  j["build_seconds"] = build.opencl_build_seconds;
+  j["analysis_seconds"] = build.analysis_seconds;
   if (o.overhead) {
-    j << ",\"beta_seconds\":" << num(b) << ",\"gamma_seconds\":" << num(g)
-      << ",\"overhead_fraction\":" << num(a > 0 ? (b - g) / a : 0)
-      << ",\"transfer_fraction\":" << num(a > 0 ? (a - b) / a : 0);
+    j["beta_seconds"] = times.beta;
+    j["gamma_seconds"] = times.gamma;
+    j["overhead_fraction"] = times.overhead_fraction();
+    j["transfer_fraction"] = times.transfer_fraction();
   } else {
-    j << ",\"overhead_fraction\":null";
+    j["overhead_fraction"] = nullptr;
   }
-  j << ",\"fallbacks\":" << first.log.size() << "}";
+  j["fallbacks"] = first.log.size();
 
   if (!o.json) {
     std::cout << workload->name() << " (" << workload->description() << ")\n"
@@ -260,9 +259,9 @@ int run_bench(const BenchOptions& o) {
               << "  time:     unimem " << num(a) << " s, hand-written " << num(m) << " s ("
               << num(m > 0 ? a / m : 0) << "x)";
     if (o.overhead) {
-      std::cout << "; bookkeeping overhead " << num(a > 0 ? 100 * (b - g) / a : 0)
-                << "% of the run (alpha " << num(a) << " s, beta " << num(b) << " s, gamma "
-                << num(g) << " s)";
+      std::cout << "; bookkeeping overhead " << num(100 * times.overhead_fraction())
+                << "% of the run (alpha " << num(times.alpha) << " s, beta " << num(times.beta)
+                << " s, gamma " << num(times.gamma) << " s)";
     }
     std::cout << "\n"
               << "  build:    OpenCL " << num(build.opencl_build_seconds) << " s, kernel analysis "
@@ -270,7 +269,7 @@ int run_bench(const BenchOptions& o) {
               << "\n";
     for (const std::string& line : first.log) std::cout << "  note: " << line << "\n";
   }
-  std::cout << j.str() << std::endl;
+  std::cout << j.dump() << std::endl;
   return cmp.ok ? 0 : 1;
 }
 
@@ -286,12 +285,15 @@ void add_bench_command(CLI::App& app) {
                   "stencil2d, heat3d, fdtd2d, floyd-warshall, matmul, nbody, blackscholes, "
                   "hotspot")
       ->required();
-  cmd->add_option("--size", o->size, "problem size (default: the workload's medium size)");
-  cmd->add_option("--steps", o->steps, "time steps (iterative workloads)");
+  cmd->add_option("--size", o->size, "problem size (default: the workload's medium size)")
+      ->check(not_negative);
+  cmd->add_option("--steps", o->steps, "time steps (iterative workloads)")->check(not_negative);
   cmd->add_flag("--small", o->small, "use the workload's small (test) size");
   cmd->add_option("--iters", o->iters, "timed repetitions (median reported)")
+      ->check(not_negative)
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--devices", o->devices, "number of OpenCL devices (default: all selected)");
+  cmd->add_option("--devices", o->devices, "number of OpenCL devices (default: all selected)")
+      ->check(not_negative);
   cmd->add_option("--strategy", o->strategy, "batch, balance, lazy or adaptive");
   cmd->add_option("--balance", o->balance, "equal or measured partition sizes");
   cmd->add_option("--access", o->access,

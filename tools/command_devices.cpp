@@ -1,10 +1,11 @@
 // `unimem devices`: the OpenCL devices this machine offers, which of them UNIMEM_DEVICES selects,
 // and what unimem did about POCL_DEVICES.
-#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 
@@ -19,36 +20,13 @@ namespace unimem::tools {
 
 namespace {
 
-#if UNIMEM_HAVE_OPENCL
-std::string json_string(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
+/// Indented for reading; device and platform names are not guaranteed UTF-8, so invalid bytes
+/// become U+FFFD instead of failing the command.
+std::string dump_json(const nlohmann::ordered_json& j) {
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
+#if UNIMEM_HAVE_OPENCL
 std::string gib(std::uint64_t bytes) {
   std::ostringstream out;
   out << std::fixed << std::setprecision(2) << static_cast<double>(bytes) / (1ULL << 30) << " GiB";
@@ -68,35 +46,36 @@ void print_devices(bool json, const std::string& select_option, bool select_give
   };
 
   if (json) {
-    std::ostringstream out;
-    out << "{\n  \"devices\": [";
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (std::size_t i = 0; i < devices.size(); ++i) {
       const opencl::DeviceInfo& d = devices[i];
-      out << (i ? ",\n" : "\n") << "    {\"index\": " << d.index
-          << ", \"name\": " << json_string(d.unimem_name())
-          << ", \"device_name\": " << json_string(d.name)
-          << ", \"platform\": " << json_string(d.platform_name)
-          << ", \"platform_version\": " << json_string(d.platform_version)
-          << ", \"vendor\": " << json_string(d.vendor) << ", \"type\": " << json_string(d.type)
-          << ", \"compute_units\": " << d.compute_units
-          << ", \"global_mem_bytes\": " << d.global_mem_bytes
-          << ", \"max_alloc_bytes\": " << d.max_alloc_bytes
-          << ", \"version\": " << json_string(d.version)
-          << ", \"driver_version\": " << json_string(d.driver_version)
-          << ", \"out_of_order_queue\": " << (d.out_of_order_queue ? "true" : "false")
-          << ", \"selected\": " << (is_selected(i) ? "true" : "false") << "}";
+      nlohmann::ordered_json device;
+      device["index"] = d.index;
+      device["name"] = d.unimem_name();
+      device["device_name"] = d.name;
+      device["platform"] = d.platform_name;
+      device["platform_version"] = d.platform_version;
+      device["vendor"] = d.vendor;
+      device["type"] = d.type;
+      device["compute_units"] = d.compute_units;
+      device["global_mem_bytes"] = d.global_mem_bytes;
+      device["max_alloc_bytes"] = d.max_alloc_bytes;
+      device["version"] = d.version;
+      device["driver_version"] = d.driver_version;
+      device["out_of_order_queue"] = d.out_of_order_queue;
+      device["selected"] = is_selected(i);
+      list.push_back(std::move(device));
     }
-    out << (devices.empty() ? "],\n" : "\n  ],\n");
-    out << "  \"selection\": {\"source\": " << json_string(source)
-        << ", \"text\": " << json_string(selection) << ", \"indices\": [";
-    for (std::size_t i = 0; i < selected.size(); ++i) out << (i ? ", " : "") << selected[i];
-    out << "]},\n  \"pocl_default\": {\"applied\": " << (pocl.applied ? "true" : "false")
-        << ", \"pocl_devices\": " << json_string(pocl.pocl_devices) << ", \"icd_libraries\": [";
-    for (std::size_t i = 0; i < pocl.icd_libraries.size(); ++i) {
-      out << (i ? ", " : "") << json_string(pocl.icd_libraries[i]);
-    }
-    out << "], \"explanation\": " << json_string(pocl.explanation) << "}\n}\n";
-    std::cout << out.str();
+    nlohmann::ordered_json out;
+    out["devices"] = std::move(list);
+    out["selection"]["source"] = source;
+    out["selection"]["text"] = selection;
+    out["selection"]["indices"] = selected;
+    out["pocl_default"]["applied"] = pocl.applied;
+    out["pocl_default"]["pocl_devices"] = pocl.pocl_devices;
+    out["pocl_default"]["icd_libraries"] = pocl.icd_libraries;
+    out["pocl_default"]["explanation"] = pocl.explanation;
+    std::cout << dump_json(out) << "\n";
     return;
   }
 
@@ -144,7 +123,10 @@ void add_devices_command(CLI::App& app) {
 #else
     (void)select_option;
     if (*json) {
-      std::cout << "{\"devices\": [], \"opencl\": false}\n";
+      nlohmann::ordered_json out;
+      out["devices"] = nlohmann::ordered_json::array();
+      out["opencl"] = false;
+      std::cout << dump_json(out) << "\n";
     } else {
       std::cout << "This build of unimem has no OpenCL driver (configured without OpenCL).\n";
     }

@@ -18,16 +18,21 @@ void add_selftest_command(CLI::App& app) {
   auto options = std::make_shared<CoherenceSelftestOptions>();
   auto strategy = std::make_shared<std::string>("lazy");
   auto no_peer = std::make_shared<bool>(false);
-  coherence->add_option("--seed", options->seed, "Random seed (any 64-bit value)");
-  coherence->add_option("--ops", options->ops, "Number of operations in the program");
+  coherence->add_option("--seed", options->seed, "Random seed (any unsigned 64-bit value)")
+      ->check(not_negative);
+  coherence->add_option("--ops", options->ops, "Number of operations in the program")
+      ->check(not_negative);
   coherence->add_option("--devices", options->devices, "Number of host devices")
+      ->check(not_negative)
       ->check(CLI::Range(1, 16));
   coherence->add_option("--buffers", options->buffers, "Number of shared buffers")
+      ->check(not_negative)
       ->check(CLI::Range(1, 64));
   coherence->add_option("--strategy", *strategy, "Update strategy")
       ->check(CLI::IsMember({"lazy", "balance", "batch", "adaptive"}));
   coherence
       ->add_option("--max-buffer-size", options->max_buffer_size, "Largest buffer size in bytes")
+      ->check(not_negative)
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
   coherence->add_flag("--no-peer", *no_peer,
                       "Forbid peer copies: device-to-device traffic goes through the host");

@@ -1,7 +1,13 @@
+// `unimem about`: the version and the layers this build of unimem contains.
 #include <iostream>
+#include <string_view>
 
 #include "commands.hpp"
 #include <unimem/version.hpp>
+
+#if !defined(UNIMEM_BUILT_LAYERS)
+#error "tools/CMakeLists.txt defines UNIMEM_BUILT_LAYERS: the built layers, comma-separated"
+#endif
 
 namespace unimem::tools {
 
@@ -9,10 +15,19 @@ void add_version_command(CLI::App& app) {
   auto* cmd =
       app.add_subcommand("about", "Print the version and what this build of unimem contains");
   cmd->callback([] {
+    // The layers are listed in the order they were added: from the bottom (region) up.
+    const std::string_view layers = UNIMEM_BUILT_LAYERS;
     std::cout << "unimem " << unimem::version() << "\n"
               << "A runtime that gives every compute device of a machine one shared memory.\n"
-              << "Layers in this build: region (byte intervals, interval maps, N-D boxes, array\n"
-              << "layouts, fast access-range generation).\n";
+              << "Layers in this build (docs/ARCHITECTURE.md):";
+    std::size_t begin = 0;
+    while (begin < layers.size()) {
+      std::size_t end = layers.find(',', begin);
+      if (end == std::string_view::npos) end = layers.size();
+      std::cout << (begin == 0 ? " " : ", ") << layers.substr(begin, end - begin);
+      begin = end + 1;
+    }
+    std::cout << "\n";
   });
 }
 

@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli_numbers.hpp"  // not_negative: every unsigned option is checked with it
+
 namespace unimem::tools {
 
 // Each subcommand lives in its own tools/command_<name>.cpp and registers itself on the app.

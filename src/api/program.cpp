@@ -16,7 +16,7 @@ Program::Program(Runtime& runtime, std::string source, std::string options)
   std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
   const auto build_start = std::chrono::steady_clock::now();
   for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
-    const Device& device = runtime_.device(i);
+    const Device& device = runtime_.core().device(i);
     auto it = std::find_if(built.begin(), built.end(),
                            [&](const auto& b) { return b.first == device.build_domain(); });
     if (it == built.end()) {
@@ -198,25 +198,16 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
     }
   }
 
-  std::vector<LaunchPartition> parts;
-  for (const PlannedPartition& p : plan.partitions) {
-    LaunchPartition lp;
-    lp.device = p.slice.device;
-    lp.kernel = kernel_for(kernel, p.slice.device);
-    lp.range = p.slice.range;
-    for (const auto& [index, bytes] : p.bytes) {
-      lp.accesses[index] = bytes;
-    }
-    parts.push_back(std::move(lp));
-  }
+  for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device);
   std::vector<Event> events;
   const auto start = std::chrono::steady_clock::now();
-  Event all = runtime_.launch_partitioned(largs, parts, &events);
+  Event all = runtime_.core().launch_partitioned(largs, plan.partitions, &events);
   if (measuring) {
     for (std::size_t i = 0; i < events.size(); ++i) {
       std::uint64_t items = 1;
-      for (std::uint32_t d = 0; d < 3; ++d) items *= parts[i].range.global[d];
-      events[i].on_complete([profile = profile_, kernel, device = parts[i].device, items, start] {
+      const LaunchPartition& p = plan.partitions[i];
+      for (std::uint32_t d = 0; d < 3; ++d) items *= p.range.global[d];
+      events[i].on_complete([profile = profile_, kernel, device = p.device, items, start] {
         const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
         std::lock_guard lock(profile->mutex);
         profile->table.record(kernel, device, items, s.count());

@@ -1,6 +1,6 @@
 #pragma once
 
-// The user-facing launch API (issue 4): a Program is OpenCL C source built for every device of a
+// The user-facing launch API: a Program is OpenCL C source built for every device of a
 // Runtime (one build per OpenCL context); Program::launch runs a kernel over an NDRange with shared
 // buffers, scalars and __local memory as arguments and, by default, splits it by work-groups over
 // every device (schedule/launch_plan.hpp). User code never copies or partitions.
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "api/kernel_analysis.hpp"
-#include "api/runtime.hpp"
-#include "schedule/access_descriptor.hpp"
+#include "api/runtime_core.hpp"
+#include <unimem/access_descriptor.hpp>
 #include "schedule/launch_plan.hpp"
 #include "schedule/partitioner.hpp"
 
@@ -65,7 +65,7 @@ struct LaunchOptions {
   bool ignore_accesses = false;
 };
 
-/// What building a Program cost (issue 5: analysis time reported next to the OpenCL build time).
+/// What building a Program cost: the kernel analysis time next to the OpenCL build time.
 struct ProgramBuildReport {
   double opencl_build_seconds = 0.0;  ///< clBuildProgram for every OpenCL context, wall time
   std::size_t contexts = 0;           ///< OpenCL contexts built for

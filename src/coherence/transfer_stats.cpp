@@ -1,11 +1,16 @@
 #include <unimem/transfer_stats.hpp>
 
+#include <nlohmann/json.hpp>
+
 namespace unimem {
 
 namespace {
 
-std::string json_count(const CopyCount& c) {
-  return "{\"bytes\":" + std::to_string(c.bytes) + ",\"copies\":" + std::to_string(c.copies) + "}";
+nlohmann::ordered_json count_json(const CopyCount& c) {
+  nlohmann::ordered_json j;
+  j["bytes"] = c.bytes;
+  j["copies"] = c.copies;
+  return j;
 }
 
 }  // namespace
@@ -22,13 +27,16 @@ TransferStats& TransferStats::operator+=(const TransferStats& o) {
 }
 
 std::string TransferStats::to_json() const {
-  CopyCount total{total_bytes(), total_copies()};
-  return "{\"h2d\":" + json_count(host_to_device) + ",\"d2h\":" + json_count(device_to_host) +
-         ",\"d2d\":" + json_count(device_to_device) + ",\"total\":" + json_count(total) +
-         ",\"prefetch_bytes\":" + std::to_string(prefetch_bytes) +
-         ",\"prefetch_unread_bytes\":" + std::to_string(prefetch_unread_bytes) +
-         ",\"replays\":" + std::to_string(replays) +
-         ",\"mispredictions\":" + std::to_string(mispredictions) + "}";
+  nlohmann::ordered_json j;
+  j["h2d"] = count_json(host_to_device);
+  j["d2h"] = count_json(device_to_host);
+  j["d2d"] = count_json(device_to_device);
+  j["total"] = count_json(CopyCount{total_bytes(), total_copies()});
+  j["prefetch_bytes"] = prefetch_bytes;
+  j["prefetch_unread_bytes"] = prefetch_unread_bytes;
+  j["replays"] = replays;
+  j["mispredictions"] = mispredictions;
+  return j.dump();
 }
 
 }  // namespace unimem

@@ -1,32 +1,23 @@
 #pragma once
 
+// The update strategies (DSOM section 4.2.3): the enum is public (<unimem/update_strategy.hpp>);
+// its names are parsed and printed in update_strategy.cpp, and UpdatePolicy below gives each
+// strategy's post-write copies.
+
 #include <cstddef>
 #include <cstdint>
-#include <optional>
 #include <span>
 #include <string>
-#include <string_view>
 #include <utility>
 #include <vector>
+
+#include <unimem/update_strategy.hpp>
 
 #include "coherence/adaptive_history.hpp"
 #include "coherence/agent_mask.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
-
-/// When results move after a kernel writes them (DSOM section 4.2.3; DESIGN.md). A strategy only
-/// decides when copies happen, never whether the result is right.
-enum class UpdateStrategy {
-  batch,     ///< after each write: write back to the host and update every device
-  balance,   ///< after each write: write back to the host only
-  lazy,      ///< copy only when a reader needs the bytes (minimal bytes)
-  adaptive,  ///< lazy, plus replaying a copy sequence seen twice after the same kernel
-};
-
-[[nodiscard]] std::string_view to_string(UpdateStrategy s);
-/// "batch" / "balance" / "lazy" / "adaptive"; nullopt for anything else.
-[[nodiscard]] std::optional<UpdateStrategy> parse_update_strategy(std::string_view text);
 
 /// The bytes each device agent wrote in one kernel launch.
 using DeviceWrites = std::span<const std::pair<Agent, IntervalSet>>;

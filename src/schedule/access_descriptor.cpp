@@ -1,4 +1,4 @@
-#include "schedule/access_descriptor.hpp"
+#include <unimem/access_descriptor.hpp>
 
 #include <algorithm>
 

@@ -152,10 +152,10 @@ LaunchPlan plan_launch(const PlanRequest& request) {
     bool any_weight = std::any_of(ws.begin(), ws.end(), [](double w) { return w > 0; });
     if (!any_weight) continue;
     std::vector<RangePartition> slices = split_by_groups(request.range, dim, devs, ws);
-    std::vector<PlannedPartition> parts;
+    std::vector<LaunchPartition> parts;
     for (const RangePartition& s : slices) {
-      PlannedPartition p;
-      p.slice = s;
+      LaunchPartition p;
+      static_cast<RangePartition&>(p) = s;
       std::map<std::uint32_t, AccessBytes> derived;
       if (request.derived) derived = request.derived(s);
       for (std::uint32_t a = 0; a < request.args.size(); ++a) {
@@ -164,11 +164,11 @@ LaunchPlan plan_launch(const PlanRequest& request) {
                                            [&](const AccessDescriptor& d) { return d.arg == a; });
         auto it = derived.find(a);
         if (!described && it != derived.end()) {
-          p.bytes[a] = it->second;
-          p.bytes[a].writes = p.bytes[a].writes.subtract(p.bytes[a].may_writes);
+          p.accesses[a] = it->second;
+          p.accesses[a].writes = p.accesses[a].writes.subtract(p.accesses[a].may_writes);
           continue;
         }
-        p.bytes[a] = partition_bytes(request.kernel, request.accesses, a,
+        p.accesses[a] = partition_bytes(request.kernel, request.accesses, a,
                                      request.args[a].buffer_size, s.range, request.max_intervals);
       }
       parts.push_back(std::move(p));
@@ -176,8 +176,8 @@ LaunchPlan plan_launch(const PlanRequest& request) {
     std::string conflict;
     for (std::size_t i = 0; i < parts.size() && conflict.empty(); ++i) {
       for (std::size_t j = i + 1; j < parts.size() && conflict.empty(); ++j) {
-        for (const auto& [a, bi] : parts[i].bytes) {
-          const IntervalSet both = bi.written().intersect(parts[j].bytes.at(a).written());
+        for (const auto& [a, bi] : parts[i].accesses) {
+          const IntervalSet both = bi.written().intersect(parts[j].accesses.at(a).written());
           if (both.empty()) continue;
           const std::string& name = request.args[a].name;
           conflict = "kernel '" + request.kernel + "' on " + std::to_string(parts.size()) +

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@
 #include "region/access_bytes.hpp"
 #include "device/device.hpp"
 #include "region/interval_set.hpp"
-#include "schedule/access_descriptor.hpp"
+#include <unimem/access_descriptor.hpp>
 #include "schedule/partitioner.hpp"
 
 namespace unimem {
@@ -53,13 +54,17 @@ struct PlanRequest {
   std::uint64_t max_intervals = 1 << 16;
 };
 
-struct PlannedPartition {
-  RangePartition slice;
-  std::map<std::uint32_t, AccessBytes> bytes;  ///< by buffer argument index
+/// One partition of a launch: a slice of the index space on one device (RangePartition), the
+/// kernel compiled for that device, and per buffer argument index the bytes this partition
+/// touches (arguments not listed access nothing). The planner fills the slice and the bytes; the
+/// kernel is set by whoever submits it (Program), and Runtime::launch_partitioned runs it.
+struct LaunchPartition : RangePartition {
+  std::shared_ptr<const CompiledKernel> kernel;
+  std::map<std::uint32_t, AccessBytes> accesses;
 };
 
 struct LaunchPlan {
-  std::vector<PlannedPartition> partitions;
+  std::vector<LaunchPartition> partitions;
   /// Why the launch runs on fewer devices than requested (empty when it did not fall back):
   /// names the kernel, the buffer argument and the bytes two partitions would both write.
   std::string fallback_reason;

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "device/host/host_platform.hpp"
 #include "selftest/flat_memory.hpp"
 #include "selftest/random_program.hpp"
@@ -168,7 +168,9 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
           LaunchPartition lp;
           lp.device = devs[p];
           lp.kernel = make_kernel("split", spec);
-          for (std::size_t j = 0; j < spec->buffers.size(); ++j) lp.accesses[j] = spec->access[j];
+          for (std::size_t j = 0; j < spec->buffers.size(); ++j) {
+            lp.accesses[static_cast<std::uint32_t>(j)] = spec->access[j];
+          }
           partitions.push_back(std::move(lp));
         }
         // Oracle: every partition reads the state before the launch, then all writes land.
@@ -190,7 +192,7 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
         }
         std::vector<LaunchArg> args;
         for (std::size_t b : base.buffers) args.push_back(LaunchArg::of_buffer(ids[b], {}, {}));
-        (void)rt.launch_partitioned(args, partitions);
+        (void)rt.core().launch_partitioned(args, partitions);
         ++result.launches;
         ++result.partitioned_launches;
       } else {  // single-device launch: a recurring one or a fresh random one
@@ -214,7 +216,7 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
         l.kernel = make_kernel(name, spec);
         l.args = args_of(*spec);
         l.args.push_back(LaunchArg::of_scalar(spec->salt));  // exercises scalar arguments too
-        (void)rt.launch(l);
+        (void)rt.core().launch(l);
         ++result.launches;
       }
     }

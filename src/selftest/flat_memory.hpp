@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "coherence/agent_mask.hpp"
 #include "region/access_bytes.hpp"
 

@@ -164,7 +164,7 @@ TEST(AnalyzeCommand, TakesFloatingPointScalarArguments) {
       "--buffer y=512 --json";
   const auto [status, output] = run_analyze(launch + " --arg alpha=0.5");
   EXPECT_EQ(status, 0) << output;
-  EXPECT_NE(output.find("\"kernel\": \"saxpy_offset\""), std::string::npos) << output;
+  EXPECT_NE(output.find("\"kernel\":\"saxpy_offset\""), std::string::npos) << output;
   const auto [bad_status, bad_output] = run_analyze(launch + " --arg alpha=1e300");
   EXPECT_NE(bad_status, 0);
   EXPECT_NE(bad_output.find("--arg: argument 'alpha' (float): 1e300 does not fit a 32-bit float"),

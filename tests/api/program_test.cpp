@@ -105,9 +105,9 @@ TEST_F(ProgramTest, RunsOnOneDeviceWhenAsked) {
   program_->launch("scale", range_1d(64), {Arg::buffer(a), Arg::buffer(b), Arg::scalar(3.0f)}, how);
   const LaunchPlan plan = program_->last_plan();
   ASSERT_EQ(plan.partitions.size(), 1U);
-  EXPECT_EQ(plan.partitions[0].slice.device, 1U);
+  EXPECT_EQ(plan.partitions[0].device, 1U);
   EXPECT_EQ(download(b), std::vector<float>(64, 3.0f));
-  EXPECT_EQ(runtime_->valid_agents(b, 0).contains(agent_of_device(1)), true);
+  EXPECT_EQ(runtime_->core().valid_agents(b, 0).contains(agent_of_device(1)), true);
 }
 
 TEST_F(ProgramTest, MayWritesAreFetchedFirstSoUnwrittenBytesStayRight) {
@@ -173,8 +173,8 @@ TEST_F(ProgramTest, SplitsAlongTheRequestedDimension) {
   program_->launch("transpose_add", r, {Arg::buffer(a), Arg::buffer(b), Arg::scalar(n)}, how);
   const LaunchPlan plan = program_->last_plan();
   ASSERT_EQ(plan.partitions.size(), runtime_->device_count());
-  EXPECT_EQ(plan.partitions[1].slice.range.offset[0], plan.partitions[0].slice.range.global[0]);
-  EXPECT_EQ(plan.partitions[1].slice.range.global[1], static_cast<std::uint64_t>(n));
+  EXPECT_EQ(plan.partitions[1].range.offset[0], plan.partitions[0].range.global[0]);
+  EXPECT_EQ(plan.partitions[1].range.global[1], static_cast<std::uint64_t>(n));
   const std::vector<float> out = download(b);
   for (int x = 0; x < n; ++x) {
     for (int y = 0; y < n; ++y) ASSERT_EQ(out[x * n + y], in[y * n + x] + 1.0f);
@@ -195,7 +195,7 @@ TEST_F(ProgramTest, MeasuredBalanceStaysCorrectAndCoversTheRange) {
                  {Arg::buffer(a), Arg::buffer(b), Arg::scalar(static_cast<float>(i))}, how)
         .wait();
     std::uint64_t covered = 0;
-    for (const auto& p : program_->last_plan().partitions) covered += p.slice.range.global[0];
+    for (const auto& p : program_->last_plan().partitions) covered += p.range.global[0];
     EXPECT_EQ(covered, n);
     EXPECT_EQ(download(b), std::vector<float>(n, static_cast<float>(i)));
   }

@@ -1,4 +1,4 @@
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 
 #include <gtest/gtest.h>
 
@@ -93,7 +93,7 @@ TEST(Runtime, KernelsOnSeveralDevicesSeeEachOthersResults) {
   BufferId b = rt.create_buffer(64, "b");
   rt.write_blocking(b, 0, bytes(64, 0));
   for (int round = 0; round < 3; ++round) {
-    for (std::size_t d = 0; d < 4; ++d) rt.launch(add(d, b, 8 * d, 8 * d + 40, 1));
+    for (std::size_t d = 0; d < 4; ++d) rt.core().launch(add(d, b, 8 * d, 8 * d + 40, 1));
   }
   std::vector<std::byte> out(64);
   rt.read_blocking(b, 0, out);
@@ -117,7 +117,7 @@ TEST(Runtime, MayWriteBytesAreFetchedSoUnwrittenOnesStayRight) {
     for (int i = 0; i < 16; i += 2) ctx.buffer<std::byte>(0)[i] = std::byte{0};
   });
   l.args = {LaunchArg::of_buffer(b, {}, {}, IntervalSet{{0, 16}})};
-  rt.launch(l);
+  rt.core().launch(l);
   std::vector<std::byte> out(16);
   rt.read_blocking(b, 0, out);
   for (int i = 0; i < 16; ++i) {
@@ -137,29 +137,29 @@ TEST(Runtime, ErrorsNameTheBufferDeviceKernelAndRange) {
   EXPECT_NE(e.find("[40, 41)"), std::string::npos) << e;
 
   Launch l = add(5, b, 0, 8, 1);
-  e = error_of([&] { rt.launch(l); });
+  e = error_of([&] { rt.core().launch(l); });
   EXPECT_NE(e.find("unknown device 5"), std::string::npos) << e;
   EXPECT_NE(e.find("'add'"), std::string::npos) << e;
   EXPECT_NE(e.find("2 devices"), std::string::npos) << e;
 
   l = add(0, b, 30, 40, 1);
-  e = error_of([&] { rt.launch(l); });
+  e = error_of([&] { rt.core().launch(l); });
   EXPECT_NE(e.find("'weights'"), std::string::npos) << e;
   EXPECT_NE(e.find("[30, 40)"), std::string::npos) << e;
   EXPECT_NE(e.find("argument 0"), std::string::npos) << e;
 
   l = add(0, BufferId{77}, 0, 1, 1);
-  e = error_of([&] { rt.launch(l); });
+  e = error_of([&] { rt.core().launch(l); });
   EXPECT_NE(e.find("unknown buffer #77"), std::string::npos) << e;
 
   l = add(0, b, 0, 8, 1);
   l.kernel = nullptr;
-  EXPECT_THROW(rt.launch(l), PreconditionError);
+  EXPECT_THROW(rt.core().launch(l), PreconditionError);
   EXPECT_THROW(rt.create_buffer(0, "empty"), PreconditionError);
   EXPECT_THROW(Runtime(DeviceRegistry{}), PreconditionError);
   // A rejected launch changed nothing.
   EXPECT_EQ(rt.stats().total_copies(), 0u);
-  EXPECT_EQ(rt.directory_segments(b).size(), 1u);
+  EXPECT_EQ(rt.core().directory_segments(b).size(), 1u);
 }
 
 TEST(Runtime, PartitionedLaunchReadsThePreLaunchState) {
@@ -186,20 +186,20 @@ TEST(Runtime, PartitionedLaunchReadsThePreLaunchState) {
   }
   // d0 alone holds the lower half and d1 the upper: each partition fetches from the device
   // whose partition overwrites those bytes, so the copies must finish before those kernels run.
-  rt.launch(add(0, b, 0, 8, 0));
-  rt.launch(add(1, b, 8, 16, 0));
-  rt.launch_partitioned(args, parts);
+  rt.core().launch(add(0, b, 0, 8, 0));
+  rt.core().launch(add(1, b, 8, 16, 0));
+  rt.core().launch_partitioned(args, parts);
   std::vector<std::byte> out(16);
   rt.read_blocking(b, 0, out);
   for (int i = 0; i < 16; ++i) EXPECT_EQ(std::to_integer<int>(out[i]), 16 - i) << i;
   EXPECT_EQ(rt.buffer_stats(b).device_to_device.bytes, 16u);
 
   parts[1].accesses[0].writes = IntervalSet{{4, 12}};
-  std::string e = error_of([&] { rt.launch_partitioned(args, parts); });
+  std::string e = error_of([&] { rt.core().launch_partitioned(args, parts); });
   EXPECT_NE(e.find("both write"), std::string::npos) << e;
   parts[1].device = 0;
   parts[1].accesses[0].writes = IntervalSet{{8, 16}};
-  EXPECT_THROW(rt.launch_partitioned(args, parts), PreconditionError);
+  EXPECT_THROW(rt.core().launch_partitioned(args, parts), PreconditionError);
 }
 
 TEST(Runtime, StatsAreCountedPerBufferAndPrintedAsJson) {
@@ -207,8 +207,8 @@ TEST(Runtime, StatsAreCountedPerBufferAndPrintedAsJson) {
   BufferId a = rt.create_buffer(32, "a\"q");
   BufferId b = rt.create_buffer(8, "b");
   rt.write_blocking(a, 0, bytes(32, 0));
-  rt.launch(add(0, a, 0, 32, 1));  // h2d 32
-  rt.launch(add(1, a, 0, 16, 1));  // d2d 16
+  rt.core().launch(add(0, a, 0, 32, 1));  // h2d 32
+  rt.core().launch(add(1, a, 0, 16, 1));  // d2d 16
   std::vector<std::byte> out(32);
   rt.read_blocking(a, 0, out);  // d2h 16 from d1, 16 from d0
   const TransferStats sa = rt.buffer_stats(a);
@@ -231,7 +231,7 @@ TEST(Runtime, KernelFailureSurfacesInItsEventAndFinish) {
   Launch l = add(0, b, 0, 8, 1);
   l.kernel = std::make_shared<HostKernel>(
       "bad", [](const HostKernelContext&) { throw std::runtime_error("kernel bad exploded"); });
-  Event e = rt.launch(l);
+  Event e = rt.core().launch(l);
   EXPECT_THROW(e.wait(), std::runtime_error);
   EXPECT_THROW(rt.finish(), std::runtime_error);
 }
@@ -254,9 +254,9 @@ TEST(RuntimeConcurrency, IndependentLaunchesOnDifferentDevicesOverlap) {
   BufferId a = rt.create_buffer(16, "a");
   BufferId b = rt.create_buffer(16, "b");
   Gate gate;
-  Event first = rt.launch(add(0, a, 0, 16, 1, add_kernel(gate.body())));
+  Event first = rt.core().launch(add(0, a, 0, 16, 1, add_kernel(gate.body())));
   // Touches other bytes on another device: must run while the first one is still blocked.
-  Event second = rt.launch(add(1, b, 0, 16, 1));
+  Event second = rt.core().launch(add(1, b, 0, 16, 1));
   EXPECT_NO_THROW(second.wait());
   EXPECT_FALSE(first.is_complete());
   gate.open.set_value();
@@ -271,11 +271,11 @@ TEST(RuntimeConcurrency, ConflictingLaunchesWaitRawWarWaw) {
   rt.write_blocking(b, 0, bytes(16, 50));
   Gate gate;
   // d0 copies a -> b over [0, 8) but is held at the gate.
-  Event writer = rt.launch(copy_launch(0, a, b, 0, 8, gate.body()));
-  Event raw = rt.launch(add(1, b, 4, 12, 1));         // reads b[4, 8) written by d0
-  Event war = rt.launch(add(2, a, 0, 4, 100));        // writes a[0, 4) that d0 reads
-  Event waw = rt.launch(copy_launch(1, a, b, 6, 8));  // writes b[6, 8) after d0 and raw
-  Event independent = rt.launch(add(2, b, 12, 16, 1));
+  Event writer = rt.core().launch(copy_launch(0, a, b, 0, 8, gate.body()));
+  Event raw = rt.core().launch(add(1, b, 4, 12, 1));         // reads b[4, 8) written by d0
+  Event war = rt.core().launch(add(2, a, 0, 4, 100));        // writes a[0, 4) that d0 reads
+  Event waw = rt.core().launch(copy_launch(1, a, b, 6, 8));  // writes b[6, 8) after d0 and raw
+  Event independent = rt.core().launch(add(2, b, 12, 16, 1));
   independent.wait();
   std::this_thread::sleep_for(20ms);
   EXPECT_FALSE(raw.is_complete());
@@ -305,12 +305,12 @@ TEST(RuntimeConcurrency, HostAccessIsOrderedWithEarlierLaunches) {
   Runtime rt(make_host_devices(2), RuntimeOptions{UpdateStrategy::lazy});
   BufferId b = rt.create_buffer(8, "b");
   Gate gate;
-  rt.launch(add(0, b, 0, 8, 5, add_kernel(gate.body())));
+  rt.core().launch(add(0, b, 0, 8, 5, add_kernel(gate.body())));
   std::vector<std::byte> out(8, std::byte{0xEE});
   Event read = rt.read(b, 0, out);  // non-blocking: must see the kernel's result
   auto data = bytes(4, 200);
   Event write = rt.write(b, 0, data);  // after the read, before the next launch
-  rt.launch(add(1, b, 0, 8, 1));
+  rt.core().launch(add(1, b, 0, 8, 1));
   EXPECT_FALSE(read.is_complete());
   gate.open.set_value();
   read.wait();
@@ -333,7 +333,7 @@ TEST(RuntimeConcurrency, ManyThreadsSubmittingToOneRuntime) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int r = 0; r < kRounds; ++r) {
-        rt.launch(add(static_cast<std::size_t>((t + r) % 4), bufs[t], 0, 32, 1));
+        rt.core().launch(add(static_cast<std::size_t>((t + r) % 4), bufs[t], 0, 32, 1));
       }
     });
   }
@@ -352,7 +352,7 @@ namespace unimem {
 namespace {
 
 std::uint64_t allocated_on(Runtime& rt, std::size_t device) {
-  return dynamic_cast<HostDevice&>(rt.device(device)).allocated_bytes();
+  return dynamic_cast<HostDevice&>(rt.core().device(device)).allocated_bytes();
 }
 
 // Released buffers hand their mirrors and home copies to the next buffer of the same size
@@ -366,8 +366,8 @@ TEST(Runtime, MeasurementModesSwitchBetweenRunsAndBetaIssuesNoCopies) {
   auto run = [&rt] {
     const BufferId b = rt.create_buffer(64, "run buffer");
     rt.write_blocking(b, 0, bytes(64, 10));
-    rt.launch(add(0, b, 0, 32, 1));
-    rt.launch(add(1, b, 16, 64, 2));
+    rt.core().launch(add(0, b, 0, 32, 1));
+    rt.core().launch(add(1, b, 16, 64, 2));
     std::vector<std::byte> out(64);
     rt.read_blocking(b, 0, out);
     rt.release_buffer(b);
@@ -405,8 +405,8 @@ TEST(Runtime, RecycledMemoryOfReleasedBuffersNeverLeaksItsBytes) {
     constexpr std::uint64_t n = 4096;
     BufferId a = rt.create_buffer(n, "a");
     rt.write_blocking(a, 0, bytes(n, 7));
-    rt.launch(add(0, a, 0, n, 1));
-    rt.launch(add(1, a, 0, n / 2, 1));
+    rt.core().launch(add(0, a, 0, n, 1));
+    rt.core().launch(add(1, a, 0, n / 2, 1));
     std::vector<std::byte> out(n);
     rt.read_blocking(a, 0, out);
     rt.release_buffer(a);
@@ -418,7 +418,7 @@ TEST(Runtime, RecycledMemoryOfReleasedBuffersNeverLeaksItsBytes) {
     rt.read_blocking(b, 0, out);
     EXPECT_EQ(out, std::vector<std::byte>(n, std::byte{0}));
     // A kernel on recycled mirrors reads zeros too (device 1's mirror held a's bytes).
-    rt.launch(add(1, b, 0, n, 3));
+    rt.core().launch(add(1, b, 0, n, 3));
     rt.read_blocking(b, 0, out);
     EXPECT_EQ(out, std::vector<std::byte>(n, std::byte{3}));
     EXPECT_EQ(allocated_on(rt, 1), n);  // reused, not allocated again
@@ -427,7 +427,7 @@ TEST(Runtime, RecycledMemoryOfReleasedBuffersNeverLeaksItsBytes) {
     // A partial host write: the rest still reads zero, on the host and on a device.
     BufferId c = rt.create_buffer(n, "c");
     rt.write_blocking(c, 100, bytes(50, 1));
-    rt.launch(add(0, c, 0, n, 0));
+    rt.core().launch(add(0, c, 0, n, 0));
     rt.read_blocking(c, 0, out);
     std::vector<std::byte> want(n, std::byte{0});
     const std::vector<std::byte> written = bytes(50, 1);
@@ -441,7 +441,7 @@ TEST(Runtime, RecycleBudgetZeroFreesMemoryAtRelease) {
   options.recycle_bytes = 0;
   Runtime rt(make_host_devices(1), options);
   BufferId a = rt.create_buffer(1000, "a");
-  rt.launch(add(0, a, 0, 1000, 1));
+  rt.core().launch(add(0, a, 0, 1000, 1));
   rt.finish();
   EXPECT_EQ(allocated_on(rt, 0), 1000u);
   rt.release_buffer(a);
@@ -453,20 +453,20 @@ TEST(Runtime, MemoryKeptForReuseIsFreedWhenTheDeviceRunsOut) {
   small.capacity = 10000;
   Runtime rt(make_host_devices(1, small));
   BufferId a = rt.create_buffer(6000, "a");
-  rt.launch(add(0, a, 0, 6000, 1));
+  rt.core().launch(add(0, a, 0, 6000, 1));
   rt.release_buffer(a);
   EXPECT_EQ(allocated_on(rt, 0), 6000u);  // kept
   // 5000 more do not fit next to the kept 6000: the kept memory goes, the launch runs.
   BufferId b = rt.create_buffer(5000, "b");
   rt.write_blocking(b, 0, bytes(5000, 9));
-  rt.launch(add(0, b, 0, 5000, 1));
+  rt.core().launch(add(0, b, 0, 5000, 1));
   std::vector<std::byte> out(5000);
   rt.read_blocking(b, 0, out);
   EXPECT_EQ(out, bytes(5000, 10));
   EXPECT_EQ(allocated_on(rt, 0), 5000u);
   // A buffer that does not fit even on an empty device still fails, naming the device.
   BufferId c = rt.create_buffer(20000, "c");
-  EXPECT_THROW(rt.launch(add(0, c, 0, 20000, 1)), DeviceError);
+  EXPECT_THROW(rt.core().launch(add(0, c, 0, 20000, 1)), DeviceError);
 }
 
 }  // namespace

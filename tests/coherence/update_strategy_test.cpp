@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "coherence/update_strategy.hpp"
 #include "device/host/host_platform.hpp"
 
@@ -79,17 +79,17 @@ TEST_P(UpdateStrategyTable, CopiesAfterHostWriteAndKernelWrite) {
   BufferId b = rt.create_buffer(kSize, "data");
   std::vector<std::byte> init(kSize, std::byte{1});
   rt.write_blocking(b, 0, init);
-  rt.launch(fill(0, b, 0, 32, std::byte{7}));
+  rt.core().launch(fill(0, b, 0, 32, std::byte{7}));
   rt.finish();
   const TransferStats s = rt.buffer_stats(b);
   EXPECT_EQ(s.host_to_device, row.h2d);
   EXPECT_EQ(s.device_to_host, row.d2h);
   EXPECT_EQ(s.device_to_device, row.d2d);
-  EXPECT_EQ(rt.valid_agents(b, 0), row.mask_of_written);
+  EXPECT_EQ(rt.core().valid_agents(b, 0), row.mask_of_written);
   // Whatever moved when, everyone sees the same bytes.
   BufferId out = rt.create_buffer(1, "sum");
   for (std::size_t d = 0; d < 3; ++d) {
-    rt.launch(sum(d, b, 0, kSize, out));
+    rt.core().launch(sum(d, b, 0, kSize, out));
     std::byte got{};
     rt.read_blocking(out, 0, std::span(&got, 1));
     EXPECT_EQ(std::to_integer<unsigned>(got), (32u * 7u + 32u * 1u) & 0xFF) << "device " << d;
@@ -135,14 +135,14 @@ TEST(AdaptiveStrategy, LearnsRepeatingLoopAndReplaysEagerly) {
   BufferId out = rt.create_buffer(1, "out");
   for (int it = 0; it < 6; ++it) {
     const auto v = static_cast<std::byte>(it + 1);
-    rt.launch(fill(0, a, 0, 32, v, "produce"));
+    rt.core().launch(fill(0, a, 0, 32, v, "produce"));
     if (it >= 2) {
       // Replayed at submission: d1 already counts as holding the new bytes (copy in flight).
-      EXPECT_TRUE(rt.valid_agents(a, 0).contains(D1)) << "iteration " << it;
+      EXPECT_TRUE(rt.core().valid_agents(a, 0).contains(D1)) << "iteration " << it;
     } else {
-      EXPECT_FALSE(rt.valid_agents(a, 0).contains(D1)) << "iteration " << it;
+      EXPECT_FALSE(rt.core().valid_agents(a, 0).contains(D1)) << "iteration " << it;
     }
-    rt.launch(sum(1, a, 0, 32, out));
+    rt.core().launch(sum(1, a, 0, 32, out));
     std::byte got{};
     rt.read_blocking(out, 0, std::span(&got, 1));
     EXPECT_EQ(std::to_integer<unsigned>(got), (32u * static_cast<unsigned>(it + 1)) & 0xFF);
@@ -164,10 +164,10 @@ TEST(AdaptiveStrategy, TrailingReplayIsCountedAsUnread) {
     BufferId a = rt.create_buffer(kSize, "a");
     BufferId out = rt.create_buffer(1, "out");
     for (int it = 0; it < 5; ++it) {
-      rt.launch(fill(0, a, 0, 32, static_cast<std::byte>(it + 1), "produce"));
-      rt.launch(sum(1, a, 0, 24, out));  // reads 24 of the 32 bytes written
+      rt.core().launch(fill(0, a, 0, 32, static_cast<std::byte>(it + 1), "produce"));
+      rt.core().launch(sum(1, a, 0, 24, out));  // reads 24 of the 32 bytes written
     }
-    rt.launch(fill(0, a, 0, 32, std::byte{9}, "produce"));  // the loop's tail: nobody reads it
+    rt.core().launch(fill(0, a, 0, 32, std::byte{9}, "produce"));  // the loop's tail: nobody reads it
     rt.read_blocking(out, 0, std::span(&last_seen, 1));
     return rt.buffer_stats(a);
   };
@@ -192,8 +192,8 @@ TEST(AdaptiveStrategy, WrongPredictionCostsBytesOnlyAndStopsReplaying) {
   BufferId a = rt.create_buffer(kSize, "a");
   BufferId out = rt.create_buffer(1, "out");
   auto iteration = [&](int it, std::size_t consumer) {
-    rt.launch(fill(0, a, 0, 32, static_cast<std::byte>(it), "produce"));
-    rt.launch(sum(consumer, a, 0, 32, out));
+    rt.core().launch(fill(0, a, 0, 32, static_cast<std::byte>(it), "produce"));
+    rt.core().launch(sum(consumer, a, 0, 32, out));
     std::byte got{};
     rt.read_blocking(out, 0, std::span(&got, 1));
     EXPECT_EQ(std::to_integer<unsigned>(got), (32u * static_cast<unsigned>(it)) & 0xFF);
@@ -213,15 +213,15 @@ TEST(UpdateStrategy, PerBufferOverrideBeatsRuntimeDefault) {
   Runtime rt(make_host_devices(2), RuntimeOptions{UpdateStrategy::lazy});
   BufferId lazy = rt.create_buffer(kSize, "lazy");
   BufferId balanced = rt.create_buffer(kSize, "balanced", UpdateStrategy::balance);
-  rt.launch(fill(0, lazy, 0, 16, std::byte{3}));
-  rt.launch(fill(0, balanced, 0, 16, std::byte{3}));
+  rt.core().launch(fill(0, lazy, 0, 16, std::byte{3}));
+  rt.core().launch(fill(0, balanced, 0, 16, std::byte{3}));
   rt.finish();
   EXPECT_EQ(rt.buffer_stats(lazy).device_to_host.bytes, 0u);
   EXPECT_EQ(rt.buffer_stats(balanced).device_to_host.bytes, 16u);
   rt.set_buffer_strategy(lazy, UpdateStrategy::batch);
   rt.set_buffer_strategy(balanced, std::nullopt);
-  rt.launch(fill(0, lazy, 16, 32, std::byte{3}));
-  rt.launch(fill(0, balanced, 16, 32, std::byte{3}));
+  rt.core().launch(fill(0, lazy, 16, 32, std::byte{3}));
+  rt.core().launch(fill(0, balanced, 16, 32, std::byte{3}));
   rt.finish();
   EXPECT_EQ(rt.buffer_stats(lazy).device_to_host.bytes, 16u);
   EXPECT_EQ(rt.buffer_stats(lazy).host_to_device.bytes, 16u);      // pushed to d1

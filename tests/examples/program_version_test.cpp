@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "api/runtime.hpp"
+#include "api/runtime_core.hpp"
 #include "device/opencl/opencl_context.hpp"
 #include "device/opencl/opencl_discovery.hpp"
 #include "examples/program_version.hpp"
@@ -124,8 +124,8 @@ namespace {
 // The same runs with every caller descriptor dropped: the bytes come from the kernel analysis
 // alone (src/analysis, DSOM section 4.3). Every workload's kernels are analysed exactly (clamped
 // neighbours such as (j > 0) ? c - 1 : c become two affine pieces), so the results match the
-// reference and the bytes moved equal bytes_min on 1, 2 and 3 devices (issue 5: "the same results
-// and the same bytes moved" as with hand-written descriptors).
+// reference and the bytes moved equal bytes_min on 1, 2 and 3 devices: the same results and the
+// same bytes moved as with hand-written descriptors.
 struct AnalysisCase {
   std::string workload;
   unsigned devices;

@@ -247,11 +247,11 @@ TEST(LaunchPlan, StencilPartitionsReadTheirRowsPlusHalosAndWriteDisjointRows) {
   EXPECT_TRUE(plan.fallback_reason.empty());
   ASSERT_EQ(plan.partitions.size(), 3U);
   const std::uint64_t row = 8 * 4;
-  EXPECT_EQ(plan.partitions[0].bytes.at(0).reads, IntervalSet(Interval{0, 5 * row}));
-  EXPECT_EQ(plan.partitions[1].bytes.at(0).reads, IntervalSet(Interval{3 * row, 9 * row}));
-  EXPECT_EQ(plan.partitions[2].bytes.at(0).reads, IntervalSet(Interval{7 * row, 12 * row}));
-  EXPECT_EQ(plan.partitions[1].bytes.at(1).writes, IntervalSet(Interval{4 * row, 8 * row}));
-  EXPECT_FALSE(plan.partitions[0].bytes.contains(2));  // scalars have no bytes
+  EXPECT_EQ(plan.partitions[0].accesses.at(0).reads, IntervalSet(Interval{0, 5 * row}));
+  EXPECT_EQ(plan.partitions[1].accesses.at(0).reads, IntervalSet(Interval{3 * row, 9 * row}));
+  EXPECT_EQ(plan.partitions[2].accesses.at(0).reads, IntervalSet(Interval{7 * row, 12 * row}));
+  EXPECT_EQ(plan.partitions[1].accesses.at(1).writes, IntervalSet(Interval{4 * row, 8 * row}));
+  EXPECT_FALSE(plan.partitions[0].accesses.contains(2));  // scalars have no bytes
 }
 
 TEST(LaunchPlan, OverlappingWritesFallBackToOneDeviceAndSayWhy) {
@@ -260,7 +260,7 @@ TEST(LaunchPlan, OverlappingWritesFallBackToOneDeviceAndSayWhy) {
   r.accesses.push_back(AccessDescriptor::affine(1, AccessMode::write, {row_major_piece(4, {0})}));
   const LaunchPlan plan = plan_launch(r);
   ASSERT_EQ(plan.partitions.size(), 1U);
-  EXPECT_EQ(plan.partitions[0].slice.range.global[1], 12U);
+  EXPECT_EQ(plan.partitions[0].range.global[1], 12U);
   EXPECT_NE(plan.fallback_reason.find("stencil"), std::string::npos) << plan.fallback_reason;
   EXPECT_NE(plan.fallback_reason.find("'out'"), std::string::npos) << plan.fallback_reason;
   EXPECT_NE(plan.fallback_reason.find("[0, 4)"), std::string::npos) << plan.fallback_reason;
@@ -278,7 +278,7 @@ TEST(LaunchPlan, OverlapBetweenLaterPartitionsFallsBackToFewerDevices) {
   EXPECT_NE(plan.fallback_reason.find("partitions 1 and 2"), std::string::npos)
       << plan.fallback_reason;
   // The may-write is fetched first: it shows up in may_writes, not in writes.
-  EXPECT_FALSE(plan.partitions[1].bytes.at(1).may_writes.empty());
+  EXPECT_FALSE(plan.partitions[1].accesses.at(1).may_writes.empty());
 }
 
 TEST(LaunchPlan, WholeBufferWritesRunOnOneDevice) {
@@ -305,9 +305,9 @@ TEST(LaunchPlan, DerivedBytesFillArgumentsWithoutDescriptorsAndDescriptorsOverri
   const LaunchPlan plan = plan_launch(r);
   ASSERT_EQ(plan.partitions.size(), 2U);
   EXPECT_EQ(calls, 2);
-  EXPECT_EQ(plan.partitions[1].bytes.at(0).reads, IntervalSet(Interval{6 * 32, 7 * 32}));
-  EXPECT_EQ(plan.partitions[1].bytes.at(1).writes, IntervalSet(Interval{6 * 32, 12 * 32}));
-  EXPECT_TRUE(plan.partitions[1].bytes.at(1).may_writes.empty());
+  EXPECT_EQ(plan.partitions[1].accesses.at(0).reads, IntervalSet(Interval{6 * 32, 7 * 32}));
+  EXPECT_EQ(plan.partitions[1].accesses.at(1).writes, IntervalSet(Interval{6 * 32, 12 * 32}));
+  EXPECT_TRUE(plan.partitions[1].accesses.at(1).may_writes.empty());
 }
 
 TEST(LaunchPlan, UnsplittableLaunchesRunOnOneDeviceAndSayWhy) {

@@ -1,11 +1,13 @@
 #pragma once
 
-// What a kernel does to each of its buffer arguments (issue 4, "Access descriptors and partitioned
-// launches"; DESIGN.md "Access patterns"). A descriptor is either "the whole buffer" or a union of
-// affine pieces: an element subscript, affine in the global ids and in bounded loop variables,
-// with per-variable bounds (DSOM Table 2 classes N1 and N2, 000_7b2a075be0870d8f.txt). The kernel
-// analysis produces the same shape (AccessPiece: affine offset + constraints); until it is wired
-// in, callers supply descriptors, and caller-supplied descriptors always override the analysis.
+// What a kernel does to each of its buffer arguments (DESIGN.md "Access patterns"), for
+// LaunchOptions::accesses (<unimem/program.hpp>). A descriptor is either "the whole buffer" or a
+// union of affine pieces: an element subscript, affine in the global ids and in bounded loop
+// variables, with per-variable bounds (DSOM Table 2 classes N1 and N2,
+// 000_7b2a075be0870d8f.txt). The kernel analysis derives the same shape from the kernel source
+// (Program::launch uses it for every buffer argument without a descriptor); descriptors a caller
+// supplies override it argument by argument. The schedule layer turns descriptors into the bytes
+// of each launch partition (src/schedule/launch_plan.*, access_descriptor.cpp).
 
 #include <cstdint>
 #include <optional>

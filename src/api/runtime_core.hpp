@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <unimem/runtime.hpp>
+
+#include "api/measurement.hpp"
 #include "region/access_bytes.hpp"
 #include "coherence/agent_mask.hpp"
 #include "coherence/shared_buffer.hpp"
@@ -20,14 +23,9 @@
 #include "device/work_queue.hpp"
 #include "region/interval_map.hpp"
 #include "region/interval_set.hpp"
+#include "schedule/launch_plan.hpp"
 
 namespace unimem {
-
-/// A shared buffer created by a Runtime.
-struct BufferId {
-  std::uint32_t value = 0;
-  friend auto operator<=>(const BufferId&, const BufferId&) = default;
-};
 
 /// One argument of a launch: a shared buffer with its access sets, a scalar, or __local memory.
 struct LaunchArg {
@@ -67,39 +65,9 @@ struct Launch {
   std::vector<LaunchArg> args;
 };
 
-/// One partition of a split launch: its device, the kernel compiled for that device, its slice
-/// of the index space, and per argument index the access sets of this partition (arguments not
-/// listed access nothing).
-struct LaunchPartition {
-  std::size_t device = 0;
-  std::shared_ptr<const CompiledKernel> kernel;
-  NDRange range;
-  std::map<std::size_t, AccessBytes> accesses;
-};
-
-/// How much of the runtime works. Only `normal` gives correct results; the others exist only to
-/// measure overhead the way Matz et al. do (002_aa84334820ddd8b5.txt section 9.2):
-/// - normal (alpha): everything.
-/// - no_transfers (beta): dependency resolution and directory/tracker updates, but no copy is
-///   issued (nor counted).
-/// - no_coherence (gamma): neither: kernels run on each device's mirrors, ordered only after the
-///   previous kernel of the same device; host reads and writes touch the home copy only.
-/// overhead_fraction = (beta - gamma) / alpha.
-enum class MeasurementMode : std::uint8_t { normal, no_transfers, no_coherence };
-
-struct RuntimeOptions {
-  UpdateStrategy strategy = UpdateStrategy::adaptive;
-  MeasurementMode measurement = MeasurementMode::normal;
-  /// Released buffers' device mirrors and home copies, up to this many bytes per device and for
-  /// the host, are kept and reused by the next buffer of the same size (memory/
-  /// allocation_cache.hpp: skips driver allocations and the page faults of fresh memory). 0 frees
-  /// everything at release. Kept memory counts as allocated on its device until the runtime is
-  /// destroyed or the device runs out of memory.
-  std::uint64_t recycle_bytes = std::uint64_t{256} << 20;
-};
-
-/// The first public API: shared buffers over the host and N devices, kernel launches with exact
-/// per-buffer access sets, and host reads and writes of byte ranges.
+/// The state and operations behind Runtime (<unimem/runtime.hpp>, whose members forward here):
+/// shared buffers over the host and N devices, kernel launches with exact per-buffer access sets,
+/// and host reads and writes of byte ranges.
 ///
 /// Every operation takes effect in submission order: the result equals running everything one
 /// after another on a single memory (DESIGN.md invariant 5). Operations run asynchronously; each
@@ -108,13 +76,13 @@ struct RuntimeOptions {
 ///
 /// Thread-safe: any thread may call any member; calls are ordered by the order in which they
 /// take the runtime's lock.
-class Runtime {
+class RuntimeCore {
  public:
-  explicit Runtime(DeviceRegistry devices, RuntimeOptions options = {});
+  explicit RuntimeCore(DeviceRegistry devices, RuntimeOptions options = {});
   /// Waits for everything submitted, then frees all buffers.
-  ~Runtime();
-  Runtime(const Runtime&) = delete;
-  Runtime& operator=(const Runtime&) = delete;
+  ~RuntimeCore();
+  RuntimeCore(const RuntimeCore&) = delete;
+  RuntimeCore& operator=(const RuntimeCore&) = delete;
 
   [[nodiscard]] std::size_t device_count() const { return registry_.size(); }
   [[nodiscard]] Device& device(std::size_t index) const { return registry_.at(index); }
@@ -150,7 +118,7 @@ class Runtime {
                            std::span<const LaunchPartition> partitions,
                            std::vector<Event>* partition_events = nullptr);
 
-  [[nodiscard]] MeasurementMode measurement() const { return measurement_; }
+  [[nodiscard]] MeasurementMode measurement() const;
   /// Switches the measurement mode between runs; requires that no buffer is live (all released).
   /// Waits for everything submitted. For measurement only: a run in normal mode first leaves real
   /// data in the recycled mirrors, so the kernels of beta / gamma runs compute on realistic
@@ -176,12 +144,22 @@ class Runtime {
   UpdateStrategy strategy_for(const SharedBuffer& b) const;
   void track(const Event& e);
 
+  // The steps of launch_partitioned (runtime.cpp says what each does).
+  struct BufferUse;
+  struct PartitionUses;
+  std::vector<PartitionUses> check_partitions(std::span<const LaunchArg> args,
+                                              std::span<const LaunchPartition> partitions) const;
+  static void check_disjoint_writes(std::span<const PartitionUses> plan);
+  void acquire_inputs(std::span<PartitionUses> plan);
+  EventList submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
+                           std::vector<Event>* partition_events);
+  void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
+
   DeviceRegistry registry_;
   CoherenceContext context_;
   mutable std::mutex mutex_;
   UpdateStrategy strategy_;
-  MeasurementMode measurement_;
-  std::vector<Event> last_kernel_;  // per device, for MeasurementMode::no_coherence only
+  Measurement measurement_;
   std::map<std::uint32_t, std::unique_ptr<SharedBuffer>> buffers_;
   std::uint32_t next_id_ = 1;
   TransferStats released_stats_;

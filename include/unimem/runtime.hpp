@@ -1,0 +1,112 @@
+#pragma once
+
+// The runtime: shared buffers over the host and every device, host reads and writes, and the
+// statistics of the copies unimem made. Kernels are launched through a Program
+// (<unimem/program.hpp>). The state lives in src/api/runtime_core.hpp (RuntimeCore); this class
+// is its public face.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include <unimem/event.hpp>
+#include <unimem/measurement.hpp>
+#include <unimem/transfer_stats.hpp>
+#include <unimem/update_strategy.hpp>
+
+namespace unimem {
+
+class DeviceRegistry;
+class RuntimeCore;
+
+/// A shared buffer created by a Runtime.
+struct BufferId {
+  std::uint32_t value = 0;
+  friend auto operator<=>(const BufferId&, const BufferId&) = default;
+};
+
+struct RuntimeOptions {
+  UpdateStrategy strategy = UpdateStrategy::adaptive;
+  MeasurementMode measurement = MeasurementMode::normal;
+  /// Released buffers' device mirrors and home copies, up to this many bytes per device and for
+  /// the host, are kept and reused by the next buffer of the same size (skips driver allocations
+  /// and the page faults of fresh memory). 0 frees everything at release. Kept memory counts as
+  /// allocated on its device until the runtime is destroyed or the device runs out of memory.
+  std::uint64_t recycle_bytes = std::uint64_t{256} << 20;
+};
+
+/// Shared buffers over the host and N devices.
+///
+/// Every operation takes effect in submission order: the result equals running everything one
+/// after another on a single memory. Operations run asynchronously; each waits only for the
+/// earlier operations it conflicts with (per byte), so independent launches on different
+/// devices run concurrently.
+///
+/// Thread-safe: any thread may call any member; calls are ordered by the order in which they
+/// take the runtime's lock.
+class Runtime {
+ public:
+  /// Over the OpenCL devices UNIMEM_DEVICES selects (all devices when unset; `unimem devices`
+  /// lists them). Throws DeviceError when there is none, or when unimem is built without OpenCL.
+  explicit Runtime(RuntimeOptions options = {});
+  /// Over the given devices (src/device/device_registry.hpp: for code built with unimem's
+  /// internals, e.g. host devices in tests).
+  explicit Runtime(DeviceRegistry devices, RuntimeOptions options = {});
+  /// Waits for everything submitted, then frees all buffers.
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  [[nodiscard]] std::size_t device_count() const;
+  /// The name of device `index` (as `unimem devices` prints it).
+  [[nodiscard]] std::string device_name(std::size_t index) const;
+
+  /// A new buffer of size bytes (> 0), initially all zero. strategy overrides the runtime's.
+  BufferId create_buffer(std::uint64_t size, std::string name = {},
+                         std::optional<UpdateStrategy> strategy = std::nullopt);
+  /// Waits for the buffer's pending operations and frees it; its copy counts stay in stats().
+  void release_buffer(BufferId buffer);
+  [[nodiscard]] std::uint64_t buffer_size(BufferId buffer) const;
+
+  void set_strategy(UpdateStrategy strategy);
+  [[nodiscard]] UpdateStrategy strategy() const;
+  /// Overrides (or, with nullopt, stops overriding) the strategy for one buffer.
+  void set_buffer_strategy(BufferId buffer, std::optional<UpdateStrategy> strategy);
+
+  /// Copies data into bytes [offset, offset + data.size()) of buffer. Non-blocking: data must
+  /// stay valid until the returned event completes.
+  Event write(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data);
+  void write_blocking(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data);
+  /// Copies bytes [offset, offset + out.size()) of buffer into out, as they are after everything
+  /// submitted before. Non-blocking: out must stay valid and untouched until the event completes.
+  Event read(BufferId buffer, std::uint64_t offset, std::span<std::byte> out);
+  void read_blocking(BufferId buffer, std::uint64_t offset, std::span<std::byte> out);
+
+  [[nodiscard]] MeasurementMode measurement() const;
+  /// Switches the measurement mode between runs; requires that no buffer is live (all released).
+  /// Waits for everything submitted. For measurement only: a run in normal mode first leaves real
+  /// data in the recycled mirrors, so the kernels of beta / gamma runs compute on realistic
+  /// values instead of never-written memory (whose contents can change a kernel's speed).
+  void set_measurement(MeasurementMode mode);
+
+  /// Blocks until everything submitted so far has finished; rethrows the first failure.
+  void finish();
+
+  /// Copies issued so far: all buffers (including released ones), or one buffer.
+  [[nodiscard]] TransferStats stats() const;
+  [[nodiscard]] TransferStats buffer_stats(BufferId buffer) const;
+  /// {"total": {...}, "buffers": [{"id":..,"name":..,"size":..,"stats":{...}}, ...]}
+  [[nodiscard]] std::string stats_json() const;
+
+  /// The layers below (src/api/runtime_core.hpp): launches with explicit access sets, the
+  /// devices, the directory. For Program and for code built with unimem's internals.
+  [[nodiscard]] RuntimeCore& core() const { return *core_; }
+
+ private:
+  std::unique_ptr<RuntimeCore> core_;
+};
+
+}  // namespace unimem

@@ -1,0 +1,452 @@
+#include "api/runtime_core.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "common/check.hpp"
+
+namespace unimem {
+
+namespace {
+
+std::vector<Device*> raw_devices(const DeviceRegistry& registry) {
+  std::vector<Device*> out;
+  for (const auto& d : registry.devices()) out.push_back(d.get());
+  return out;
+}
+
+std::string range_text(std::uint64_t offset, std::uint64_t size) {
+  return Interval{offset, offset + size}.to_string();
+}
+
+}  // namespace
+
+RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
+    : registry_(std::move(devices)),
+      context_(CoherenceContext::of(raw_devices(registry_), options.recycle_bytes)),
+      strategy_(options.strategy),
+      measurement_(options.measurement, registry_.size()),
+      host_queue_("unimem-host") {
+  context_.transfers_disabled = !measurement_.transfers();
+  UNIMEM_REQUIRE(!registry_.empty(), "Runtime: at least one device is needed");
+  UNIMEM_REQUIRE(registry_.size() < kMaxAgents, "Runtime: at most 63 devices are supported");
+}
+
+RuntimeCore::~RuntimeCore() {
+  EventList all;
+  {
+    std::lock_guard lock(mutex_);
+    all = inflight_;
+  }
+  for (const Event& e : all) {
+    try {
+      e.wait();
+    } catch (...) {  // reported through the event itself
+    }
+  }
+  std::lock_guard lock(mutex_);
+  buffers_.clear();
+}
+
+SharedBuffer& RuntimeCore::buffer_locked(BufferId id) const {
+  auto it = buffers_.find(id.value);
+  if (it == buffers_.end()) {
+    throw PreconditionError("unknown buffer #" + std::to_string(id.value) +
+                            " (never created or already released)");
+  }
+  return *it->second;
+}
+
+UpdateStrategy RuntimeCore::strategy_for(const SharedBuffer& b) const {
+  return b.strategy_override().value_or(strategy_);
+}
+
+void RuntimeCore::track(const Event& e) {
+  // Finished events are dropped when the list has doubled since the last pass: amortised O(1)
+  // completion queries per operation instead of one per in-flight event (a driver call each).
+  if (inflight_.size() >= prune_inflight_at_) {
+    std::erase_if(inflight_, [](const Event& x) { return x.is_complete(); });
+    prune_inflight_at_ = std::max<std::size_t>(64, 2 * inflight_.size());
+  }
+  if (!e.is_null()) inflight_.push_back(e);
+}
+
+BufferId RuntimeCore::create_buffer(std::uint64_t size, std::string name,
+                                std::optional<UpdateStrategy> strategy) {
+  std::lock_guard lock(mutex_);
+  const std::uint32_t id = next_id_++;
+  if (name.empty()) name = "buffer" + std::to_string(id);
+  if (size == 0) {
+    throw PreconditionError("create_buffer '" + name + "': size must be positive");
+  }
+  auto b = std::make_unique<SharedBuffer>(id, std::move(name), size, context_);
+  b->set_strategy_override(strategy);
+  buffers_.emplace(id, std::move(b));
+  return BufferId{id};
+}
+
+void RuntimeCore::release_buffer(BufferId id) {
+  std::unique_ptr<SharedBuffer> doomed;
+  {
+    std::lock_guard lock(mutex_);
+    buffer_locked(id);
+    auto it = buffers_.find(id.value);
+    released_stats_ += it->second->stats();
+    doomed = std::move(it->second);
+    buffers_.erase(it);
+  }
+  doomed.reset();  // waits for its pending operations outside the lock
+}
+
+std::uint64_t RuntimeCore::buffer_size(BufferId id) const {
+  std::lock_guard lock(mutex_);
+  return buffer_locked(id).size();
+}
+
+void RuntimeCore::set_strategy(UpdateStrategy strategy) {
+  std::lock_guard lock(mutex_);
+  strategy_ = strategy;
+}
+
+UpdateStrategy RuntimeCore::strategy() const {
+  std::lock_guard lock(mutex_);
+  return strategy_;
+}
+
+void RuntimeCore::set_buffer_strategy(BufferId id, std::optional<UpdateStrategy> strategy) {
+  std::lock_guard lock(mutex_);
+  buffer_locked(id).set_strategy_override(strategy);
+}
+
+Event RuntimeCore::write(BufferId id, std::uint64_t offset, std::span<const std::byte> data) {
+  std::lock_guard lock(mutex_);
+  SharedBuffer& b = buffer_locked(id);
+  if (offset > b.size() || data.size() > b.size() - offset) {
+    throw PreconditionError(b.describe() + ": host write of " + range_text(offset, data.size()) +
+                            " reaches outside the buffer");
+  }
+  UNIMEM_REQUIRE(data.data() != nullptr || data.empty(), "Runtime::write: null data");
+  if (data.empty()) return Event{};
+  const IntervalSet bytes(Interval{offset, offset + data.size()});
+  b.begin_write();
+  EventList deps;
+  b.tracker(kHostAgent).deps_for_write(bytes, deps);
+  b.home_written(bytes);
+  std::byte* dst = b.home() + offset;
+  Event e = host_queue_.submit(
+      [dst, src = data.data(), n = data.size()] { std::memcpy(dst, src, n); }, deps);
+  b.tracker(kHostAgent).record_write(bytes, e);
+  if (measurement_.coherent()) b.after_host_write(bytes, strategy_for(b));
+  track(e);
+  return e;
+}
+
+void RuntimeCore::write_blocking(BufferId id, std::uint64_t offset, std::span<const std::byte> data) {
+  write(id, offset, data).wait();
+}
+
+Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> out) {
+  std::lock_guard lock(mutex_);
+  SharedBuffer& b = buffer_locked(id);
+  if (offset > b.size() || out.size() > b.size() - offset) {
+    throw PreconditionError(b.describe() + ": host read of " + range_text(offset, out.size()) +
+                            " reaches outside the buffer");
+  }
+  UNIMEM_REQUIRE(out.data() != nullptr || out.empty(), "Runtime::read: null destination");
+  if (out.empty()) return Event{};
+  const IntervalSet bytes(Interval{offset, offset + out.size()});
+  EventList deps;
+  if (measurement_.coherent()) b.acquire(kHostAgent, bytes);
+  measurement_.add_host_read_dependencies(deps);
+  b.tracker(kHostAgent).deps_for_read(bytes, deps);
+  b.prepare_home_read(bytes);  // bytes nobody wrote read as zero
+  const std::byte* src = b.home() + offset;
+  Event e = host_queue_.submit(
+      [src, dst = out.data(), n = out.size()] { std::memcpy(dst, src, n); }, deps);
+  b.tracker(kHostAgent).record_read(bytes, e);
+  track(e);
+  return e;
+}
+
+void RuntimeCore::read_blocking(BufferId id, std::uint64_t offset, std::span<std::byte> out) {
+  read(id, offset, out).wait();
+}
+
+Event RuntimeCore::launch(const Launch& launch) {
+  LaunchPartition p;
+  p.device = launch.device;
+  p.kernel = launch.kernel;
+  p.range = launch.range;
+  for (std::size_t i = 0; i < launch.args.size(); ++i) {
+    if (launch.args[i].kind == KernelArg::Kind::buffer) {
+      p.accesses[static_cast<std::uint32_t>(i)] = launch.args[i].access;
+    }
+  }
+  return launch_partitioned(launch.args, std::span(&p, 1));
+}
+
+// The bytes one partition uses of one buffer, merged over the arguments that pass that buffer.
+struct RuntimeCore::BufferUse {
+  SharedBuffer* buffer = nullptr;
+  AccessBytes bytes;
+};
+
+// One partition of a launch as the runtime runs it: its device's agent and its buffers.
+struct RuntimeCore::PartitionUses {
+  const LaunchPartition* source = nullptr;
+  Agent agent = kHostAgent;
+  std::vector<BufferUse> uses;  // one entry per distinct buffer
+};
+
+Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
+                                  std::span<const LaunchPartition> partitions,
+                                  std::vector<Event>* partition_events) {
+  std::lock_guard lock(mutex_);
+  // Everything is validated before any state changes, so a rejected launch changes nothing.
+  std::vector<PartitionUses> plan = check_partitions(args, partitions);
+  check_disjoint_writes(plan);
+  if (measurement_.coherent()) acquire_inputs(plan);  // gamma: no dependencies, no copies
+  const EventList kernels = submit_kernels(args, plan, partition_events);
+  if (measurement_.coherent()) publish_writes(plan, partitions[0].kernel->name());
+  return kernels.size() == 1 ? kernels[0] : when_all(kernels);
+}
+
+// Step 1: each partition names a kernel and a distinct known device, gives access sets only for
+// buffer arguments, and stays inside its buffers; the result groups its bytes by buffer.
+std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
+    std::span<const LaunchArg> args, std::span<const LaunchPartition> partitions) const {
+  UNIMEM_REQUIRE(!partitions.empty(), "launch: at least one partition is needed");
+  std::vector<PartitionUses> plan(partitions.size());
+  AgentMask devices_used;
+  for (std::size_t pi = 0; pi < partitions.size(); ++pi) {
+    const LaunchPartition& p = partitions[pi];
+    const std::string kname = p.kernel ? "'" + p.kernel->name() + "'" : std::string("(null)");
+    if (!p.kernel)
+      throw PreconditionError("launch: partition " + std::to_string(pi) + " has no kernel");
+    if (p.device >= registry_.size()) {
+      throw PreconditionError("launch of kernel " + kname + ": unknown device " +
+                              std::to_string(p.device) + " (the runtime has " +
+                              std::to_string(registry_.size()) + " devices)");
+    }
+    const Agent agent = agent_of_device(p.device);
+    if (devices_used.contains(agent)) {
+      throw PreconditionError("launch of kernel " + kname + ": device " + std::to_string(p.device) +
+                              " has more than one partition");
+    }
+    devices_used = devices_used.with(agent);
+    for (const auto& [index, access] : p.accesses) {
+      if (index >= args.size() || args[index].kind != KernelArg::Kind::buffer) {
+        throw PreconditionError("launch of kernel " + kname + ": access sets given for argument " +
+                                std::to_string(index) + ", which is not a buffer argument");
+      }
+    }
+    PartitionUses& pu = plan[pi];
+    pu.source = &p;
+    pu.agent = agent;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const LaunchArg& a = args[i];
+      if (a.kind != KernelArg::Kind::buffer) continue;
+      SharedBuffer& b = buffer_locked(a.buffer);
+      auto it = p.accesses.find(static_cast<std::uint32_t>(i));
+      const AccessBytes none;
+      const AccessBytes& acc = it == p.accesses.end() ? none : it->second;
+      const std::string where = "kernel " + kname + " argument " + std::to_string(i);
+      b.require_inside(acc.reads, where + " read set");
+      b.require_inside(acc.writes, where + " write set");
+      b.require_inside(acc.may_writes, where + " may-write set");
+      auto use = std::find_if(pu.uses.begin(), pu.uses.end(),
+                              [&](const BufferUse& u) { return u.buffer == &b; });
+      if (use == pu.uses.end()) use = pu.uses.insert(pu.uses.end(), BufferUse{&b, {}});
+      use->bytes |= acc;
+    }
+  }
+  return plan;
+}
+
+// Step 2: partitions run concurrently on separate copies, so two writing one byte would race.
+void RuntimeCore::check_disjoint_writes(std::span<const PartitionUses> plan) {
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    for (std::size_t j = i + 1; j < plan.size(); ++j) {
+      for (const BufferUse& u : plan[i].uses) {
+        for (const BufferUse& v : plan[j].uses) {
+          if (u.buffer != v.buffer) continue;
+          const IntervalSet both = u.bytes.written().intersect(v.bytes.written());
+          if (!both.empty()) {
+            throw PreconditionError("launch: partitions " + std::to_string(i) + " and " +
+                                    std::to_string(j) + " both write " + both.to_string() +
+                                    " of " + u.buffer->describe());
+          }
+        }
+      }
+    }
+  }
+}
+
+// Step 3: every partition's reads are made current first, so each partition reads the state
+// before the launch (DESIGN.md invariant 5); copies feeding one partition from another's device
+// are recorded as readers there, so that device's kernel waits for them (WAR).
+void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
+  for (PartitionUses& pu : plan) {
+    for (BufferUse& u : pu.uses) u.buffer->acquire(pu.agent, u.bytes.needed());
+  }
+}
+
+// Step 4: the kernels, each after the copies and earlier accesses it conflicts with (or, in the
+// gamma measurement, after its device's previous kernel only).
+EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
+                                  std::vector<Event>* partition_events) {
+  EventList kernel_events;
+  for (PartitionUses& pu : plan) {
+    const LaunchPartition& p = *pu.source;
+    std::vector<IntervalSet> needed;
+    std::vector<IntervalSet> written;
+    EventList deps;
+    if (measurement_.coherent()) {
+      for (BufferUse& u : pu.uses) {
+        needed.push_back(u.bytes.needed());
+        written.push_back(u.bytes.written());
+        u.buffer->tracker(pu.agent).deps_for_read(needed.back(), deps);
+        u.buffer->tracker(pu.agent).deps_for_write(written.back(), deps);
+      }
+    }
+    measurement_.add_kernel_dependencies(p.device, deps);
+    std::vector<KernelArg> kargs;
+    kargs.reserve(args.size());
+    for (const LaunchArg& a : args) {
+      switch (a.kind) {
+        case KernelArg::Kind::buffer:
+          kargs.push_back(KernelArg::of_buffer(buffer_locked(a.buffer).mirror(pu.agent)));
+          break;
+        case KernelArg::Kind::scalar: {
+          KernelArg k;
+          k.kind = KernelArg::Kind::scalar;
+          k.scalar_bytes = a.scalar_bytes;
+          kargs.push_back(std::move(k));
+          break;
+        }
+        case KernelArg::Kind::local_memory:
+          kargs.push_back(KernelArg::of_local(a.local_bytes));
+          break;
+      }
+    }
+    Event e = registry_.at(p.device).launch(*p.kernel, p.range, kargs, deps);
+    e.on_complete([keep = p.kernel] {});  // the kernel object lives until it has run
+    measurement_.record_kernel(p.device, e);
+    if (measurement_.coherent()) {
+      for (std::size_t i = 0; i < pu.uses.size(); ++i) {
+        pu.uses[i].buffer->tracker(pu.agent).record_read(needed[i], e);
+        pu.uses[i].buffer->tracker(pu.agent).record_write(written[i], e);
+      }
+    }
+    if (partition_events != nullptr) partition_events->push_back(e);
+    kernel_events.push_back(e);
+    track(e);
+  }
+  return kernel_events;
+}
+
+// Step 5: the directory learns the writes, buffer by buffer, and the strategies act on them.
+void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std::string& kernel) {
+  std::vector<SharedBuffer*> written_buffers;
+  for (const PartitionUses& pu : plan) {
+    for (const BufferUse& u : pu.uses) {
+      if (!u.bytes.written().empty() && std::find(written_buffers.begin(), written_buffers.end(),
+                                                  u.buffer) == written_buffers.end()) {
+        written_buffers.push_back(u.buffer);
+      }
+    }
+  }
+  for (SharedBuffer* b : written_buffers) {
+    std::vector<std::pair<Agent, IntervalSet>> writes;
+    for (const PartitionUses& pu : plan) {
+      for (const BufferUse& u : pu.uses) {
+        if (u.buffer != b) continue;
+        IntervalSet w = u.bytes.written();
+        if (!w.empty()) writes.emplace_back(pu.agent, std::move(w));
+      }
+    }
+    b->begin_write();
+    b->after_device_writes(writes, kernel, strategy_for(*b));
+  }
+}
+
+MeasurementMode RuntimeCore::measurement() const {
+  std::lock_guard lock(mutex_);
+  return measurement_.mode();
+}
+
+void RuntimeCore::set_measurement(MeasurementMode mode) {
+  finish();
+  std::lock_guard lock(mutex_);
+  if (!buffers_.empty()) {
+    throw PreconditionError(
+        "Runtime::set_measurement: " + std::to_string(buffers_.size()) +
+        " buffer(s) still live (first: " + buffers_.begin()->second->describe() +
+        "); release every buffer before switching the measurement mode");
+  }
+  measurement_.set_mode(mode);
+  context_.transfers_disabled = !measurement_.transfers();
+}
+
+void RuntimeCore::finish() {
+  EventList all;
+  {
+    std::lock_guard lock(mutex_);
+    all = inflight_;
+    for (const auto& [id, b] : buffers_) {
+      for (const Event& e : b->pending()) add_dependency(all, e);
+    }
+  }
+  wait_all(all);
+}
+
+TransferStats RuntimeCore::stats() const {
+  std::lock_guard lock(mutex_);
+  TransferStats total = released_stats_;
+  for (const auto& [id, b] : buffers_) total += b->stats();
+  return total;
+}
+
+TransferStats RuntimeCore::buffer_stats(BufferId id) const {
+  std::lock_guard lock(mutex_);
+  return buffer_locked(id).stats();
+}
+
+std::string RuntimeCore::stats_json() const {
+  std::lock_guard lock(mutex_);
+  TransferStats total = released_stats_;
+  nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
+  for (const auto& [id, b] : buffers_) {
+    total += b->stats();
+    nlohmann::ordered_json entry;
+    entry["id"] = id;
+    entry["name"] = b->name();
+    entry["size"] = b->size();
+    entry["stats"] = nlohmann::ordered_json::parse(b->stats().to_json());
+    buffers.push_back(std::move(entry));
+  }
+  nlohmann::ordered_json out;
+  out["total"] = nlohmann::ordered_json::parse(total.to_json());
+  out["buffers"] = std::move(buffers);
+  return out.dump();
+}
+
+AgentMask RuntimeCore::valid_agents(BufferId id, std::uint64_t offset) const {
+  std::lock_guard lock(mutex_);
+  const SharedBuffer& b = buffer_locked(id);
+  if (offset >= b.size()) {
+    throw PreconditionError(b.describe() + ": offset " + std::to_string(offset) +
+                            " outside the buffer");
+  }
+  return b.directory().mask_at(offset);
+}
+
+std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(BufferId id) const {
+  std::lock_guard lock(mutex_);
+  return buffer_locked(id).directory().segments();
+}
+
+}  // namespace unimem
