@@ -1,5 +1,9 @@
 #include "coherence/adaptive_history.hpp"
 
+#include <string>
+
+#include "common/check.hpp"
+
 namespace unimem {
 
 void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes,
@@ -13,6 +17,7 @@ void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes,
     needed = needed.unite(used);
   }
   if (!needed.empty()) open_->sequence.push_back({agent, std::move(needed)});
+  check_if_enabled();
 }
 
 bool AdaptiveHistory::close() {
@@ -27,6 +32,7 @@ bool AdaptiveHistory::close() {
     e.repeats = 1;
   }
   open_.reset();
+  check_if_enabled();
   return mispredicted;
 }
 
@@ -35,9 +41,11 @@ std::optional<DemandSequence> AdaptiveHistory::open(const Key& key) {
   open_ = Recording{key, {}, {}, false};
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.repeats < 2 || it->second.sequence.empty()) {
+    check_if_enabled();
     return std::nullopt;
   }
   open_->replayed = true;
+  check_if_enabled();
   return it->second.sequence;
 }
 
@@ -45,11 +53,49 @@ void AdaptiveHistory::note_prefetched(Agent agent, const IntervalSet& bytes) {
   if (!open_) return;
   IntervalSet& p = open_->prefetched[agent];
   p = p.unite(bytes);
+  check_if_enabled();
 }
 
 int AdaptiveHistory::repeat_count(const Key& key) const {
   auto it = entries_.find(key);
   return it == entries_.end() ? 0 : it->second.repeats;
+}
+
+void AdaptiveHistory::check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+  check_invariants();
+#endif
+}
+
+void AdaptiveHistory::check_invariants() const {
+  auto fail = [](const std::string& what) {
+    detail::throw_invariant("AdaptiveHistory: " + what, __FILE__, __LINE__);
+  };
+  auto check_sequence = [&](const DemandSequence& sequence, const std::string& where) {
+    for (const Demand& d : sequence) {
+      d.bytes.check_invariants();
+      if (d.bytes.empty())
+        fail(where + " holds an empty demand of agent " + std::to_string(d.agent));
+      if (d.agent >= kMaxAgents) fail(where + " names agent " + std::to_string(d.agent));
+    }
+  };
+  for (const auto& [key, entry] : entries_) {
+    const std::string where =
+        "the entry of kernel '" + key.kernel + "' on " + key.writers.to_string();
+    if (entry.repeats < 1) fail(where + " followed " + std::to_string(entry.repeats) + " runs");
+    check_sequence(entry.sequence, where);
+  }
+  if (!open_) return;
+  const std::string where =
+      "the recording of kernel '" + open_->key.kernel + "' on " + open_->key.writers.to_string();
+  check_sequence(open_->sequence, where);
+  for (const auto& [agent, bytes] : open_->prefetched) bytes.check_invariants();
+  if (open_->replayed) {
+    auto it = entries_.find(open_->key);
+    if (it == entries_.end() || it->second.repeats < 2 || it->second.sequence.empty()) {
+      fail(where + " replayed a prediction the history does not hold");
+    }
+  }
 }
 
 }  // namespace unimem

@@ -11,6 +11,10 @@
 
 namespace unimem {
 
+namespace detail {
+struct AdaptiveHistoryTestAccess;  // defined by the tests that break a history on purpose
+}  // namespace detail
+
 /// One entry of an operation history: after the recorded kernel run, agent needed these bytes
 /// that it did not hold (they were copied to it, on demand or by a replay).
 struct Demand {
@@ -52,7 +56,15 @@ class AdaptiveHistory {
   /// How many runs in a row were followed by the stored sequence of key (0 if unknown).
   [[nodiscard]] int repeat_count(const Key& key) const;
 
+  /// Throws InvariantError unless every stored sequence followed at least one run, no demand is
+  /// empty, and an open recording that replayed a prediction has one (two runs or more, not
+  /// empty) stored under its key.
+  void check_invariants() const;
+
  private:
+  friend struct detail::AdaptiveHistoryTestAccess;
+  void check_if_enabled() const;
+
   struct Entry {
     DemandSequence sequence;
     int repeats = 0;

@@ -1,6 +1,9 @@
 #include "coherence/hazard_tracker.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "common/check.hpp"
 
 namespace unimem {
 
@@ -32,6 +35,7 @@ void HazardTracker::record_read(const IntervalSet& bytes, const Event& event) {
   prune();
   if (bytes.empty() || event.is_null()) return;
   records_.push_back({bytes, bytes.bounds(), event, false});
+  check_if_enabled();
 }
 
 void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
@@ -47,6 +51,7 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
   }
   std::erase_if(records_, [](const Record& r) { return r.bytes.empty(); });
   records_.push_back({bytes, b, event, true});
+  check_if_enabled();
 }
 
 EventList HazardTracker::pending() const {
@@ -59,6 +64,41 @@ void HazardTracker::prune() {
   if (records_.size() < prune_at_) return;
   std::erase_if(records_, [](const Record& r) { return r.event.is_complete(); });
   prune_at_ = std::max(kPruneMinimum, 2 * records_.size());
+}
+
+void HazardTracker::check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+  check_invariants();
+#endif
+}
+
+void HazardTracker::check_invariants() const {
+  auto fail = [](const std::string& what) {
+    detail::throw_invariant("HazardTracker: " + what, __FILE__, __LINE__);
+  };
+  for (std::size_t i = 0; i < records_.size(); ++i) {
+    const Record& r = records_[i];
+    const std::string name = "record " + std::to_string(i);
+    r.bytes.check_invariants();
+    if (r.bytes.empty()) fail(name + " holds no bytes");
+    if (r.bounds != r.bytes.bounds()) {
+      fail(name + " has bounds " + r.bounds.to_string() + " but bytes " + r.bytes.to_string());
+    }
+    if (r.event.is_null()) fail(name + " has no event");
+  }
+  if (prune_at_ < kPruneMinimum) fail("prune threshold below " + std::to_string(kPruneMinimum));
+  if (records_.size() > kPairCheckLimit) return;
+  for (std::size_t j = 0; j < records_.size(); ++j) {
+    if (!records_[j].write) continue;
+    for (std::size_t i = 0; i < j; ++i) {
+      if (records_[i].bounds.overlaps(records_[j].bounds) &&
+          records_[i].bytes.intersects(records_[j].bytes)) {
+        fail("record " + std::to_string(i) + " overlaps the later write " + std::to_string(j) +
+             " in " + records_[i].bytes.intersect(records_[j].bytes).to_string() +
+             " (a write must shadow older accesses)");
+      }
+    }
+  }
 }
 
 }  // namespace unimem

@@ -8,6 +8,10 @@
 
 namespace unimem {
 
+namespace detail {
+struct HazardTrackerTestAccess;  // defined by the tests that break a tracker on purpose
+}  // namespace detail
+
 /// The in-flight accesses to one copy (the home copy or one device mirror) of one buffer, so that
 /// a new access waits exactly for the earlier ones it conflicts with: a read for the earlier
 /// writes of its bytes (RAW), a write for the earlier reads and writes of its bytes (WAR, WAW).
@@ -26,7 +30,12 @@ class HazardTracker {
   [[nodiscard]] EventList pending() const;
   [[nodiscard]] std::size_t record_count() const { return records_.size(); }
 
+  /// Throws InvariantError unless every record has bytes, up-to-date bounds and an event, and no
+  /// record overlaps a later write (a write shadows the older accesses to its bytes).
+  void check_invariants() const;
+
  private:
+  friend struct detail::HazardTrackerTestAccess;
   struct Record {
     IntervalSet bytes;
     Interval bounds;
@@ -40,6 +49,9 @@ class HazardTracker {
   // O(records) of them per access. Finished records left in are harmless: collect() skips them.
   void prune();
   static constexpr std::size_t kPruneMinimum = 16;
+  // The shadowing check compares every pair of records: only done for this many or fewer.
+  static constexpr std::size_t kPairCheckLimit = 64;
+  void check_if_enabled() const;
 
   std::vector<Record> records_;
   std::size_t prune_at_ = kPruneMinimum;

@@ -1,6 +1,9 @@
 #include "coherence/shared_buffer.hpp"
 
 #include <cstring>
+#include <string>
+
+#include "common/check.hpp"
 
 namespace unimem {
 
@@ -26,10 +29,11 @@ SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t siz
       context_(context),
       home_(context.allocations->allocate_host(size)),  // not zeroed: see home_unwritten_
       home_unwritten_(Interval{0, size}),
-      mirrors_(context.devices.size()),
+      residency_(size, context.devices.size(), *context.allocations),
       directory_(size, context.agent_count()),
       trackers_(context.agent_count()),
-      unread_prefetch_(context.agent_count()),
+      updates_(size, context.devices.size()),
+      prefetch_(context.agent_count()),
       peer_([&context](Agent from, Agent to) { return context.can_peer(from, to); }) {}
 
 SharedBuffer::~SharedBuffer() {
@@ -37,13 +41,7 @@ SharedBuffer::~SharedBuffer() {
     wait_all(pending());
   } catch (...) {  // failures were reported through the operations' own events
   }
-  for (std::size_t i = 0; i < mirrors_.size(); ++i) {
-    if (!mirrors_[i].valid()) continue;
-    try {
-      context_.allocations->release(i, mirrors_[i], size_);
-    } catch (...) {  // a driver that cannot free leaks; a destructor cannot report it
-    }
-  }
+  residency_.release_all();
   context_.allocations->release_host(std::move(home_), size_);
 }
 
@@ -74,20 +72,21 @@ void SharedBuffer::require_inside(const IntervalSet& ranges, const std::string& 
 DeviceAllocation SharedBuffer::mirror(Agent d) {
   UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
                  "SharedBuffer::mirror: agent is not a device");
-  DeviceAllocation& m = mirrors_[device_of_agent(d)];
-  if (!m.valid()) m = context_.allocations->allocate(device_of_agent(d), size_);
-  return m;
+  return residency_.ensure_whole(device_of_agent(d)).allocation;
 }
 
 void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
+  make_current(agent, bytes, demand);
+  check_if_enabled();
+}
+
+void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool demand) {
   if (bytes.empty()) return;
   if (demand && history_.recording()) {
     history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
   }
-  if (demand && !unread_prefetch_[agent].empty()) {
-    unread_prefetch_[agent] = unread_prefetch_[agent].subtract(bytes);
-  }
-  if (agent != kHostAgent) (void)mirror(agent);
+  if (demand) prefetch_.demand_read(agent, bytes);
+  if (agent != kHostAgent) (void)residency_.ensure(device_of_agent(agent), bytes.bounds());
   const std::vector<Transfer> transfers = agent == kHostAgent
                                               ? directory_.apply_host_read(bytes)
                                               : directory_.apply_device_read(agent, bytes, peer_);
@@ -103,102 +102,77 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.from].deps_for_read(r, deps);
   trackers_[t.to].deps_for_write(r, deps);
   Event e;
+  // The device allocations that hold the range on each side, and where in them it lies.
+  auto held = [&](Agent a) { return residency_.ensure(device_of_agent(a), t.range); };
   if (t.from == kHostAgent) {
     prepare_home_read(r);
     Device& dst = *context_.devices[device_of_agent(t.to)];
-    e = dst.copy_host_to_device(home_.get() + off, mirror(t.to), off, len, deps);
+    const ResidentAllocation to = held(t.to);
+    e = dst.copy_host_to_device(home_.get() + off, to.allocation, to.offset_of(off), len, deps);
     stats_.host_to_device.add(len);
   } else if (t.to == kHostAgent) {
     home_written(r);
     Device& src = *context_.devices[device_of_agent(t.from)];
-    e = src.copy_device_to_host(mirror(t.from), off, home_.get() + off, len, deps);
+    const ResidentAllocation from = held(t.from);
+    e = src.copy_device_to_host(from.allocation, from.offset_of(off), home_.get() + off, len, deps);
     stats_.device_to_host.add(len);
   } else {
     Device& src = *context_.devices[device_of_agent(t.from)];
     Device& dst = *context_.devices[device_of_agent(t.to)];
-    e = dst.copy_from_peer(src, mirror(t.from), off, mirror(t.to), off, len, deps);
+    const ResidentAllocation from = held(t.from);
+    const ResidentAllocation to = held(t.to);
+    e = dst.copy_from_peer(src, from.allocation, from.offset_of(off), to.allocation,
+                           to.offset_of(off), len, deps);
     stats_.device_to_device.add(len);
   }
   trackers_[t.from].record_read(r, e);
   trackers_[t.to].record_write(r, e);
-  // A replayed copy that lands on the predicted reader is unread until a demand read there uses
-  // it (a hop through the host on the way is not tracked: it serves only that copy).
-  if (replay_target_ && t.to == *replay_target_) {
-    unread_prefetch_[t.to] = unread_prefetch_[t.to].unite(r);
-  }
-}
-
-void SharedBuffer::drop_unread_prefetch(const IntervalSet& bytes) {
-  for (IntervalSet& unread : unread_prefetch_) {
-    if (unread.empty()) continue;
-    overwritten_prefetch_ += unread.intersect(bytes).total_size();
-    unread = unread.subtract(bytes);
-  }
+  prefetch_.copied(t.to, r);
 }
 
 TransferStats SharedBuffer::stats() const {
   TransferStats s = stats_;
-  s.prefetch_unread_bytes = overwritten_prefetch_;
-  for (const IntervalSet& unread : unread_prefetch_) s.prefetch_unread_bytes += unread.total_size();
+  prefetch_.fill(s);
   return s;
 }
 
 void SharedBuffer::begin_write() {
   if (history_.close()) ++stats_.mispredictions;
+  check_if_enabled();
 }
 
-void SharedBuffer::after_device_writes(std::span<const std::pair<Agent, IntervalSet>> writes,
-                                       const std::string& kernel, UpdateStrategy strategy) {
-  AgentMask writers;
+void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& kernel,
+                                       UpdateStrategy strategy) {
   for (const auto& [agent, bytes] : writes) {
-    drop_unread_prefetch(bytes);
+    prefetch_.overwritten(bytes);
     directory_.apply_device_write(agent, bytes);
-    writers = writers.with(agent);
   }
-  switch (strategy) {
-    case UpdateStrategy::lazy:
-      break;
-    case UpdateStrategy::balance:
-      for (const auto& [agent, bytes] : writes) acquire(kHostAgent, bytes, false);
-      break;
-    case UpdateStrategy::batch:
-      for (const auto& [agent, bytes] : writes) {
-        acquire(kHostAgent, bytes, false);
-        for (std::size_t d = 0; d < context_.devices.size(); ++d) {
-          acquire(agent_of_device(d), bytes, false);
-        }
-      }
-      break;
-    case UpdateStrategy::adaptive: {
-      std::optional<DemandSequence> replay = history_.open({kernel, writers});
-      if (!replay) break;
-      // The copies depend on the kernel's events (already in the trackers), so they start the
-      // moment it completes and overlap whatever runs next.
-      ++stats_.replays;
-      const std::uint64_t before = stats_.total_bytes();
-      struct EndReplay {
-        std::optional<Agent>& target;
-        ~EndReplay() { target.reset(); }
-      } end_replay{replay_target_};
-      for (const Demand& d : *replay) {
-        if (d.bytes.bounds().end > size_ || d.agent >= context_.agent_count()) continue;
-        replay_target_ = d.agent;
-        acquire(d.agent, d.bytes, false);
-        history_.note_prefetched(d.agent, d.bytes);
-      }
-      stats_.prefetch_bytes += stats_.total_bytes() - before;
-      break;
-    }
-  }
+  perform(updates_.after_device_writes(strategy, writes, kernel, history_));
+  check_if_enabled();
 }
 
 void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy strategy) {
-  drop_unread_prefetch(bytes);
+  prefetch_.overwritten(bytes);
   directory_.apply_host_write(bytes);
-  if (strategy == UpdateStrategy::batch) {
-    for (std::size_t d = 0; d < context_.devices.size(); ++d) {
-      acquire(agent_of_device(d), bytes, false);
-    }
+  perform(updates_.after_host_write(strategy, bytes));
+  check_if_enabled();
+}
+
+void SharedBuffer::perform(const PostWriteActions& actions) {
+  if (!actions.replay) {
+    for (const EagerCopy& c : actions.copies) make_current(c.agent, c.bytes, false);
+    return;
+  }
+  // The copies of a replay are prefetches: accounted until a demand read uses them.
+  prefetch_.begin_replay();
+  struct EndReplay {
+    PrefetchLedger& ledger;
+    ~EndReplay() { ledger.end_replay(); }
+  } end_replay{prefetch_};
+  for (const EagerCopy& c : actions.copies) {
+    prefetch_.replay_to(c.agent);
+    make_current(c.agent, c.bytes, false);
+    history_.note_prefetched(c.agent, c.bytes);
   }
 }
 
@@ -208,6 +182,64 @@ EventList SharedBuffer::pending() const {
     for (const Event& e : t.pending()) add_dependency(out, e);
   }
   return out;
+}
+
+void SharedBuffer::check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+  // Like Directory: whole-structure checks only while the directory is small.
+  if (directory_.segment_count() <= 4096) check_invariants();
+#endif
+}
+
+void SharedBuffer::check_invariants() const {
+  auto fail = [this](const std::string& what) {
+    detail::throw_invariant("SharedBuffer " + describe() + ": " + what, __FILE__, __LINE__);
+  };
+  const std::size_t agents = context_.agent_count();
+  directory_.check_invariants();
+  if (directory_.size() != size_ || directory_.agent_count() != agents) {
+    fail("the directory covers " + std::to_string(directory_.size()) + " bytes of " +
+         std::to_string(directory_.agent_count()) + " agents, not " + std::to_string(agents));
+  }
+  if (trackers_.size() != agents) {
+    fail(std::to_string(trackers_.size()) + " hazard trackers for " + std::to_string(agents) +
+         " agents");
+  }
+  for (const HazardTracker& t : trackers_) t.check_invariants();
+  residency_.check_invariants();
+  if (residency_.buffer_size() != size_ || residency_.device_count() != agents - 1) {
+    fail("the residency covers " + std::to_string(residency_.buffer_size()) + " bytes on " +
+         std::to_string(residency_.device_count()) + " devices");
+  }
+  history_.check_invariants();
+  prefetch_.check_invariants();
+  if (prefetch_.replaying()) fail("a replay is still under way between operations");
+  home_unwritten_.check_invariants();
+  if (!home_unwritten_.empty() && home_unwritten_.bounds().end > size_) {
+    fail("unwritten home bytes " + home_unwritten_.to_string() + " reach beyond the buffer");
+  }
+  // A copy the directory calls current has storage on its device.
+  for (const auto& seg : directory_.segments()) {
+    seg.value.devices().for_each([&](Agent a) {
+      if (!residency_.covers(device_of_agent(a), seg.range)) {
+        fail("the directory holds bytes " + seg.range.to_string() + " current on d" +
+             std::to_string(device_of_agent(a)) + ", which has no allocation covering them");
+      }
+    });
+  }
+  // Replayed bytes nobody read are current where they were replayed to: an overwrite drops them.
+  for (Agent a = 0; a < agents; ++a) {
+    const IntervalSet& unread = prefetch_.unread_on(a);
+    if (unread.empty()) continue;
+    if (unread.bounds().end > size_) {
+      fail("unread replayed bytes " + unread.to_string() + " reach beyond the buffer");
+    }
+    const IntervalSet stale = directory_.missing_on(a, unread);
+    if (!stale.empty()) {
+      fail("replayed bytes " + stale.to_string() + " count as unread on " +
+           AgentMask::of(a).to_string() + " but are not current there");
+    }
+  }
 }
 
 }  // namespace unimem

@@ -4,21 +4,25 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include <unimem/transfer_stats.hpp>
 #include "coherence/adaptive_history.hpp"
 #include "coherence/agent_mask.hpp"
-#include "coherence/allocation_cache.hpp"
 #include "coherence/directory.hpp"
 #include "coherence/hazard_tracker.hpp"
-#include <unimem/transfer_stats.hpp>
+#include "coherence/prefetch_ledger.hpp"
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
+#include "memory/allocation_cache.hpp"
+#include "memory/residency.hpp"
 
 namespace unimem {
+
+namespace detail {
+struct SharedBufferTestAccess;  // defined by the tests that break a buffer on purpose
+}  // namespace detail
 
 /// The devices a set of shared buffers lives on, and which of them can copy from which.
 struct CoherenceContext {
@@ -29,7 +33,8 @@ struct CoherenceContext {
   /// directory and trackers are updated as usual but no copy is issued or counted, so results are
   /// wrong. Never set outside overhead measurements (RuntimeOptions::measurement).
   bool transfers_disabled = false;
-  /// Where buffers get their mirrors and home copies and return them (allocation_cache.hpp).
+  /// Where buffers get their device allocations and home copies and return them
+  /// (memory/allocation_cache.hpp).
   std::shared_ptr<AllocationCache> allocations;
 
   /// recycle_budget: bytes of released buffers' memory kept per agent for reuse (0: none).
@@ -40,17 +45,16 @@ struct CoherenceContext {
   }
 };
 
-/// A shared buffer (DSOM section 4.2.1, Fig. 5): the host copy is home, each device holds a
-/// full-size mirror allocated on first use (kernels index buffers from their start, so a mirror
-/// cannot be smaller; drivers that back device memory with host pages, like POCL, only fault in
-/// the pages a device touches), and a Directory says which copy of each byte is
-/// current. acquire() performs the Table 1 read actions by issuing asynchronous copies; each copy
-/// and each access recorded by the caller is ordered through per-copy HazardTrackers, so the
-/// directory always describes the state after everything issued so far has run.
+/// A shared buffer (DSOM section 4.2.1, Fig. 5): the host copy is home, each device's copy lives
+/// in the allocations a Residency gives it on first use (memory/residency.hpp: today one
+/// full-size mirror per device), and a Directory says which copy of each byte is current. acquire()
+/// performs the Table 1 read actions by issuing asynchronous copies; each copy and each access
+/// recorded by the caller is ordered through per-copy HazardTrackers, so the directory always
+/// describes the state after everything issued so far has run.
 ///
 /// Not thread-safe: the owner (Runtime) serialises calls. The context's devices must outlive the
-/// buffer; the destructor waits for the buffer's pending operations and hands its mirrors and home
-/// copy back to the context's AllocationCache.
+/// buffer; the destructor waits for the buffer's pending operations and hands its device
+/// allocations and home copy back to the context's AllocationCache.
 ///
 /// The home copy is not zeroed when the buffer is created (a 16 MiB memset with page faults took
 /// 5-12 ms of the critical path of every workload run): the bytes never written yet are tracked
@@ -84,14 +88,16 @@ class SharedBuffer {
   void home_written(const IntervalSet& bytes);
   /// The home bytes never written so far (they read as zero; for tests).
   [[nodiscard]] const IntervalSet& home_unwritten() const { return home_unwritten_; }
-  /// The mirror on device agent d, allocated on first use (fresh or recycled memory: its bytes
+  /// The allocation a kernel on device agent d is given (it covers the whole buffer: kernels
+  /// index buffers from their start), allocated on first use (fresh or recycled memory: its bytes
   /// are unspecified until a copy or kernel writes them).
   DeviceAllocation mirror(Agent d);
-  [[nodiscard]] bool has_mirror(Agent d) const { return mirrors_[device_of_agent(d)].valid(); }
+  /// The buffer's allocations on each device.
+  [[nodiscard]] const Residency& residency() const { return residency_; }
 
   [[nodiscard]] const Directory& directory() const { return directory_; }
   [[nodiscard]] HazardTracker& tracker(Agent a) { return trackers_[a]; }
-  /// Copies issued so far, with prefetch_unread_bytes as of now.
+  /// Copies issued so far, with the replay accounting (PrefetchLedger) as of now.
   [[nodiscard]] TransferStats stats() const;
   [[nodiscard]] const AdaptiveHistory& history() const { return history_; }
 
@@ -105,19 +111,29 @@ class SharedBuffer {
   /// The buffer is about to be written (by the host or a kernel): ends the adaptive recording.
   void begin_write();
   /// Records that kernel `kernel` wrote, on each device agent, its bytes (the kernel events are
-  /// already recorded in the trackers), then applies strategy's post-write actions.
-  void after_device_writes(std::span<const std::pair<Agent, IntervalSet>> writes,
-                           const std::string& kernel, UpdateStrategy strategy);
-  /// Records a host write of bytes (already ordered in tracker(host)); batch pushes them out.
+  /// already recorded in the trackers), then issues strategy's post-write copies (UpdatePolicy).
+  void after_device_writes(DeviceWrites writes, const std::string& kernel, UpdateStrategy strategy);
+  /// Records a host write of bytes (already ordered in tracker(host)), then issues strategy's
+  /// post-write copies (batch pushes them out).
   void after_host_write(const IntervalSet& bytes, UpdateStrategy strategy);
 
   /// Unfinished operations on any copy of the buffer.
   [[nodiscard]] EventList pending() const;
 
+  /// Throws InvariantError unless the parts agree: the directory, trackers and residency are
+  /// sized for the buffer and the context's agents and pass their own checks, every device the
+  /// directory names as holding bytes has an allocation covering them, replayed bytes not read
+  /// yet are current where they were replayed to, and no replay is under way between calls.
+  void check_invariants() const;
+
  private:
+  friend struct detail::SharedBufferTestAccess;
+  /// acquire() without the invariant check (a replay calls it mid-way).
+  void make_current(Agent agent, const IntervalSet& bytes, bool demand);
+  void check_if_enabled() const;
   void issue(const Transfer& t);
-  /// bytes are being overwritten (by any agent): replayed copies of them nobody read are wasted.
-  void drop_unread_prefetch(const IntervalSet& bytes);
+  /// Issues a strategy's post-write copies; a replay's are accounted as prefetches.
+  void perform(const PostWriteActions& actions);
 
   std::uint32_t id_;
   std::string name_;
@@ -125,16 +141,13 @@ class SharedBuffer {
   const CoherenceContext& context_;
   std::unique_ptr<std::byte[]> home_;
   IntervalSet home_unwritten_;  // home bytes never written: they read as zero
-  std::vector<DeviceAllocation> mirrors_;
+  Residency residency_;
   Directory directory_;
   std::vector<HazardTracker> trackers_;
   AdaptiveHistory history_;
-  TransferStats stats_;
-  // Adaptive accounting: per agent, the bytes replays copied there that no demand read has used
-  // yet; and the bytes of such copies that were overwritten before any read.
-  std::vector<IntervalSet> unread_prefetch_;
-  std::uint64_t overwritten_prefetch_ = 0;
-  std::optional<Agent> replay_target_;  // set while a replay copies to this agent
+  UpdatePolicy updates_;
+  TransferStats stats_;      // copies by direction, mispredictions
+  PrefetchLedger prefetch_;  // replays, prefetch_bytes and prefetch_unread_bytes of stats()
   std::optional<UpdateStrategy> override_;
   PeerPolicy peer_;
 };

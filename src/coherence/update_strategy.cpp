@@ -24,4 +24,54 @@ std::optional<UpdateStrategy> parse_update_strategy(std::string_view text) {
   return std::nullopt;
 }
 
+UpdatePolicy::UpdatePolicy(std::uint64_t buffer_size, std::size_t device_count)
+    : buffer_size_(buffer_size), device_count_(device_count) {}
+
+PostWriteActions UpdatePolicy::after_device_writes(UpdateStrategy strategy, DeviceWrites writes,
+                                                   const std::string& kernel,
+                                                   AdaptiveHistory& history) const {
+  PostWriteActions out;
+  switch (strategy) {
+    case UpdateStrategy::lazy:
+      break;
+    case UpdateStrategy::balance:
+      for (const auto& [agent, bytes] : writes) out.copies.push_back({kHostAgent, bytes});
+      break;
+    case UpdateStrategy::batch:
+      for (const auto& [agent, bytes] : writes) {
+        out.copies.push_back({kHostAgent, bytes});
+        for (std::size_t d = 0; d < device_count_; ++d) {
+          out.copies.push_back({agent_of_device(d), bytes});
+        }
+      }
+      break;
+    case UpdateStrategy::adaptive: {
+      AgentMask writers;
+      for (const auto& [agent, bytes] : writes) writers = writers.with(agent);
+      std::optional<DemandSequence> replay = history.open({kernel, writers});
+      if (!replay) break;
+      // Issued right away, the copies depend on the kernel's events, so they start the moment it
+      // completes and overlap whatever runs next.
+      out.replay = true;
+      for (Demand& d : *replay) {
+        if (d.bytes.bounds().end > buffer_size_ || d.agent > device_count_) continue;
+        out.copies.push_back({d.agent, std::move(d.bytes)});
+      }
+      break;
+    }
+  }
+  return out;
+}
+
+PostWriteActions UpdatePolicy::after_host_write(UpdateStrategy strategy,
+                                                const IntervalSet& bytes) const {
+  PostWriteActions out;
+  if (strategy == UpdateStrategy::batch) {
+    for (std::size_t d = 0; d < device_count_; ++d) {
+      out.copies.push_back({agent_of_device(d), bytes});
+    }
+  }
+  return out;
+}
+
 }  // namespace unimem

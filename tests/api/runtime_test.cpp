@@ -356,7 +356,7 @@ std::uint64_t allocated_on(Runtime& rt, std::size_t device) {
 }
 
 // Released buffers hand their mirrors and home copies to the next buffer of the same size
-// (coherence/allocation_cache.hpp); the recycled memory holds the old buffer's bytes, which must
+// (memory/allocation_cache.hpp); the recycled memory holds the old buffer's bytes, which must
 // never show through: a new buffer reads zeros on the host and on every device.
 // Matz et al.'s overhead method: beta (no_transfers) keeps the bookkeeping but issues no copy;
 // the mode can be switched between runs only when no buffer is live, and a normal run first

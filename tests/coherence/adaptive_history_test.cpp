@@ -2,7 +2,22 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 namespace unimem {
+
+namespace detail {
+struct AdaptiveHistoryTestAccess {
+  static int& repeats(AdaptiveHistory& h, const AdaptiveHistory::Key& key) {
+    return h.entries_.at(key).repeats;
+  }
+  static DemandSequence& sequence(AdaptiveHistory& h, const AdaptiveHistory::Key& key) {
+    return h.entries_.at(key).sequence;
+  }
+  static void forget(AdaptiveHistory& h, const AdaptiveHistory::Key& key) { h.entries_.erase(key); }
+};
+}  // namespace detail
+
 namespace {
 
 const AdaptiveHistory::Key kKey{"stencil", AgentMask::of(1)};
@@ -59,6 +74,72 @@ TEST(AdaptiveHistory, KeysAreSeparatePerKernelAndDevice) {
   EXPECT_EQ(h.repeat_count({"k", AgentMask::of(1)}), 3);
   EXPECT_EQ(h.repeat_count({"k", AgentMask::of(2)}), 3);
   EXPECT_EQ(h.repeat_count({"other", AgentMask::of(1)}), 0);
+}
+
+TEST(AdaptiveHistory, CheckInvariantsRejectsBrokenEntries) {
+  using Access = detail::AdaptiveHistoryTestAccess;
+  const IntervalSet halo{{13, 17}};
+  auto learned = [&] {
+    AdaptiveHistory h;
+    run(h, halo);
+    run(h, halo);
+    h.close();
+    h.check_invariants();
+    return h;
+  };
+  {
+    AdaptiveHistory h = learned();
+    Access::repeats(h, kKey) = 0;  // stored, yet followed no run
+    EXPECT_THROW(h.check_invariants(), InvariantError);
+  }
+  {
+    AdaptiveHistory h = learned();
+    Access::sequence(h, kKey).push_back({2, IntervalSet{}});  // a reader that needed nothing
+    EXPECT_THROW(h.check_invariants(), InvariantError);
+  }
+  {
+    AdaptiveHistory h = learned();
+    ASSERT_TRUE(h.open(kKey));  // replays the stored prediction
+    h.check_invariants();
+    Access::forget(h, kKey);  // the recording replayed something the history no longer holds
+    EXPECT_THROW(h.check_invariants(), InvariantError);
+  }
+}
+
+// Random runs of a few kernels with random readers: the history checks itself after every call
+// (invariant builds) and the predictions it replays are sequences it has seen twice in a row.
+TEST(AdaptiveHistory, RandomRunsKeepTheInvariants) {
+  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    AdaptiveHistory h;
+    for (int op = 0; op < 300; ++op) {
+      const AdaptiveHistory::Key key{rng() % 2 == 0 ? "a" : "b",
+                                     AgentMask::of(static_cast<Agent>(1 + rng() % 2))};
+      std::optional<DemandSequence> replay;
+      ASSERT_NO_THROW(replay = h.open(key)) << "op " << op;
+      if (replay) {
+        EXPECT_GE(h.repeat_count(key), 2);
+        for (const Demand& d : *replay) {
+          EXPECT_FALSE(d.bytes.empty());
+          h.note_prefetched(d.agent, d.bytes);
+        }
+      }
+      const int reads = static_cast<int>(rng() % 3);
+      for (int r = 0; r < reads; ++r) {
+        const std::uint64_t begin = 8 * (rng() % 4);
+        const IntervalSet bytes{{begin, begin + 8}};
+        const bool missing = rng() % 2 == 0;
+        ASSERT_NO_THROW(
+            h.observe_read(static_cast<Agent>(rng() % 3), bytes, missing ? bytes : IntervalSet{}))
+            << "op " << op;
+      }
+      if (rng() % 4 == 0) {
+        ASSERT_NO_THROW(h.close()) << "op " << op;
+      }
+      ASSERT_NO_THROW(h.check_invariants()) << "op " << op;
+    }
+  }
 }
 
 }  // namespace

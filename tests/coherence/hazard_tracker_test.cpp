@@ -3,8 +3,23 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
+#include <vector>
 
 namespace unimem {
+
+namespace detail {
+struct HazardTrackerTestAccess {
+  // Appends a record as is, bypassing the shadowing of record_write.
+  static void append(HazardTracker& t, const IntervalSet& bytes, const Event& e, bool write) {
+    t.records_.push_back({bytes, bytes.bounds(), e, write});
+  }
+  static void set_bounds(HazardTracker& t, std::size_t i, Interval bounds) {
+    t.records_.at(i).bounds = bounds;
+  }
+};
+}  // namespace detail
+
 namespace {
 
 bool has(const EventList& l, const Event& e) { return std::find(l.begin(), l.end(), e) != l.end(); }
@@ -79,6 +94,101 @@ TEST(HazardTracker, FinishedRecordsArePrunedInAmortisedPasses) {
   EXPECT_EQ(deps.size(), live.size());
   for (auto& s : live) s->complete();
   EXPECT_TRUE(t.pending().empty());
+}
+
+TEST(HazardTracker, CheckInvariantsRejectsBrokenRecords) {
+  using Access = detail::HazardTrackerTestAccess;
+  auto [w1, s1] = Event::make_manual();
+  auto [r1, s2] = Event::make_manual();
+  {
+    HazardTracker t;
+    t.record_read(IntervalSet{{0, 10}}, r1);
+    t.record_write(IntervalSet{{5, 15}}, w1);
+    t.check_invariants();
+    Access::append(t, IntervalSet{{0, 4}}, r1, false);  // a read after the write: fine
+    t.check_invariants();
+    Access::append(t, IntervalSet{{12, 20}}, w1, true);  // overlaps the older write unshadowed
+    EXPECT_THROW(t.check_invariants(), InvariantError);
+  }
+  {
+    HazardTracker t;
+    t.record_write(IntervalSet{{0, 10}}, w1);
+    Access::set_bounds(t, 0, Interval{0, 8});  // stale bounds would hide bytes [8, 10)
+    EXPECT_THROW(t.check_invariants(), InvariantError);
+  }
+  {
+    HazardTracker t;
+    Access::append(t, IntervalSet{{0, 10}}, Event{}, false);  // no event to wait for
+    EXPECT_THROW(t.check_invariants(), InvariantError);
+  }
+  s1->complete();
+  s2->complete();
+}
+
+// Random reads and writes of a 64-byte copy, events finishing at random, against a per-byte
+// model: a read must wait for the newest unfinished write of each of its bytes, a write also for
+// the unfinished reads recorded since that write. The tracker checks itself after each record.
+TEST(HazardTracker, RandomAccessesWaitForWhatAByteModelRequires) {
+  constexpr std::uint64_t kBytes = 64;
+  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    HazardTracker t;
+    std::vector<std::shared_ptr<ManualEventState>> states;
+    struct ByteModel {
+      Event last_write;
+      std::vector<Event> reads_since;
+    };
+    std::vector<ByteModel> model(kBytes);
+    for (int op = 0; op < 400; ++op) {
+      const std::uint64_t begin = rng() % kBytes;
+      const std::uint64_t end = begin + 1 + rng() % (kBytes - begin);
+      IntervalSet bytes{{begin, end}};
+      if (rng() % 4 == 0 && end + 2 < kBytes) bytes = bytes.unite(IntervalSet{{end + 1, kBytes}});
+      const bool write = rng() % 3 == 0;
+      EventList deps;
+      if (write) {
+        t.deps_for_write(bytes, deps);
+      } else {
+        t.deps_for_read(bytes, deps);
+      }
+      for (const Interval& i : bytes) {
+        for (std::uint64_t x = i.begin; x < i.end; ++x) {
+          const ByteModel& m = model[x];
+          if (!m.last_write.is_null() && !m.last_write.is_complete()) {
+            ASSERT_TRUE(has(deps, m.last_write)) << "op " << op << " byte " << x;
+          }
+          if (!write) continue;
+          for (const Event& r : m.reads_since) {
+            if (!r.is_complete()) {
+              ASSERT_TRUE(has(deps, r)) << "op " << op << " byte " << x;
+            }
+          }
+        }
+      }
+      auto [e, s] = Event::make_manual();
+      states.push_back(s);
+      if (write) {
+        ASSERT_NO_THROW(t.record_write(bytes, e)) << "op " << op;
+      } else {
+        ASSERT_NO_THROW(t.record_read(bytes, e)) << "op " << op;
+      }
+      for (const Interval& i : bytes) {
+        for (std::uint64_t x = i.begin; x < i.end; ++x) {
+          if (write) {
+            model[x] = ByteModel{e, {}};
+          } else {
+            model[x].reads_since.push_back(e);
+          }
+        }
+      }
+      // Finish a random earlier operation now and then.
+      if (rng() % 2 == 0) states[rng() % states.size()]->complete();
+      ASSERT_NO_THROW(t.check_invariants()) << "op " << op;
+    }
+    for (auto& s : states) s->complete();
+    EXPECT_TRUE(t.pending().empty());
+  }
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "api/runtime_core.hpp"
+#include "coherence/update_strategy.hpp"
 #include "device/host/host_platform.hpp"
 
 namespace unimem {
@@ -226,6 +228,60 @@ TEST(UpdateStrategy, PerBufferOverrideBeatsRuntimeDefault) {
   EXPECT_EQ(rt.buffer_stats(balanced).device_to_host.bytes, 16u);  // now lazy: no new copy
   EXPECT_EQ(parse_update_strategy("adaptive"), UpdateStrategy::adaptive);
   EXPECT_EQ(parse_update_strategy("eager"), std::nullopt);
+}
+
+// UpdatePolicy alone: each strategy's post-write copies, in issue order, without devices.
+TEST(UpdatePolicy, PostWriteCopiesOfEachStrategy) {
+  const UpdatePolicy policy(kSize, 3);
+  AdaptiveHistory history;
+  const IntervalSet w0{{0, 16}};
+  const IntervalSet w2{{32, 40}};
+  const std::vector<std::pair<Agent, IntervalSet>> writes{{D0, w0}, {D2, w2}};
+  auto copies = [&](UpdateStrategy s) {
+    return policy.after_device_writes(s, writes, "k", history).copies;
+  };
+  EXPECT_TRUE(copies(UpdateStrategy::lazy).empty());
+  EXPECT_EQ(copies(UpdateStrategy::balance), (std::vector<EagerCopy>{{H, w0}, {H, w2}}));
+  EXPECT_EQ(copies(UpdateStrategy::batch), (std::vector<EagerCopy>{{H, w0},
+                                                                   {D0, w0},
+                                                                   {D1, w0},
+                                                                   {D2, w0},  //
+                                                                   {H, w2},
+                                                                   {D0, w2},
+                                                                   {D1, w2},
+                                                                   {D2, w2}}));
+  EXPECT_TRUE(policy.after_host_write(UpdateStrategy::lazy, w0).copies.empty());
+  EXPECT_TRUE(policy.after_host_write(UpdateStrategy::balance, w0).copies.empty());
+  EXPECT_TRUE(policy.after_host_write(UpdateStrategy::adaptive, w0).copies.empty());
+  EXPECT_EQ(policy.after_host_write(UpdateStrategy::batch, w0).copies,
+            (std::vector<EagerCopy>{{D0, w0}, {D1, w0}, {D2, w0}}));
+  EXPECT_FALSE(policy.after_device_writes(UpdateStrategy::batch, writes, "k", history).replay);
+}
+
+// adaptive opens a recording per kernel x writers and, once the same reads followed two runs,
+// replays them; entries that no longer fit the buffer (or name an unknown agent) are dropped.
+TEST(UpdatePolicy, AdaptiveReplaysTheLearnedReadsThatFit) {
+  const UpdatePolicy policy(kSize, 2);
+  AdaptiveHistory history;
+  const std::vector<std::pair<Agent, IntervalSet>> writes{{D0, IntervalSet{{0, 32}}}};
+  const IntervalSet read{{8, 24}};
+  const IntervalSet outside{{60, 70}};
+  for (int run = 0; run < 2; ++run) {
+    const PostWriteActions a =
+        policy.after_device_writes(UpdateStrategy::adaptive, writes, "produce", history);
+    EXPECT_FALSE(a.replay) << run;
+    EXPECT_TRUE(a.copies.empty()) << run;
+    history.observe_read(D1, read, read);
+    history.observe_read(D2, read, read);  // agent 3: no such device for this policy
+    history.observe_read(H, outside, outside);
+  }
+  const PostWriteActions a =
+      policy.after_device_writes(UpdateStrategy::adaptive, writes, "produce", history);
+  EXPECT_TRUE(a.replay);
+  EXPECT_EQ(a.copies, (std::vector<EagerCopy>{{D1, read}}));
+  // Another kernel has no history yet.
+  EXPECT_FALSE(
+      policy.after_device_writes(UpdateStrategy::adaptive, writes, "other", history).replay);
 }
 
 }  // namespace

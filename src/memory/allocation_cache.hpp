@@ -16,7 +16,7 @@
 // home copy were never written and zeroes them before anything reads them (a new buffer still
 // reads as zeros).
 //
-// Bounded: at most `budget` bytes are kept per agent (host and each device); memory released
+// Bounded: at most `budget` bytes are kept for the host and for each device; memory released
 // beyond that is freed at once. When a device refuses an allocation (its capacity is used up), the
 // memory kept on that device is freed and the allocation retried. Budget 0 disables recycling.
 // Thread-safe.
@@ -28,14 +28,17 @@
 #include <mutex>
 #include <vector>
 
-#include "coherence/agent_mask.hpp"
 #include "device/device.hpp"
 
 namespace unimem {
 
+namespace detail {
+struct AllocationCacheTestAccess;  // defined by the tests that break a cache on purpose
+}  // namespace detail
+
 class AllocationCache {
  public:
-  /// devices: device i is agent i + 1 (not owned; they must outlive the cache).
+  /// devices: not owned; they must outlive the cache. Devices are named by their index here.
   AllocationCache(std::vector<Device*> devices, std::uint64_t budget);
   /// Frees everything kept.
   ~AllocationCache();
@@ -61,11 +64,20 @@ class AllocationCache {
     std::uint64_t allocated = 0;  ///< allocations that needed new memory
   };
   [[nodiscard]] Counts counts() const;
-  /// Bytes kept for agent (kHostAgent or a device agent).
-  [[nodiscard]] std::uint64_t kept_bytes(Agent agent) const;
+  /// Bytes of host memory kept for reuse.
+  [[nodiscard]] std::uint64_t kept_host_bytes() const;
+  /// Bytes of device memory kept for reuse on device `device`.
+  [[nodiscard]] std::uint64_t kept_device_bytes(std::size_t device) const;
+
+  /// Throws InvariantError unless every kept allocation is valid and filed under its own size,
+  /// the byte counts equal the sums of what is kept, and no count exceeds the budget.
+  void check_invariants() const;
 
  private:
+  friend struct detail::AllocationCacheTestAccess;
   void free_device_locked(std::size_t device);
+  void check_locked() const;
+  void check_if_enabled_locked() const;
 
   std::vector<Device*> devices_;
   std::uint64_t budget_;

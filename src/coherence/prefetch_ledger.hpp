@@ -1,0 +1,68 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "coherence/agent_mask.hpp"
+#include "region/interval_set.hpp"
+
+namespace unimem {
+
+struct TransferStats;
+
+namespace detail {
+struct PrefetchLedgerTestAccess;  // defined by the tests that break a ledger on purpose
+}  // namespace detail
+
+/// The accounting of the adaptive strategy's replays for one buffer (TransferStats::replays,
+/// prefetch_bytes, prefetch_unread_bytes): how many replays ran, the bytes they copied, and per
+/// agent the bytes a replay copied there that no demand read has used yet, plus the bytes of such
+/// copies overwritten before anyone read them. Bytes moved minus unread bytes is then the exact
+/// demand, so replays are measured against the minimum. Not thread-safe.
+class PrefetchLedger {
+ public:
+  explicit PrefetchLedger(std::size_t agent_count);
+
+  /// A replay starts (counted in replays); its copies go to the agents named by replay_to.
+  void begin_replay();
+  /// The replay's next copies serve a predicted read on agent.
+  void replay_to(Agent agent);
+  /// The replay is over: later copies are demand copies again.
+  void end_replay();
+  [[nodiscard]] bool replaying() const { return replaying_; }
+
+  /// A copy of bytes to agent `to` was issued. During a replay its bytes count as prefetched,
+  /// and those landing on the predicted reader stay unread until a demand read uses them (a hop
+  /// through the host on the way serves only that copy and is not tracked).
+  void copied(Agent to, const IntervalSet& bytes);
+  /// A demand read of bytes on agent uses what replays copied there.
+  void demand_read(Agent agent, const IntervalSet& bytes);
+  /// bytes are being overwritten (by any agent): replayed copies of them nobody read are wasted.
+  void overwritten(const IntervalSet& bytes);
+
+  /// Bytes replays copied to agent that no demand read has used yet.
+  [[nodiscard]] const IntervalSet& unread_on(Agent agent) const { return unread_.at(agent); }
+  /// Replayed bytes no reader used: overwritten first, or still unread.
+  [[nodiscard]] std::uint64_t unread_bytes() const;
+  /// Writes replays, prefetch_bytes and prefetch_unread_bytes of stats.
+  void fill(TransferStats& stats) const;
+
+  /// Throws InvariantError unless there is one unread set per agent, a replay target is set only
+  /// during a replay, and the unread bytes on an agent are at most the bytes replays copied.
+  void check_invariants() const;
+
+ private:
+  friend struct detail::PrefetchLedgerTestAccess;
+  void check_if_enabled() const;
+
+  std::vector<IntervalSet> unread_;  // per agent
+  std::uint64_t overwritten_ = 0;
+  std::uint64_t replays_ = 0;
+  std::uint64_t prefetched_ = 0;  // bytes copied during replays
+  bool replaying_ = false;
+  std::optional<Agent> target_;  // the agent whose predicted read the current copies serve
+};
+
+}  // namespace unimem

@@ -1,0 +1,159 @@
+// SharedBuffer driven directly (without the Runtime) on host-driver devices: its parts agree
+// after every operation, and check_invariants() catches a buffer whose parts disagree.
+#include "coherence/shared_buffer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "device/host/host_platform.hpp"
+
+namespace unimem {
+
+namespace detail {
+struct SharedBufferTestAccess {
+  static Directory& directory(SharedBuffer& b) { return b.directory_; }
+  static PrefetchLedger& prefetch(SharedBuffer& b) { return b.prefetch_; }
+};
+}  // namespace detail
+
+namespace {
+
+std::vector<Device*> raw(const DeviceRegistry& r) {
+  std::vector<Device*> out;
+  for (const auto& d : r.devices()) out.push_back(d.get());
+  return out;
+}
+
+constexpr Agent D0 = agent_of_device(0);
+constexpr Agent D1 = agent_of_device(1);
+
+TEST(SharedBuffer, DevicesGetAnAllocationOnFirstUse) {
+  const DeviceRegistry devices = make_host_devices(2);
+  const CoherenceContext context = CoherenceContext::of(raw(devices));
+  SharedBuffer b(1, "data", 64, context);
+  EXPECT_FALSE(b.residency().covers(0, Interval{0, 64}));
+  b.acquire(D1, IntervalSet{{8, 16}});
+  EXPECT_FALSE(b.residency().covers(0, Interval{0, 64}));
+  EXPECT_TRUE(b.residency().covers(1, Interval{0, 64}));
+  EXPECT_EQ(b.mirror(D1), b.residency().find(1, Interval{0, 64})->allocation);
+  EXPECT_EQ(b.stats().host_to_device.bytes, 8u);
+  b.check_invariants();
+}
+
+// Random host writes, device reads, kernel writes and host reads under every strategy on 1..4
+// devices: check_invariants() holds after each (it also runs inside every operation when
+// invariant checks are on), whatever the strategy copies.
+TEST(SharedBuffer, RandomOperationsKeepThePartsInAgreement) {
+  std::uint64_t replays = 0;
+  for (std::size_t n = 1; n <= 4; ++n) {
+    for (UpdateStrategy strategy : {UpdateStrategy::lazy, UpdateStrategy::balance,
+                                    UpdateStrategy::batch, UpdateStrategy::adaptive}) {
+      for (std::uint32_t seed = 1; seed <= 5; ++seed) {
+        SCOPED_TRACE(std::to_string(n) + " devices, " + std::string(to_string(strategy)) +
+                     ", seed " + std::to_string(seed));
+        HostDeviceOptions opt;
+        opt.peer_copies = seed % 2 == 0;
+        const DeviceRegistry devices = make_host_devices(n, opt);
+        const CoherenceContext context = CoherenceContext::of(raw(devices), 1 << 16);
+        constexpr std::uint64_t kSize = 256;
+        SharedBuffer b(1, "random", kSize, context);
+        std::mt19937 rng(seed);
+        auto random_bytes = [&] {
+          const std::uint64_t begin = rng() % kSize;
+          return IntervalSet{{begin, begin + 1 + rng() % (kSize - begin)}};
+        };
+        for (int op = 0; op < 200; ++op) {
+          const auto device = static_cast<std::size_t>(rng() % n);
+          const Agent agent = agent_of_device(device);
+          switch (rng() % 5) {
+            case 0: {  // host write (the Runtime's order of calls)
+              const IntervalSet bytes = random_bytes();
+              b.begin_write();
+              b.home_written(bytes);
+              ASSERT_NO_THROW(b.after_host_write(bytes, strategy)) << "op " << op;
+              break;
+            }
+            case 1:
+              ASSERT_NO_THROW(b.acquire(agent, random_bytes())) << "op " << op;
+              break;
+            case 2: {  // a kernel (one of two) writing on one or two devices
+              std::vector<std::pair<Agent, IntervalSet>> writes;
+              const IntervalSet bytes = random_bytes();
+              writes.emplace_back(agent, bytes.intersect(Interval{0, kSize / 2}));
+              if (n > 1) {
+                writes.emplace_back(agent_of_device((device + 1) % n),
+                                    bytes.intersect(Interval{kSize / 2, kSize}));
+              }
+              std::erase_if(writes, [](const auto& w) { return w.second.empty(); });
+              if (writes.empty()) break;
+              for (const auto& [a, w] : writes) (void)b.mirror(a);  // the kernel's argument
+              b.begin_write();
+              ASSERT_NO_THROW(b.after_device_writes(writes, rng() % 2 == 0 ? "k1" : "k2", strategy))
+                  << "op " << op;
+              break;
+            }
+            case 3:
+              ASSERT_NO_THROW(b.acquire(kHostAgent, random_bytes())) << "op " << op;
+              break;
+            case 4: {  // a loop step: the same kernel writes, the same reader follows
+              const std::vector<std::pair<Agent, IntervalSet>> writes{{D0, {{32, 96}}}};
+              (void)b.mirror(D0);
+              b.begin_write();
+              ASSERT_NO_THROW(b.after_device_writes(writes, "loop", strategy)) << "op " << op;
+              ASSERT_NO_THROW(b.acquire(agent_of_device(n - 1), IntervalSet{{64, 128}}))
+                  << "op " << op;
+              break;
+            }
+          }
+          ASSERT_NO_THROW(b.check_invariants()) << "op " << op;
+        }
+        const TransferStats s = b.stats();
+        replays += s.replays;
+        EXPECT_LE(s.prefetch_unread_bytes, s.prefetch_bytes);
+        if (strategy != UpdateStrategy::adaptive) {
+          EXPECT_EQ(s.replays, 0u);
+        }
+        wait_all(b.pending());
+      }
+    }
+  }
+  EXPECT_GT(replays, 0u);  // adaptive did replay predictions
+}
+
+TEST(SharedBuffer, CheckInvariantsRejectsBytesCurrentOnADeviceWithoutStorage) {
+  const DeviceRegistry devices = make_host_devices(2);
+  const CoherenceContext context = CoherenceContext::of(raw(devices));
+  SharedBuffer b(1, "data", 64, context);
+  b.acquire(D0, IntervalSet{{0, 64}});
+  b.check_invariants();
+  // A kernel write recorded on d1, which never got an allocation for this buffer.
+  detail::SharedBufferTestAccess::directory(b).apply_device_write(D1, IntervalSet{{0, 8}});
+  try {
+    b.check_invariants();
+    FAIL() << "no InvariantError";
+  } catch (const InvariantError& e) {
+    EXPECT_NE(std::string(e.what()).find("no allocation covering"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SharedBuffer, CheckInvariantsRejectsUnreadReplaysThatAreNotCurrent) {
+  const DeviceRegistry devices = make_host_devices(2);
+  const CoherenceContext context = CoherenceContext::of(raw(devices));
+  SharedBuffer b(1, "data", 64, context);
+  PrefetchLedger& ledger = detail::SharedBufferTestAccess::prefetch(b);
+  b.check_invariants();
+  ledger.begin_replay();  // a replay left running between operations
+  EXPECT_THROW(b.check_invariants(), InvariantError);
+  ledger.replay_to(D0);
+  ledger.copied(D0, IntervalSet{{0, 8}});  // a replayed copy the directory knows nothing of
+  ledger.end_replay();
+  EXPECT_THROW(b.check_invariants(), InvariantError);
+  b.acquire(D0, IntervalSet{{0, 8}});  // a demand read there uses the bytes
+  EXPECT_NO_THROW(b.check_invariants());
+}
+
+}  // namespace
+}  // namespace unimem
