@@ -62,6 +62,34 @@ std::shared_ptr<const CompiledKernel> Program::kernel_for(const std::string& nam
 
 Event Program::launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
                       const LaunchOptions& options) {
+  std::vector<LaunchArg> launch_args;
+  PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
+  const std::string analysis_note = attach_analysis(request, args, options);
+  const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
+  if (measuring) {
+    std::lock_guard lock(profile_->mutex);
+    if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
+  }
+  LaunchPlan plan = plan_with_fallback(request);
+  report_fallback(plan, analysis_note);
+
+  for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device);
+  std::vector<Event> events;
+  const auto start = std::chrono::steady_clock::now();
+  Event all = runtime_.core().launch_partitioned(launch_args, plan.partitions, &events);
+  if (measuring) time_partitions(kernel, plan, events, start);
+  {
+    std::lock_guard lock(mutex_);
+    last_plan_ = std::move(plan);
+  }
+  return all;
+}
+
+// Step 1: the devices to split over (checked), the arguments as the planner and the runtime see
+// them, and the caller's descriptors.
+PlanRequest Program::describe_launch(const std::string& kernel, const NDRange& range,
+                                     std::span<const Arg> args, const LaunchOptions& options,
+                                     std::vector<LaunchArg>& launch_args) const {
   PlanRequest request;
   request.kernel = kernel;
   request.range = range;
@@ -82,15 +110,24 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
       throw PreconditionError("launch of '" + kernel + "': unknown device " + std::to_string(d));
     }
   }
-  std::vector<LaunchArg> largs;
   for (const Arg& a : args) {
     PlanArgument pa;
     pa.is_buffer = a.value.kind == KernelArg::Kind::buffer;
     if (pa.is_buffer) pa.buffer_size = runtime_.buffer_size(a.value.buffer);
     request.args.push_back(pa);
-    largs.push_back(a.value);
+    launch_args.push_back(a.value);
   }
   if (!options.ignore_accesses) request.accesses = options.accesses;
+  return request;
+}
+
+// Step 2: when a buffer argument has no descriptor, the kernel analysis supplies its bytes per
+// partition (request.derived) and may forbid the split. Returns why the analysis was not used
+// (empty when it was, or was not needed).
+std::string Program::attach_analysis(PlanRequest& request, std::span<const Arg> args,
+                                     const LaunchOptions& options) const {
+  const std::string& kernel = request.kernel;
+  const NDRange& range = request.range;
   std::string analysis_note;
   bool needs_analysis = false;
   for (std::uint32_t i = 0; i < request.args.size(); ++i) {
@@ -152,61 +189,58 @@ Event Program::launch(const std::string& kernel, const NDRange& range, std::span
                                               : "analysis unavailable: " + analysis_error_;
     }
   }
-  const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
-  if (measuring) {
-    std::lock_guard lock(profile_->mutex);
-    if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
-  }
+  return analysis_note;
+}
 
-  LaunchPlan plan;
+// Step 3: the plan; when the analysis cannot evaluate this launch, the plan without it (never
+// wrong, maybe slower), saying why.
+LaunchPlan Program::plan_with_fallback(PlanRequest& request) {
   try {
-    plan = plan_launch(request);
+    return plan_launch(request);
   } catch (const PreconditionError& e) {
     if (!request.derived) throw;
-    // The analysis could not evaluate this launch: plan without it (never wrong, maybe slower).
     request.derived = nullptr;
     request.unsplittable_reason.clear();
-    plan = plan_launch(request);
+    LaunchPlan plan = plan_launch(request);
     plan.fallback_reason += (plan.fallback_reason.empty() ? "" : "; ") +
-                            std::string("analysis failed for kernel '") + kernel + "': " + e.what();
+                            std::string("analysis failed for kernel '") + request.kernel +
+                            "': " + e.what();
+    return plan;
   }
-  if (!plan.fallback_reason.empty()) {
-    std::string message = "unimem: " + plan.fallback_reason + "; running on " +
-                          std::to_string(plan.partitions.size()) + " device(s)";
-    if (!analysis_note.empty()) message += " (" + analysis_note + ")";
-    std::function<void(const std::string&)> log;
-    {
-      std::lock_guard lock(mutex_);
-      log = log_;
-    }
-    if (log) {
-      log(message);
-    } else {
-      std::cerr << message << "\n";
-    }
-  }
+}
 
-  for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device);
-  std::vector<Event> events;
-  const auto start = std::chrono::steady_clock::now();
-  Event all = runtime_.core().launch_partitioned(largs, plan.partitions, &events);
-  if (measuring) {
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      std::uint64_t items = 1;
-      const LaunchPartition& p = plan.partitions[i];
-      for (std::uint32_t d = 0; d < 3; ++d) items *= p.range.global[d];
-      events[i].on_complete([profile = profile_, kernel, device = p.device, items, start] {
-        const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
-        std::lock_guard lock(profile->mutex);
-        profile->table.record(kernel, device, items, s.count());
-      });
-    }
-  }
+// Step 4: a launch that runs on fewer devices than asked says so (set_log, or stderr).
+void Program::report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const {
+  if (plan.fallback_reason.empty()) return;
+  std::string message = "unimem: " + plan.fallback_reason + "; running on " +
+                        std::to_string(plan.partitions.size()) + " device(s)";
+  if (!analysis_note.empty()) message += " (" + analysis_note + ")";
+  std::function<void(const std::string&)> log;
   {
     std::lock_guard lock(mutex_);
-    last_plan_ = std::move(plan);
+    log = log_;
   }
-  return all;
+  if (log) {
+    log(message);
+  } else {
+    std::cerr << message << "\n";
+  }
+}
+
+// Step 5 (Balance::measured): each partition's kernel time feeds the throughput profile.
+void Program::time_partitions(const std::string& kernel, const LaunchPlan& plan,
+                              const std::vector<Event>& events,
+                              std::chrono::steady_clock::time_point start) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    std::uint64_t items = 1;
+    const LaunchPartition& p = plan.partitions[i];
+    for (std::uint32_t d = 0; d < 3; ++d) items *= p.range.global[d];
+    events[i].on_complete([profile = profile_, kernel, device = p.device, items, start] {
+      const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
+      std::lock_guard lock(profile->mutex);
+      profile->table.record(kernel, device, items, s.count());
+    });
+  }
 }
 
 LaunchPlan Program::last_plan() const {

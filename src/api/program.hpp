@@ -5,6 +5,7 @@
 // buffers, scalars and __local memory as arguments and, by default, splits it by work-groups over
 // every device (schedule/launch_plan.hpp). User code never copies or partitions.
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -106,6 +107,17 @@ class Program {
 
  private:
   std::shared_ptr<const CompiledKernel> kernel_for(const std::string& name, std::size_t device);
+  // The steps of launch (program.cpp says what each does).
+  PlanRequest describe_launch(const std::string& kernel, const NDRange& range,
+                              std::span<const Arg> args, const LaunchOptions& options,
+                              std::vector<LaunchArg>& launch_args) const;
+  std::string attach_analysis(PlanRequest& request, std::span<const Arg> args,
+                              const LaunchOptions& options) const;
+  static LaunchPlan plan_with_fallback(PlanRequest& request);
+  void report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const;
+  void time_partitions(const std::string& kernel, const LaunchPlan& plan,
+                       const std::vector<Event>& events,
+                       std::chrono::steady_clock::time_point start);
 
   Runtime& runtime_;
   std::string options_;

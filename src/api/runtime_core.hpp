@@ -87,24 +87,16 @@ class RuntimeCore {
   [[nodiscard]] std::size_t device_count() const { return registry_.size(); }
   [[nodiscard]] Device& device(std::size_t index) const { return registry_.at(index); }
 
-  /// A new buffer of size bytes (> 0), initially all zero. strategy overrides the runtime's.
+  // Buffers and host accesses: documented on Runtime (<unimem/runtime.hpp>), which forwards.
   BufferId create_buffer(std::uint64_t size, std::string name = {},
                          std::optional<UpdateStrategy> strategy = std::nullopt);
-  /// Waits for the buffer's pending operations and frees it; its copy counts stay in stats().
   void release_buffer(BufferId buffer);
   [[nodiscard]] std::uint64_t buffer_size(BufferId buffer) const;
-
   void set_strategy(UpdateStrategy strategy);
   [[nodiscard]] UpdateStrategy strategy() const;
-  /// Overrides (or, with nullopt, stops overriding) the strategy for one buffer.
   void set_buffer_strategy(BufferId buffer, std::optional<UpdateStrategy> strategy);
-
-  /// Copies data into bytes [offset, offset + data.size()) of buffer. Non-blocking: data must
-  /// stay valid until the returned event completes.
   Event write(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data);
   void write_blocking(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data);
-  /// Copies bytes [offset, offset + out.size()) of buffer into out, as they are after everything
-  /// submitted before. Non-blocking: out must stay valid and untouched until the event completes.
   Event read(BufferId buffer, std::uint64_t offset, std::span<std::byte> out);
   void read_blocking(BufferId buffer, std::uint64_t offset, std::span<std::byte> out);
 
@@ -118,20 +110,12 @@ class RuntimeCore {
                            std::span<const LaunchPartition> partitions,
                            std::vector<Event>* partition_events = nullptr);
 
+  // Measurement, completion and statistics: documented on Runtime, which forwards.
   [[nodiscard]] MeasurementMode measurement() const;
-  /// Switches the measurement mode between runs; requires that no buffer is live (all released).
-  /// Waits for everything submitted. For measurement only: a run in normal mode first leaves real
-  /// data in the recycled mirrors, so the kernels of beta / gamma runs compute on realistic
-  /// values instead of never-written memory (whose contents can change a kernel's speed).
   void set_measurement(MeasurementMode mode);
-
-  /// Blocks until everything submitted so far has finished; rethrows the first failure.
   void finish();
-
-  /// Copies issued so far: all buffers (including released ones), or one buffer.
   [[nodiscard]] TransferStats stats() const;
   [[nodiscard]] TransferStats buffer_stats(BufferId buffer) const;
-  /// {"total": {...}, "buffers": [{"id":..,"name":..,"size":..,"stats":{...}}, ...]}
   [[nodiscard]] std::string stats_json() const;
 
   /// The agents holding current copies of byte offset (for tests and tools).

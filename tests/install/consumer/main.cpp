@@ -1,7 +1,9 @@
 // A program built against the installed unimem (find_package or pkg-config), with only the public
 // headers. It exits 0 only when every call behaves as documented.
 #include <cstdio>
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include <unimem/unimem.hpp>
 
@@ -29,6 +31,22 @@ int main() {
     throw unimem::PreconditionError("buffer 'x': range [4, 8) outside its 4 bytes");
   } catch (const std::invalid_argument& e) {
     expect(std::string(e.what()).find("buffer 'x'") != std::string::npos, "message lost");
+  }
+  // A runtime over the devices of the environment: a buffer written and read back through it.
+  try {
+    unimem::Runtime runtime;
+    expect(runtime.device_count() >= 1, "a runtime without devices");
+    const unimem::BufferId buffer = runtime.create_buffer(64, "consumer");
+    std::vector<std::byte> in(64), out(64);
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::byte>(i * 3);
+    runtime.write_blocking(buffer, 0, in);
+    runtime.read_blocking(buffer, 0, out);
+    expect(in == out, "a buffer read back differs from what was written");
+    expect(runtime.stats_json().find("\"total\"") != std::string::npos, "stats_json has no total");
+    runtime.release_buffer(buffer);
+  } catch (const unimem::DeviceError& e) {
+    std::fprintf(stderr, "consumer: no runtime: %s\n", e.what());
+    ++failures;
   }
   std::printf("unimem %s consumer: %s\n", std::string(unimem::version()).c_str(),
               failures == 0 ? "ok" : "FAILED");
