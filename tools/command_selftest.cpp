@@ -2,8 +2,8 @@
 #include <iostream>
 #include <string>
 
-#include "selftest/coherence_selftest.hpp"
 #include "commands.hpp"
+#include "selftest/coherence_selftest.hpp"
 
 namespace unimem::tools {
 

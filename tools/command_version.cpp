@@ -2,8 +2,8 @@
 #include <iostream>
 #include <string_view>
 
-#include "commands.hpp"
 #include <unimem/version.hpp>
+#include "commands.hpp"
 
 #if !defined(UNIMEM_BUILT_LAYERS)
 #error "tools/CMakeLists.txt defines UNIMEM_BUILT_LAYERS: the built layers, comma-separated"

@@ -17,9 +17,9 @@
 #include <string>
 #include <vector>
 
+#include <unimem/access_descriptor.hpp>
 #include "api/kernel_analysis.hpp"
 #include "api/runtime_core.hpp"
-#include <unimem/access_descriptor.hpp>
 #include "schedule/launch_plan.hpp"
 #include "schedule/partitioner.hpp"
 

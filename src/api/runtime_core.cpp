@@ -75,7 +75,7 @@ void RuntimeCore::track(const Event& e) {
 }
 
 BufferId RuntimeCore::create_buffer(std::uint64_t size, std::string name,
-                                std::optional<UpdateStrategy> strategy) {
+                                    std::optional<UpdateStrategy> strategy) {
   std::lock_guard lock(mutex_);
   const std::uint32_t id = next_id_++;
   if (name.empty()) name = "buffer" + std::to_string(id);
@@ -144,7 +144,8 @@ Event RuntimeCore::write(BufferId id, std::uint64_t offset, std::span<const std:
   return e;
 }
 
-void RuntimeCore::write_blocking(BufferId id, std::uint64_t offset, std::span<const std::byte> data) {
+void RuntimeCore::write_blocking(BufferId id, std::uint64_t offset,
+                                 std::span<const std::byte> data) {
   write(id, offset, data).wait();
 }
 
@@ -202,8 +203,8 @@ struct RuntimeCore::PartitionUses {
 };
 
 Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
-                                  std::span<const LaunchPartition> partitions,
-                                  std::vector<Event>* partition_events) {
+                                      std::span<const LaunchPartition> partitions,
+                                      std::vector<Event>* partition_events) {
   std::lock_guard lock(mutex_);
   // Everything is validated before any state changes, so a rejected launch changes nothing.
   std::vector<PartitionUses> plan = check_partitions(args, partitions);
@@ -276,8 +277,8 @@ void RuntimeCore::check_disjoint_writes(std::span<const PartitionUses> plan) {
           const IntervalSet both = u.bytes.written().intersect(v.bytes.written());
           if (!both.empty()) {
             throw PreconditionError("launch: partitions " + std::to_string(i) + " and " +
-                                    std::to_string(j) + " both write " + both.to_string() +
-                                    " of " + u.buffer->describe());
+                                    std::to_string(j) + " both write " + both.to_string() + " of " +
+                                    u.buffer->describe());
           }
         }
       }
@@ -296,8 +297,9 @@ void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
 
 // Step 4: the kernels, each after the copies and earlier accesses it conflicts with (or, in the
 // gamma measurement, after its device's previous kernel only).
-EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
-                                  std::vector<Event>* partition_events) {
+EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
+                                      std::span<PartitionUses> plan,
+                                      std::vector<Event>* partition_events) {
   EventList kernel_events;
   for (PartitionUses& pu : plan) {
     const LaunchPartition& p = *pu.source;

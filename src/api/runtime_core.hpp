@@ -12,15 +12,15 @@
 
 #include <unimem/runtime.hpp>
 
+#include <unimem/transfer_stats.hpp>
 #include "api/measurement.hpp"
-#include "region/access_bytes.hpp"
 #include "coherence/agent_mask.hpp"
 #include "coherence/shared_buffer.hpp"
-#include <unimem/transfer_stats.hpp>
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
 #include "device/device_registry.hpp"
 #include "device/work_queue.hpp"
+#include "region/access_bytes.hpp"
 #include "region/interval_map.hpp"
 #include "region/interval_set.hpp"
 #include "schedule/launch_plan.hpp"

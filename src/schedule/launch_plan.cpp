@@ -75,8 +75,8 @@ GeneratedRanges piece_bytes(const std::string& kernel, std::uint32_t arg, const 
 }  // namespace
 
 AccessBytes partition_bytes(const std::string& kernel, const KernelAccess& accesses,
-                               std::uint32_t arg, std::uint64_t buffer_size, const NDRange& slice,
-                               std::uint64_t max_intervals) {
+                            std::uint32_t arg, std::uint64_t buffer_size, const NDRange& slice,
+                            std::uint64_t max_intervals) {
   AccessBytes out;
   const IntervalSet whole(Interval{0, buffer_size});
   bool described = false;
@@ -168,8 +168,9 @@ LaunchPlan plan_launch(const PlanRequest& request) {
           p.accesses[a].writes = p.accesses[a].writes.subtract(p.accesses[a].may_writes);
           continue;
         }
-        p.accesses[a] = partition_bytes(request.kernel, request.accesses, a,
-                                     request.args[a].buffer_size, s.range, request.max_intervals);
+        p.accesses[a] =
+            partition_bytes(request.kernel, request.accesses, a, request.args[a].buffer_size,
+                            s.range, request.max_intervals);
       }
       parts.push_back(std::move(p));
     }

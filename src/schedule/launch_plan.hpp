@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "region/access_bytes.hpp"
-#include "device/device.hpp"
-#include "region/interval_set.hpp"
 #include <unimem/access_descriptor.hpp>
+#include "device/device.hpp"
+#include "region/access_bytes.hpp"
+#include "region/interval_set.hpp"
 #include "schedule/partitioner.hpp"
 
 namespace unimem {
@@ -75,10 +75,10 @@ struct LaunchPlan {
 /// `slice`, from the descriptors of `accesses` for that argument. An argument without descriptors
 /// is taken as read and maybe written in whole. Throws PreconditionError naming the kernel and
 /// argument when a piece is malformed (unbounded loop variable, negative index).
-[[nodiscard]] AccessBytes partition_bytes(const std::string& kernel,
-                                             const KernelAccess& accesses, std::uint32_t arg,
-                                             std::uint64_t buffer_size, const NDRange& slice,
-                                             std::uint64_t max_intervals = 1 << 16);
+[[nodiscard]] AccessBytes partition_bytes(const std::string& kernel, const KernelAccess& accesses,
+                                          std::uint32_t arg, std::uint64_t buffer_size,
+                                          const NDRange& slice,
+                                          std::uint64_t max_intervals = 1 << 16);
 
 /// Splits the launch over request.devices and derives every partition's bytes. When two
 /// partitions would write the same byte of a buffer, it retries with fewer devices (the first K-1,

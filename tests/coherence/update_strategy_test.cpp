@@ -167,7 +167,8 @@ TEST(AdaptiveStrategy, TrailingReplayIsCountedAsUnread) {
       rt.core().launch(fill(0, a, 0, 32, static_cast<std::byte>(it + 1), "produce"));
       rt.core().launch(sum(1, a, 0, 24, out));  // reads 24 of the 32 bytes written
     }
-    rt.core().launch(fill(0, a, 0, 32, std::byte{9}, "produce"));  // the loop's tail: nobody reads it
+    rt.core().launch(
+        fill(0, a, 0, 32, std::byte{9}, "produce"));  // the loop's tail: nobody reads it
     rt.read_blocking(out, 0, std::span(&last_seen, 1));
     return rt.buffer_stats(a);
   };

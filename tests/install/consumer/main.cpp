@@ -1,7 +1,7 @@
 // A program built against the installed unimem (find_package or pkg-config), with only the public
 // headers. It exits 0 only when every call behaves as documented.
-#include <cstdio>
 #include <cstddef>
+#include <cstdio>
 #include <string>
 #include <vector>
 
