@@ -7,6 +7,7 @@
 #include <unimem/event.hpp>
 #include <unimem/measurement.hpp>
 #include <unimem/nd_range.hpp>
+#include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
 #include <unimem/transfer_stats.hpp>
 #include <unimem/update_strategy.hpp>
