@@ -87,7 +87,8 @@ std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string&
 }
 
 Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
-                          std::span<const Arg> args, const LaunchOptions& options) {
+                          std::span<const Arg> args, const LaunchOptions& options,
+                          LaunchPlan* plan_out) {
   std::vector<LaunchArg> launch_args;
   PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
   const std::string analysis_note = attach_analysis(request, args, options);
@@ -104,6 +105,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   const auto start = std::chrono::steady_clock::now();
   Event all = runtime_.core().launch_partitioned(launch_args, plan.partitions, &events);
   if (measuring) time_partitions(kernel, plan, events, start);
+  if (plan_out != nullptr) *plan_out = plan;
   {
     std::lock_guard lock(mutex_);
     last_plan_ = std::move(plan);

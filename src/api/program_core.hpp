@@ -32,8 +32,9 @@ class ProgramCore {
  public:
   // Program's members (<unimem/program.hpp> documents them).
   ProgramCore(Runtime& runtime, std::string source, std::string options = {});
+  /// Program::launch; when plan is given, it receives this launch's plan.
   Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
-               const LaunchOptions& options = {});
+               const LaunchOptions& options = {}, LaunchPlan* plan = nullptr);
   [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
   [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
   [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }
@@ -41,9 +42,16 @@ class ProgramCore {
 
   /// The plan of the last launch (for tools and tests).
   [[nodiscard]] LaunchPlan last_plan() const;
+  /// The kernel `name` as built for device `device` (devices of one build domain share it).
+  /// Throws PreconditionError naming the kernel when the program has none by that name.
+  std::shared_ptr<const CompiledKernel> kernel_for(const std::string& name, std::size_t device);
+  [[nodiscard]] const std::string& options() const { return options_; }
+  /// The program as built for device `device` (throws std::out_of_range for a bad index).
+  [[nodiscard]] const CompiledProgram& compiled(std::size_t device) const {
+    return *programs_.at(device);
+  }
 
  private:
-  std::shared_ptr<const CompiledKernel> kernel_for(const std::string& name, std::size_t device);
   // The steps of launch (program_core.cpp says what each does).
   PlanRequest describe_launch(const std::string& kernel, const NDRange& range,
                               std::span<const Arg> args, const LaunchOptions& options,
