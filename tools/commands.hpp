@@ -12,5 +12,6 @@ void add_selftest_command(CLI::App& app);
 void add_devices_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace unimem::tools

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   unimem::tools::add_devices_command(app);
   unimem::tools::add_analyze_command(app);
   unimem::tools::add_bench_command(app);
+  unimem::tools::add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 #include "api/program_core.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstring>
 #include <iostream>
@@ -34,6 +35,27 @@ LaunchArg to_launch_arg(const Arg& a) {
   return out;
 }
 
+// The first call in source of a work-item function whose value changes when the NDRange is split
+// into partitions run with global offsets (OpenCL: group ids count from the launch's offset,
+// sizes are the partition's). Only get_global_id and get_local_id, get_local_size keep their
+// values. A textual scan (a name in a comment counts too): conservative, never unsafe.
+std::string first_offset_dependent_call(const std::string& source) {
+  for (const char* name :
+       {"get_group_id", "get_num_groups", "get_global_size", "get_global_offset"}) {
+    const std::string n(name);
+    for (std::size_t at = source.find(n); at != std::string::npos; at = source.find(n, at + 1)) {
+      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(source[at - 1])) ||
+                                       source[at - 1] == '_');
+      const std::size_t end = at + n.size();
+      const bool ends =
+          end >= source.size() ||
+          !(std::isalnum(static_cast<unsigned char>(source[end])) || source[end] == '_');
+      if (starts && ends) return n;
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string options)
@@ -54,6 +76,7 @@ ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string optio
   build_report_.opencl_build_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
   build_report_.contexts = built.size();
+  offset_dependent_call_ = first_offset_dependent_call(source);
   // DSOM section 4.3.2: the analysis runs when the program is built. A source the analysis cannot
   // read still runs: arguments without descriptors then count as whole-buffer may-writes.
   detail::AnalysisTiming timing;
@@ -146,6 +169,11 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
     launch_args.push_back(to_launch_arg(a));
   }
   if (!options.ignore_accesses) request.accesses = options.accesses;
+  if (!offset_dependent_call_.empty()) {
+    request.unsplittable_reason = "the program calls " + offset_dependent_call_ +
+                                  ", whose value differs between a split launch's partitions "
+                                  "and the whole launch";
+  }
   return request;
 }
 
@@ -228,7 +256,7 @@ LaunchPlan ProgramCore::plan_with_fallback(PlanRequest& request) {
   } catch (const PreconditionError& e) {
     if (!request.derived) throw;
     request.derived = nullptr;
-    request.unsplittable_reason.clear();
+    if (request.unsplittable_reason.starts_with("analysis: ")) request.unsplittable_reason.clear();
     LaunchPlan plan = plan_launch(request);
     plan.fallback_reason += (plan.fallback_reason.empty() ? "" : "; ") +
                             std::string("analysis failed for kernel '") + request.kernel +

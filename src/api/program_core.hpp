@@ -66,6 +66,10 @@ class ProgramCore {
 
   Runtime& runtime_;
   std::string options_;
+  /// Work-item functions the source calls whose value in a partition (launched with a global
+  /// offset over part of the NDRange) differs from the whole launch's: get_group_id,
+  /// get_num_groups, get_global_size, get_global_offset. Non-empty keeps launches on one device.
+  std::string offset_dependent_call_;
   std::shared_ptr<const detail::ProgramAnalysis> analysis_;
   std::string analysis_error_;
   ProgramBuildReport build_report_;

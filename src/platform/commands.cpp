@@ -502,12 +502,18 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   if (!is_live(kernel, ObjectKind::kernel)) return CL_INVALID_KERNEL;
   if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
   if (dims < 1 || dims > 3) return CL_INVALID_WORK_DIMENSION;
-  if (global == nullptr) return CL_INVALID_VALUE;
+  // As the vendors underneath (OpenCL 2.1 and later): no global size, or a zero one, is an empty
+  // launch that succeeds.
+  const bool empty =
+      global == nullptr || std::any_of(global, global + dims, [](std::size_t g) { return g == 0; });
+  if (empty) {
+    return enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
+                   [] { return Event(); });
+  }
   NDRange range;
   range.dims = dims;
   std::size_t group_items = 1;
   for (cl_uint d = 0; d < dims; ++d) {
-    if (global[d] == 0) return CL_INVALID_GLOBAL_WORK_SIZE;
     range.global[d] = global[d];
     range.offset[d] = offset ? offset[d] : 0;
     if (local != nullptr) {

@@ -175,7 +175,8 @@ bool aggregate_answer(cl_device_info param, std::size_t size, void* value, std::
   PlatformState& state = PlatformState::get();
   switch (param) {
     case CL_DEVICE_NAME:
-      result = answer_string("unimem: " + std::to_string(state.underlying_count()) + " devices",
+      result = answer_string("unimem: " + std::to_string(state.underlying_count()) +
+                                 (state.underlying_count() == 1 ? " device" : " devices"),
                              size, value, size_ret);
       return true;
     case CL_DEVICE_VENDOR:

@@ -1,0 +1,433 @@
+// The unimem OpenCL platform against POCL directly: the same OpenCL calls on both platforms give
+// the same error codes and the same data. The process's ICD loader sees both platforms (a private
+// vendor directory with unimem.icd and the system's vendors); unimem's platform runs on the
+// vendors underneath (UNIMEM_VENDOR_ICDS).
+//
+// Entry points covered: clGetPlatformIDs, clGetPlatformInfo, clGetDeviceIDs, clGetDeviceInfo,
+// clCreateContext, clCreateContextFromType, clGetContextInfo, clCreateCommandQueue,
+// clGetCommandQueueInfo, clCreateBuffer (every host-pointer flag), clCreateSubBuffer,
+// clGetMemObjectInfo, clEnqueue{Read,Write,Copy,Fill}Buffer, clEnqueue{Read,Write}BufferRect,
+// clEnqueueMapBuffer, clEnqueueUnmapMemObject, clCreateProgramWithSource,
+// clCreateProgramWithBinary, clBuildProgram, clGetProgramInfo, clGetProgramBuildInfo,
+// clCreateKernel, clCreateKernelsInProgram, clSetKernelArg, clGetKernelInfo,
+// clGetKernelWorkGroupInfo, clEnqueueNDRangeKernel, clEnqueueTask, clCreateUserEvent,
+// clSetUserEventStatus, clWaitForEvents, clGetEventInfo, clGetEventProfilingInfo,
+// clSetEventCallback, clEnqueueMarkerWithWaitList, clEnqueueBarrierWithWaitList, clFinish,
+// clRetain*/clRelease*.
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "device/opencl/opencl_discovery.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Before the first OpenCL call: the loader reads its vendors once.
+const bool kEnvironment = [] {
+  const fs::path dir =
+      fs::temp_directory_path() / ("unimem-platform-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string vendors;
+  for (const std::string& lib :
+       unimem::opencl::icd_libraries(unimem::opencl::IcdSearch::from_environment())) {
+    if (fs::path(lib).filename().string().starts_with("libunimem_opencl")) continue;
+    vendors += (vendors.empty() ? "" : ":") + lib;
+    std::ofstream(dir / ("vendor" + std::to_string(vendors.size()) + ".icd")) << lib << "\n";
+  }
+  std::ofstream(dir / "zz-unimem.icd") << UNIMEM_PLATFORM_LIBRARY_BUILD << "\n";
+  ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
+  ::setenv("UNIMEM_VENDOR_ICDS", vendors.c_str(), 1);
+  ::setenv("POCL_DEVICES", "pthread pthread", 0);
+  return true;
+}();
+
+std::string platform_name(cl_platform_id p) {
+  char name[256] = {};
+  clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
+  return name;
+}
+
+// One platform's first device with a context and a profiling queue.
+struct OnePlatform {
+  cl_platform_id platform = nullptr;
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  std::string name;
+
+  explicit OnePlatform(cl_platform_id p) : platform(p), name(platform_name(p)) {
+    EXPECT_EQ(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS) << name;
+    cl_int e = CL_SUCCESS;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
+    EXPECT_EQ(e, CL_SUCCESS) << name;
+    queue = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &e);
+    EXPECT_EQ(e, CL_SUCCESS) << name;
+  }
+  ~OnePlatform() {
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+  cl_program build(const char* source, cl_int* status, const char* options = "") {
+    cl_int e = CL_SUCCESS;
+    cl_program p = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
+    EXPECT_EQ(e, CL_SUCCESS);
+    *status = clBuildProgram(p, 1, &device, options, nullptr, nullptr);
+    return p;
+  }
+};
+
+class PlatformApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(kEnvironment);
+    cl_uint n = 0;
+    ASSERT_EQ(clGetPlatformIDs(0, nullptr, &n), CL_SUCCESS);
+    std::vector<cl_platform_id> all(n);
+    ASSERT_EQ(clGetPlatformIDs(n, all.data(), nullptr), CL_SUCCESS);
+    for (cl_platform_id p : all) {
+      if (platform_name(p) == "unimem") {
+        unimem_ = p;
+      } else if (vendor_ == nullptr) {
+        vendor_ = p;
+      }
+    }
+    ASSERT_NE(unimem_, nullptr) << "the loader does not list the unimem platform";
+    ASSERT_NE(vendor_, nullptr) << "no vendor platform besides unimem";
+  }
+  // Runs f on both platforms and expects equal results.
+  template <typename F>
+  void same(F f) {
+    OnePlatform vendor(vendor_);
+    OnePlatform unimem(unimem_);
+    const auto expected = f(vendor);
+    const auto actual = f(unimem);
+    EXPECT_EQ(actual.size(), expected.size());
+    for (std::size_t i = 0; i < std::min(actual.size(), expected.size()); ++i) {
+      if (actual[i] != expected[i]) {
+        ADD_FAILURE() << "result " << i << ": unimem platform " << actual[i] << ", " << vendor.name
+                      << " " << expected[i];
+        break;
+      }
+    }
+  }
+  cl_platform_id unimem_ = nullptr;
+  cl_platform_id vendor_ = nullptr;
+};
+
+const char* kKernels = R"(
+__kernel void scale(__global float* data, float factor) {
+  const size_t i = get_global_id(0);
+  data[i] = data[i] * factor + (float)i;
+}
+__kernel void stencil(__global const float* in, __global float* out, int n) {
+  const int i = (int)get_global_id(0);
+  const float left = i > 0 ? in[i - 1] : 0.0f;
+  const float right = i + 1 < n ? in[i + 1] : 0.0f;
+  out[i] = left + 2.0f * in[i] + right;
+}
+__kernel void group_sum(__global const int* in, __global int* out, __local int* scratch) {
+  const size_t l = get_local_id(0);
+  scratch[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) {
+    int s = 0;
+    for (size_t k = 0; k < get_local_size(0); ++k) s += scratch[k];
+    out[get_group_id(0)] = s;
+  }
+}
+__kernel void one(__global int* out) { out[0] = 42; }
+)";
+
+TEST_F(PlatformApi, PlatformAndAggregateDeviceDescribeThemselves) {
+  char version[128] = {};
+  ASSERT_EQ(clGetPlatformInfo(unimem_, CL_PLATFORM_VERSION, sizeof version, version, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(std::string(version).rfind("OpenCL 1.2", 0), 0u) << version;
+  OnePlatform u(unimem_);
+  cl_bool images = CL_TRUE;
+  ASSERT_EQ(clGetDeviceInfo(u.device, CL_DEVICE_IMAGE_SUPPORT, sizeof images, &images, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(images, CL_FALSE);
+  // The aggregate sums the compute units of the devices below it.
+  cl_uint units = 0, vendor_units = 0, vendor_devices = 0;
+  clGetDeviceInfo(u.device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, nullptr);
+  clGetDeviceIDs(vendor_, CL_DEVICE_TYPE_ALL, 0, nullptr, &vendor_devices);
+  std::vector<cl_device_id> devices(vendor_devices);
+  clGetDeviceIDs(vendor_, CL_DEVICE_TYPE_ALL, vendor_devices, devices.data(), nullptr);
+  for (cl_device_id d : devices) {
+    cl_uint n = 0;
+    clGetDeviceInfo(d, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof n, &n, nullptr);
+    vendor_units += n;
+  }
+  EXPECT_EQ(units, vendor_units);
+  cl_platform_id owner = nullptr;
+  clGetDeviceInfo(u.device, CL_DEVICE_PLATFORM, sizeof owner, &owner, nullptr);
+  EXPECT_EQ(owner, unimem_);
+}
+
+TEST_F(PlatformApi, InvalidArgumentsGiveTheSameErrorCodes) {
+  same([](OnePlatform& s) {
+    std::vector<cl_int> codes;
+    cl_int e = CL_SUCCESS;
+    float host[4] = {};
+    codes.push_back(clGetDeviceInfo(nullptr, CL_DEVICE_NAME, 0, nullptr, nullptr));
+    codes.push_back(clGetContextInfo(nullptr, CL_CONTEXT_NUM_DEVICES, 0, nullptr, nullptr));
+    (void)clCreateBuffer(s.context, CL_MEM_READ_WRITE, 0, nullptr, &e);
+    codes.push_back(e);
+    (void)clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, 16, nullptr, &e);
+    codes.push_back(e);
+    (void)clCreateBuffer(s.context, CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR, 16, host, &e);
+    codes.push_back(e);
+    (void)clCreateBuffer(s.context, CL_MEM_READ_ONLY | CL_MEM_WRITE_ONLY, 16, nullptr, &e);
+    codes.push_back(e);
+    cl_mem b = clCreateBuffer(s.context, CL_MEM_READ_WRITE, 16, nullptr, &e);
+    codes.push_back(clEnqueueReadBuffer(s.queue, b, CL_TRUE, 8, 16, host, 0, nullptr, nullptr));
+    codes.push_back(clEnqueueWriteBuffer(s.queue, b, CL_TRUE, 0, 16, nullptr, 0, nullptr, nullptr));
+    const float pattern[3] = {};
+    codes.push_back(clEnqueueFillBuffer(s.queue, b, pattern, 12, 0, 12, 0, nullptr, nullptr));
+    codes.push_back(clEnqueueCopyBuffer(s.queue, b, b, 0, 4, 8, 0, nullptr, nullptr));
+    cl_event bogus = nullptr;
+    codes.push_back(clEnqueueReadBuffer(s.queue, b, CL_TRUE, 0, 4, host, 1, &bogus, nullptr));
+    codes.push_back(clWaitForEvents(0, nullptr));
+    cl_program bad = s.build("__kernel void k(__global int* p) { p[0] = undefined_name; }", &e);
+    codes.push_back(e);
+    std::size_t log_size = 0;
+    clGetProgramBuildInfo(bad, s.device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &log_size);
+    codes.push_back(log_size > 1 ? 1 : 0);
+    cl_build_status status = CL_BUILD_NONE;
+    clGetProgramBuildInfo(bad, s.device, CL_PROGRAM_BUILD_STATUS, sizeof status, &status, nullptr);
+    codes.push_back(status);
+    (void)clCreateKernel(bad, "k", &e);
+    codes.push_back(e);
+    clReleaseProgram(bad);
+    cl_program p = s.build(kKernels, &e);
+    codes.push_back(e);
+    (void)clCreateKernel(p, "no_such_kernel", &e);
+    codes.push_back(e);
+    cl_kernel k = clCreateKernel(p, "scale", &e);
+    codes.push_back(clSetKernelArg(k, 7, sizeof b, &b));
+    const std::size_t global = 4, local = 3, zero = 0;
+    codes.push_back(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr,
+                                           nullptr));  // arguments not set
+    codes.push_back(clSetKernelArg(k, 0, sizeof b, &b));
+    const float factor = 2;
+    codes.push_back(clSetKernelArg(k, 1, sizeof factor, &factor));
+    codes.push_back(
+        clEnqueueNDRangeKernel(s.queue, k, 0, nullptr, &global, nullptr, 0, nullptr, nullptr));
+    codes.push_back(
+        clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    codes.push_back(
+        clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &zero, nullptr, 0, nullptr, nullptr));
+    codes.push_back(
+        clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, nullptr, nullptr, 0, nullptr, nullptr));
+    const unsigned char binary[4] = {1, 2, 3, 4};
+    const unsigned char* binaries[] = {binary};
+    const std::size_t lengths[] = {sizeof binary};
+    cl_int binary_status = CL_SUCCESS;
+    (void)clCreateProgramWithBinary(s.context, 1, &s.device, lengths, binaries, &binary_status, &e);
+    codes.push_back(e);
+    codes.push_back(clFinish(s.queue));
+    clReleaseKernel(k);
+    clReleaseProgram(p);
+    clReleaseMemObject(b);
+    return codes;
+  });
+}
+
+TEST_F(PlatformApi, BuffersMoveTheSameBytes) {
+  same([](OnePlatform& s) {
+    std::vector<float> out;
+    cl_int e = CL_SUCCESS;
+    std::vector<float> host(64);
+    std::iota(host.begin(), host.end(), 1.0f);
+    cl_mem copied = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, 256, host.data(), &e);
+    std::vector<float> used = host;
+    cl_mem use = clCreateBuffer(s.context, CL_MEM_USE_HOST_PTR, 256, used.data(), &e);
+    cl_mem plain = clCreateBuffer(s.context, CL_MEM_ALLOC_HOST_PTR, 256, nullptr, &e);
+    const float pattern[2] = {-1.0f, -2.0f};
+    clEnqueueFillBuffer(s.queue, plain, pattern, sizeof pattern, 0, 256, 0, nullptr, nullptr);
+    clEnqueueCopyBuffer(s.queue, copied, plain, 16, 64, 32, 0, nullptr, nullptr);
+    std::vector<float> r(64);
+    clEnqueueReadBuffer(s.queue, plain, CL_TRUE, 0, 256, r.data(), 0, nullptr, nullptr);
+    out.insert(out.end(), r.begin(), r.end());
+    // Rect: a 3x2 block of a 8-float-wide matrix, into a 4-wide host block.
+    const std::size_t buffer_origin[3] = {8, 1, 0}, host_origin[3] = {0, 0, 0},
+                      region[3] = {12, 2, 1};
+    std::vector<float> block(8, 0.0f);
+    clEnqueueReadBufferRect(s.queue, copied, CL_TRUE, buffer_origin, host_origin, region, 32, 0, 16,
+                            0, block.data(), 0, nullptr, nullptr);
+    out.insert(out.end(), block.begin(), block.end());
+    const float ones[6] = {9, 9, 9, 9, 9, 9};
+    clEnqueueWriteBufferRect(s.queue, copied, CL_TRUE, buffer_origin, host_origin, region, 32, 0,
+                             12, 0, ones, 0, nullptr, nullptr);
+    clEnqueueReadBuffer(s.queue, copied, CL_TRUE, 0, 256, r.data(), 0, nullptr, nullptr);
+    out.insert(out.end(), r.begin(), r.end());
+    // Map for reading and writing, change, unmap: the buffer has the change.
+    auto* mapped = static_cast<float*>(clEnqueueMapBuffer(
+        s.queue, copied, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 32, 64, 0, nullptr, nullptr, &e));
+    out.push_back(e == CL_SUCCESS ? mapped[0] : -99.0f);
+    cl_uint maps = 0;
+    clGetMemObjectInfo(copied, CL_MEM_MAP_COUNT, sizeof maps, &maps, nullptr);
+    out.push_back(static_cast<float>(maps));
+    for (int i = 0; i < 16; ++i) mapped[i] = 100.0f + static_cast<float>(i);
+    clEnqueueUnmapMemObject(s.queue, copied, mapped, 0, nullptr, nullptr);
+    clEnqueueReadBuffer(s.queue, copied, CL_TRUE, 0, 256, r.data(), 0, nullptr, nullptr);
+    out.insert(out.end(), r.begin(), r.end());
+    // A USE_HOST_PTR buffer mapped: the pointer is inside the host memory and current.
+    auto* in_host = static_cast<float*>(
+        clEnqueueMapBuffer(s.queue, use, CL_TRUE, CL_MAP_READ, 0, 256, 0, nullptr, nullptr, &e));
+    out.push_back(in_host == used.data() ? 1.0f : 0.0f);
+    out.push_back(in_host[5]);
+    clEnqueueUnmapMemObject(s.queue, use, in_host, 0, nullptr, nullptr);
+    // A sub-buffer reads through its parent.
+    const cl_buffer_region sub_region{128, 64};
+    cl_mem sub =
+        clCreateSubBuffer(copied, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &sub_region, &e);
+    std::vector<float> part(16);
+    clEnqueueReadBuffer(s.queue, sub, CL_TRUE, 0, 64, part.data(), 0, nullptr, nullptr);
+    out.insert(out.end(), part.begin(), part.end());
+    std::size_t offset = 0;
+    clGetMemObjectInfo(sub, CL_MEM_OFFSET, sizeof offset, &offset, nullptr);
+    out.push_back(static_cast<float>(offset));
+    for (cl_mem m : {sub, copied, use, plain}) clReleaseMemObject(m);
+    clFinish(s.queue);
+    return out;
+  });
+}
+
+TEST_F(PlatformApi, KernelsComputeTheSameResults) {
+  same([](OnePlatform& s) {
+    std::vector<float> out;
+    cl_int e = CL_SUCCESS;
+    cl_program p = s.build(kKernels, &e);
+    cl_uint count = 0;
+    clCreateKernelsInProgram(p, 0, nullptr, &count);
+    out.push_back(static_cast<float>(count));
+    constexpr int n = 4096;
+    std::vector<float> host(n);
+    for (int i = 0; i < n; ++i) host[i] = static_cast<float>(i % 97) * 0.5f;
+    cl_mem a = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+    cl_mem b = clCreateBuffer(s.context, CL_MEM_READ_WRITE, n * 4, nullptr, &e);
+    cl_kernel scale = clCreateKernel(p, "scale", &e);
+    cl_kernel stencil = clCreateKernel(p, "stencil", &e);
+    const float factor = 3.0f;
+    clSetKernelArg(scale, 0, sizeof a, &a);
+    clSetKernelArg(scale, 1, sizeof factor, &factor);
+    clSetKernelArg(stencil, 0, sizeof a, &a);
+    clSetKernelArg(stencil, 1, sizeof b, &b);
+    clSetKernelArg(stencil, 2, sizeof n, &n);
+    const std::size_t global = n, local = 64;
+    for (int step = 0; step < 3; ++step) {
+      clEnqueueNDRangeKernel(s.queue, scale, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+      clEnqueueNDRangeKernel(s.queue, stencil, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+      std::swap(a, b);
+      clSetKernelArg(scale, 0, sizeof a, &a);
+      clSetKernelArg(stencil, 0, sizeof a, &a);
+      clSetKernelArg(stencil, 1, sizeof b, &b);
+    }
+    std::vector<float> r(n);
+    clEnqueueReadBuffer(s.queue, a, CL_TRUE, 0, n * 4, r.data(), 0, nullptr, nullptr);
+    out.insert(out.end(), r.begin(), r.end());
+    // __local memory and a work-group reduction.
+    std::vector<int> ints(1024);
+    std::iota(ints.begin(), ints.end(), -300);
+    cl_mem in = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, 4096, ints.data(), &e);
+    cl_mem sums = clCreateBuffer(s.context, CL_MEM_READ_WRITE, 16 * 4, nullptr, &e);
+    cl_kernel group_sum = clCreateKernel(p, "group_sum", &e);
+    clSetKernelArg(group_sum, 0, sizeof in, &in);
+    clSetKernelArg(group_sum, 1, sizeof sums, &sums);
+    out.push_back(static_cast<float>(clSetKernelArg(group_sum, 2, 64 * 4, nullptr)));
+    const std::size_t g2 = 1024, l2 = 64;
+    cl_event done = nullptr;
+    clEnqueueNDRangeKernel(s.queue, group_sum, 1, nullptr, &g2, &l2, 0, nullptr, &done);
+    out.push_back(static_cast<float>(clWaitForEvents(1, &done)));
+    cl_int status = 0;
+    clGetEventInfo(done, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    out.push_back(static_cast<float>(status));
+    cl_ulong start = 0, end = 0;
+    out.push_back(static_cast<float>(
+        clGetEventProfilingInfo(done, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr)));
+    clGetEventProfilingInfo(done, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr);
+    out.push_back(end >= start ? 1.0f : 0.0f);
+    std::vector<int> s16(16);
+    clEnqueueReadBuffer(s.queue, sums, CL_TRUE, 0, 64, s16.data(), 0, nullptr, nullptr);
+    for (int v : s16) out.push_back(static_cast<float>(v));
+    // A task.
+    cl_kernel one = clCreateKernel(p, "one", &e);
+    clSetKernelArg(one, 0, sizeof sums, &sums);
+    clEnqueueTask(s.queue, one, 0, nullptr, nullptr);
+    int first = 0;
+    clEnqueueReadBuffer(s.queue, sums, CL_TRUE, 0, 4, &first, 0, nullptr, nullptr);
+    out.push_back(static_cast<float>(first));
+    char name[64] = {};
+    clGetKernelInfo(stencil, CL_KERNEL_FUNCTION_NAME, sizeof name, name, nullptr);
+    out.push_back(std::string(name) == "stencil" ? 1.0f : 0.0f);
+    cl_uint args = 0;
+    clGetKernelInfo(stencil, CL_KERNEL_NUM_ARGS, sizeof args, &args, nullptr);
+    out.push_back(static_cast<float>(args));
+    clReleaseEvent(done);
+    for (cl_kernel k : {scale, stencil, group_sum, one}) clReleaseKernel(k);
+    for (cl_mem m : {a, b, in, sums}) clReleaseMemObject(m);
+    clReleaseProgram(p);
+    return out;
+  });
+}
+
+TEST_F(PlatformApi, UserEventsHoldBackCommandsUntilTheyAreSet) {
+  same([](OnePlatform& s) {
+    std::vector<int> out;
+    cl_int e = CL_SUCCESS;
+    cl_event gate = clCreateUserEvent(s.context, &e);
+    cl_mem b = clCreateBuffer(s.context, CL_MEM_READ_WRITE, 16, nullptr, &e);
+    int values[4] = {1, 2, 3, 4};
+    int result[4] = {};
+    cl_event write = nullptr;
+    out.push_back(clEnqueueWriteBuffer(s.queue, b, CL_FALSE, 0, 16, values, 1, &gate, &write));
+    cl_event read = nullptr;
+    out.push_back(clEnqueueReadBuffer(s.queue, b, CL_FALSE, 0, 16, result, 1, &write, &read));
+    cl_int status = 0;
+    clGetEventInfo(read, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    out.push_back(status == CL_COMPLETE ? 1 : 0);  // cannot have run yet
+    static std::atomic<int> called{0};
+    called = 0;
+    clSetEventCallback(
+        read, CL_COMPLETE, [](cl_event, cl_int, void*) { ++called; }, nullptr);
+    out.push_back(clSetUserEventStatus(gate, CL_COMPLETE));
+    out.push_back(clSetUserEventStatus(gate, CL_COMPLETE));  // only once
+    out.push_back(clWaitForEvents(1, &read));
+    out.insert(out.end(), result, result + 4);
+    cl_event marker = nullptr;
+    out.push_back(clEnqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker));
+    out.push_back(clEnqueueBarrierWithWaitList(s.queue, 1, &marker, nullptr));
+    out.push_back(clFinish(s.queue));
+    for (int i = 0; i < 1000 && called.load() == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    out.push_back(called.load());
+    // A failed user event: the command that waits for it does not run.
+    cl_event failing = clCreateUserEvent(s.context, &e);
+    cl_event never = nullptr;
+    int untouched[4] = {7, 7, 7, 7};
+    clEnqueueReadBuffer(s.queue, b, CL_FALSE, 0, 16, untouched, 1, &failing, &never);
+    clSetUserEventStatus(failing, -1);
+    out.push_back(clWaitForEvents(1, &never));
+    out.insert(out.end(), untouched, untouched + 4);
+    for (cl_event ev : {gate, write, read, marker, failing, never}) clReleaseEvent(ev);
+    clReleaseMemObject(b);
+    return out;
+  });
+}
+
+}  // namespace

@@ -1,0 +1,200 @@
+// `unimem run -- PROGRAM ARGS...`: runs an unmodified OpenCL program with the unimem platform
+// (libunimem_opencl.so, src/platform/) as the only platform its ICD loader sees, then prints
+// what the platform did: launches, partitions per device, fallbacks, bytes moved.
+//
+// How the program sees only unimem while unimem still reaches the real vendors: the child gets
+// OCL_ICD_VENDORS pointing at a private directory holding only unimem.icd, and
+// UNIMEM_VENDOR_ICDS listing the vendors' libraries as the loader would have found them (minus
+// unimem's own); the platform's driver loads those libraries itself and never its own.
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "commands.hpp"
+
+#if UNIMEM_HAVE_OPENCL
+#include "device/opencl/opencl_discovery.hpp"
+#endif
+
+extern char** environ;
+
+namespace unimem::tools {
+
+namespace {
+
+#if UNIMEM_HAVE_OPENCL
+
+namespace fs = std::filesystem;
+
+// libunimem_opencl.so: UNIMEM_PLATFORM_LIBRARY, next to an installed `unimem`
+// (<prefix>/bin/unimem -> <prefix>/lib*/libunimem_opencl.so), or the build tree's.
+std::string platform_library() {
+  if (const char* v = std::getenv("UNIMEM_PLATFORM_LIBRARY"); v != nullptr && *v != '\0') {
+    return v;
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    for (const char* lib : {"lib", "lib64", "lib/x86_64-linux-gnu"}) {
+      const fs::path candidate = exe.parent_path().parent_path() / lib / "libunimem_opencl.so";
+      if (fs::exists(candidate, ec)) return candidate.string();
+    }
+  }
+#ifdef UNIMEM_PLATFORM_LIBRARY_BUILD
+  if (fs::exists(UNIMEM_PLATFORM_LIBRARY_BUILD, ec)) return UNIMEM_PLATFORM_LIBRARY_BUILD;
+#endif
+  throw std::runtime_error(
+      "cannot find libunimem_opencl.so (set UNIMEM_PLATFORM_LIBRARY to its path)");
+}
+
+std::string vendor_libraries(const std::string& platform) {
+  std::string out;
+  for (const std::string& library : opencl::icd_libraries(opencl::IcdSearch::from_environment())) {
+    if (fs::path(library).filename().string().starts_with("libunimem_opencl")) continue;
+    std::error_code ec;
+    if (fs::equivalent(library, platform, ec)) continue;
+    out += (out.empty() ? "" : ":") + library;
+  }
+  return out;
+}
+
+std::string summary(const nlohmann::json& r) {
+  std::ostringstream out;
+  const auto launches = r.value("launches", std::uint64_t{0});
+  const auto split = r.value("split_launches", std::uint64_t{0});
+  const auto devices = r.contains("devices") ? r["devices"].size() : 0;
+  out << "unimem run: " << launches << " kernel launch" << (launches == 1 ? "" : "es") << ", "
+      << split << " split over the " << devices << " device" << (devices == 1 ? "" : "s") << "\n";
+  if (r.contains("partitions_per_device")) {
+    for (const auto& [device, count] : r["partitions_per_device"].items()) {
+      out << "  partitions on " << device << ": " << count.get<std::uint64_t>() << "\n";
+    }
+  }
+  if (r.contains("fallbacks")) {
+    for (const auto& f : r["fallbacks"]) {
+      out << "  fallback (" << f.value("count", 0) << "x) kernel " << f.value("kernel", "?") << ": "
+          << f.value("reason", "") << "\n";
+    }
+  }
+  out << "  bytes host->device " << r.value("bytes_h2d", std::uint64_t{0}) << ", device->host "
+      << r.value("bytes_d2h", std::uint64_t{0}) << ", device->device "
+      << r.value("bytes_d2d", std::uint64_t{0})
+      << " (the minimum is not known for an arbitrary program)\n";
+  if (r.contains("error")) out << "  error: " << r["error"].get<std::string>() << "\n";
+  return out.str();
+}
+
+int run_program(const std::vector<std::string>& command, const std::string& report_option,
+                const std::string& devices, const std::string& exposed, bool quiet) {
+  if (command.empty())
+    throw std::runtime_error("unimem run: no program given (unimem run -- PROGRAM ARGS...)");
+  const std::string library = platform_library();
+  (void)opencl::pocl_default();  // the child inherits the POCL_DEVICES decision
+  std::string vendors = vendor_libraries(library);
+  if (const char* v = std::getenv(opencl::kVendorIcdsEnvironmentVariable); v && *v) vendors = v;
+  if (vendors.empty()) {
+    throw std::runtime_error("unimem run: no OpenCL implementation is registered to run on");
+  }
+
+  std::string dir_template = (fs::temp_directory_path() / "unimem-run-XXXXXX").string();
+  if (::mkdtemp(dir_template.data()) == nullptr) {
+    throw std::runtime_error("unimem run: cannot create a temporary directory");
+  }
+  const fs::path dir = dir_template;
+  std::ofstream(dir / "unimem.icd") << fs::absolute(library).string() << "\n";
+  std::string report = report_option;
+  if (report.empty()) {
+    const char* env = std::getenv("UNIMEM_REPORT");
+    report = env && *env ? env : (dir / "report.json").string();
+  }
+  fs::remove(report);
+
+  ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
+  ::unsetenv("OCL_ICD_FILENAMES");
+  ::setenv(opencl::kVendorIcdsEnvironmentVariable, vendors.c_str(), 1);
+  ::setenv("UNIMEM_REPORT", report.c_str(), 1);
+  if (!devices.empty()) ::setenv(opencl::kDevicesEnvironmentVariable, devices.c_str(), 1);
+  if (!exposed.empty()) ::setenv("UNIMEM_PLATFORM_DEVICES", exposed.c_str(), 1);
+
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  const int spawned = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  if (spawned != 0) {
+    fs::remove_all(dir);
+    throw std::runtime_error("unimem run: cannot start " + command[0] + ": " +
+                             std::strerror(spawned));
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+  std::ifstream in(report);
+  if (in) {
+    const nlohmann::json r = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (!quiet) {
+      std::cerr << (r.is_discarded() ? "unimem run: the report " + report + " is not valid JSON\n"
+                                     : summary(r));
+    }
+  } else if (!quiet) {
+    std::cerr << "unimem run: the program used no device of the unimem platform (no report)\n";
+  }
+  if (report_option.empty() && !std::getenv("UNIMEM_REPORT")) {
+    fs::remove_all(dir);
+  } else {
+    fs::remove(dir / "unimem.icd");
+    std::error_code ec;
+    fs::remove(dir, ec);  // kept when the report is inside it
+  }
+  if (!quiet && code != 0)
+    std::cerr << "unimem run: " << command[0] << " exited with " << code << "\n";
+  return code;
+}
+
+#endif  // UNIMEM_HAVE_OPENCL
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  CLI::App* run = app.add_subcommand(
+      "run",
+      "Run an unmodified OpenCL program on every device: its ICD loader sees only the unimem "
+      "platform, whose device splits each kernel over all devices; prints what moved at exit.");
+  auto report = std::make_shared<std::string>();
+  auto devices = std::make_shared<std::string>();
+  auto exposed = std::make_shared<std::string>();
+  auto quiet = std::make_shared<bool>(false);
+  auto command = std::make_shared<std::vector<std::string>>();
+  run->add_option("--report", *report,
+                  "also write the report as JSON to this file (UNIMEM_REPORT)");
+  run->add_option("--devices", *devices, "the devices to run on (UNIMEM_DEVICES syntax)");
+  run->add_option("--platform-devices", *exposed,
+                  "devices the platform exposes (UNIMEM_PLATFORM_DEVICES)")
+      ->check(CLI::IsMember({"aggregate", "each", "both"}));
+  run->add_flag("--quiet", *quiet, "print no summary");
+  run->add_option("command", *command, "PROGRAM ARGS... (after --)")->required();
+  run->callback([=] {
+#if UNIMEM_HAVE_OPENCL
+    const int code = run_program(*command, *report, *devices, *exposed, *quiet);
+    std::cout.flush();
+    std::exit(code);
+#else
+    throw std::runtime_error("unimem run: this unimem was built without OpenCL");
+#endif
+  });
+}
+
+}  // namespace unimem::tools
