@@ -152,7 +152,16 @@ void PlatformState::discover() {
       auto& device = dynamic_cast<opencl::OpenCLDevice&>(registry.at(i));
       underlying_.push_back(device.info().device);
     }
-    runtime_ = std::make_unique<Runtime>(std::move(registry));
+    RuntimeOptions options;
+    if (const std::string s = environment("UNIMEM_STRATEGY"); !s.empty()) {
+      const std::optional<UpdateStrategy> strategy = parse_update_strategy(s);
+      if (!strategy) {
+        error_ = "UNIMEM_STRATEGY=\"" + s + "\" is not one of batch, balance, lazy, adaptive";
+        return;
+      }
+      options.strategy = *strategy;
+    }
+    runtime_ = std::make_unique<Runtime>(std::move(registry), options);
   } catch (const std::exception& e) {
     error_ = e.what();
     return;

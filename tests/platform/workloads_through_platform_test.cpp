@@ -1,0 +1,121 @@
+// The eight workloads as plain single-device OpenCL programs (examples/opencl_host), run through
+// `unimem run` on 1, 2 and 3 POCL devices: verified against the CPU reference, the same output
+// bytes as the same binary run directly on POCL, every kernel split over every device, and the
+// bytes moved equal to the workload's minimum for that many devices (with the lazy strategy;
+// adaptive, the runtime's default, may prefetch more).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "examples/workload.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Output {
+  int status = -1;
+  std::string text;
+};
+
+Output run(const std::string& command) {
+  Output out;
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  char buffer[4096];
+  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out.text += buffer;
+  out.status = ::pclose(pipe);
+  return out;
+}
+
+// A clean OpenCL environment for the child: the system's vendors, three POCL CPU devices.
+const std::string kEnv =
+    "env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES -u UNIMEM_VENDOR_ICDS -u UNIMEM_DEVICES "
+    "POCL_DEVICES='pthread pthread pthread' ";
+
+struct Case {
+  std::string workload;
+  unsigned devices;
+  std::string strategy;  ///< UNIMEM_STRATEGY of the platform's runtime
+};
+
+class WorkloadThroughPlatform : public ::testing::TestWithParam<Case> {};
+
+TEST_P(WorkloadThroughPlatform, VerifiesSplitsEveryLaunchAndMovesTheMinimum) {
+  const Case c = GetParam();
+  const auto workload = unimem::examples::find_workload(c.workload);
+  const Output direct = run(kEnv + UNIMEM_WORKLOAD_PROGRAM + std::string(" ") + c.workload);
+  ASSERT_EQ(direct.status, 0) << direct.text;
+  const auto want = nlohmann::json::parse(direct.text);
+  ASSERT_TRUE(want.at("verified").get<bool>());
+
+  const fs::path report =
+      fs::temp_directory_path() / ("unimem-run-" + c.workload + "-" + std::to_string(c.devices) +
+                                   "-" + c.strategy + "-" + std::to_string(::getpid()) + ".json");
+  const std::string devices = c.devices == 1 ? "0" : "0-" + std::to_string(c.devices - 1);
+  const Output through =
+      run(kEnv + "UNIMEM_STRATEGY=" + c.strategy + " " + UNIMEM_CLI +
+          std::string(" run --quiet --report ") + report.string() + " --devices " + devices +
+          " -- " + UNIMEM_WORKLOAD_PROGRAM + " " + c.workload);
+  ASSERT_EQ(through.status, 0) << through.text;
+  const auto got = nlohmann::json::parse(through.text);
+  EXPECT_EQ(got.at("platform"), "unimem");
+  EXPECT_TRUE(got.at("verified").get<bool>());
+  EXPECT_EQ(got.at("checksum"), want.at("checksum")) << "outputs differ from POCL's";
+
+  std::ifstream in(report);
+  ASSERT_TRUE(in) << "no report at " << report;
+  const auto r = nlohmann::json::parse(in);
+  fs::remove(report);
+  const auto launches = r.at("launches").get<std::uint64_t>();
+  EXPECT_GT(launches, 0u);
+  EXPECT_TRUE(r.at("fallbacks").empty()) << r.at("fallbacks").dump();
+  EXPECT_EQ(r.at("devices").size(), c.devices);
+  if (c.devices > 1) {
+    EXPECT_EQ(r.at("split_launches").get<std::uint64_t>(), launches);
+    for (const auto& [device, count] : r.at("partitions_per_device").items()) {
+      EXPECT_EQ(count.get<std::uint64_t>(), launches) << device;
+    }
+  }
+  unimem::examples::Problem problem = workload->small_problem();
+  const unimem::examples::TransferBytes min = workload->bytes_min(problem, c.devices);
+  const unimem::examples::TransferBytes moved{r.at("bytes_h2d").get<std::uint64_t>(),
+                                              r.at("bytes_d2h").get<std::uint64_t>(),
+                                              r.at("bytes_d2d").get<std::uint64_t>()};
+  // lazy moves exactly the minimum; adaptive may also prefetch what it predicts (never less).
+  if (c.strategy == "lazy") {
+    EXPECT_EQ(moved, min) << "moved " << unimem::examples::to_string(moved) << ", minimum "
+                          << unimem::examples::to_string(min);
+  } else {
+    EXPECT_GE(moved.total(true), min.total(true))
+        << "moved " << unimem::examples::to_string(moved) << ", minimum "
+        << unimem::examples::to_string(min);
+  }
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  for (const auto& w : unimem::examples::all_workloads()) {
+    for (unsigned d = 1; d <= 3; ++d) {
+      for (const char* strategy : {"lazy", "adaptive"}) out.push_back({w->name(), d, strategy});
+    }
+  }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, WorkloadThroughPlatform, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& param_info) {
+                           std::string name = param_info.param.workload;
+                           for (char& ch : name) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return name + "_on_" + std::to_string(param_info.param.devices) + "_" +
+                                  param_info.param.strategy;
+                         });
+
+}  // namespace
