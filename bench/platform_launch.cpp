@@ -1,0 +1,120 @@
+// Launch cost of the unimem OpenCL platform: 20,000 launches of a small kernel through the
+// platform's device against the same launches on one POCL device directly, in one process (the
+// ICD loader sees both platforms; unimem's runs on the vendor underneath). Both sides pay the
+// same: a context, a queue, one buffer written once, the kernel built and launched once before
+// timing; each benchmark iteration enqueues 20,000 launches and waits for them (clFinish).
+//
+//   unimem_bench_platform_launch [--benchmark_...]
+// BM_Launches/direct: POCL device 0; BM_Launches/unimem_1: the platform over that device alone
+// (UNIMEM_DEVICES=0: the bookkeeping cost); BM_Launches/unimem_split: a second run over every
+// device is not in this process (the loader reads its vendors once), see `unimem run`.
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "device/opencl/opencl_discovery.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kLaunches = 20000;
+constexpr std::size_t kItems = 256;
+
+// Before the first OpenCL call: a vendor directory with the system's vendors and unimem.
+const bool kEnvironment = [] {
+  const fs::path dir = fs::temp_directory_path() / ("unimem-bench-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::string vendors;
+  for (const std::string& lib :
+       unimem::opencl::icd_libraries(unimem::opencl::IcdSearch::from_environment())) {
+    if (fs::path(lib).filename().string().starts_with("libunimem_opencl")) continue;
+    vendors += (vendors.empty() ? "" : ":") + lib;
+    std::ofstream(dir / ("vendor" + std::to_string(vendors.size()) + ".icd")) << lib << "\n";
+  }
+  std::ofstream(dir / "zz-unimem.icd") << UNIMEM_PLATFORM_LIBRARY_BUILD << "\n";
+  ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
+  ::setenv("UNIMEM_VENDOR_ICDS", vendors.c_str(), 1);
+  ::setenv("UNIMEM_DEVICES", "0", 1);  // the platform over POCL's first device only
+  return true;
+}();
+
+void check(cl_int e, const char* what) {
+  if (e != CL_SUCCESS) throw std::runtime_error(std::string(what) + " failed: " + std::to_string(e));
+}
+
+cl_platform_id find_platform(bool unimem) {
+  cl_uint n = 0;
+  check(clGetPlatformIDs(0, nullptr, &n), "clGetPlatformIDs");
+  std::vector<cl_platform_id> all(n);
+  check(clGetPlatformIDs(n, all.data(), nullptr), "clGetPlatformIDs");
+  for (cl_platform_id p : all) {
+    char name[128] = {};
+    clGetPlatformInfo(p, CL_PLATFORM_NAME, sizeof name, name, nullptr);
+    if ((std::string(name) == "unimem") == unimem) return p;
+  }
+  throw std::runtime_error(unimem ? "no unimem platform" : "no vendor platform");
+}
+
+void BM_Launches(benchmark::State& state, bool unimem) {
+  (void)kEnvironment;
+  cl_platform_id platform = find_platform(unimem);
+  cl_device_id device = nullptr;
+  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
+  cl_int e = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
+  check(e, "clCreateContext");
+  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &e);
+  check(e, "clCreateCommandQueue");
+  const char* source =
+      "__kernel void add_one(__global int* data) { data[get_global_id(0)] += 1; }";
+  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
+  check(e, "clCreateProgramWithSource");
+  check(clBuildProgram(program, 1, &device, "", nullptr, nullptr), "clBuildProgram");
+  cl_kernel kernel = clCreateKernel(program, "add_one", &e);
+  check(e, "clCreateKernel");
+  std::vector<int> host(kItems, 0);
+  cl_mem buffer = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), host.data(), &e);
+  check(e, "clCreateBuffer");
+  check(clSetKernelArg(kernel, 0, sizeof buffer, &buffer), "clSetKernelArg");
+  const std::size_t global = kItems, local = 64;
+  check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+        "clEnqueueNDRangeKernel");
+  check(clFinish(queue), "clFinish");
+  std::uint64_t launched = 1;
+  for (auto _ : state) {
+    for (int i = 0; i < kLaunches; ++i) {
+      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+    }
+    check(clFinish(queue), "clFinish");
+    launched += kLaunches;
+  }
+  check(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, kItems * sizeof(int), host.data(), 0,
+                            nullptr, nullptr),
+        "clEnqueueReadBuffer");
+  if (host[0] != static_cast<int>(launched) || host[kItems - 1] != static_cast<int>(launched)) {
+    state.SkipWithError("wrong result: the launches did not all run");
+  }
+  state.counters["launches"] = static_cast<double>(launched - 1);
+  state.counters["us_per_launch"] = benchmark::Counter(
+      static_cast<double>(launched - 1), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  clReleaseMemObject(buffer);
+  clReleaseKernel(kernel);
+  clReleaseProgram(program);
+  clReleaseCommandQueue(queue);
+  clReleaseContext(context);
+}
+
+BENCHMARK_CAPTURE(BM_Launches, direct, false)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK_CAPTURE(BM_Launches, unimem_1, true)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+
+}  // namespace
+
+BENCHMARK_MAIN();
