@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <unimem/access_descriptor.hpp>
+#include "analysis/team_footprint.hpp"
 #include "api/kernel_analysis.hpp"
 #include "api/runtime_core.hpp"
 #include "schedule/launch_plan.hpp"
@@ -72,6 +73,9 @@ struct ProgramBuildReport {
   std::size_t contexts = 0;           ///< OpenCL contexts built for
   double analysis_seconds = 0.0;      ///< kernel analysis, wall time (near zero when cached)
   bool analysis_cached = false;       ///< the analysis of this source + options was reused
+  /// The team kernels (include/unimem/team.h) by name, with their team memory and spill per
+  /// work-group.
+  std::map<std::string, TeamFootprint> teams;
 };
 
 /// OpenCL C source built for every device of a Runtime (Device::build_program, once per build
@@ -79,12 +83,24 @@ struct ProgramBuildReport {
 class Program {
  public:
   /// Builds source with options once per OpenCL context of runtime's devices. A build failure
-  /// throws DeviceError carrying the device names and compiler logs.
+  /// throws DeviceError carrying the device names and compiler logs. The device library's
+  /// include directory and -cl-kernel-arg-info are added to options (api/device_library.hpp), so
+  /// kernels may `#include <unimem/team.h>`.
   Program(Runtime& runtime, std::string source, std::string options = {});
+  /// Releases the spill areas of team kernels (waits for the launches that use them).
+  ~Program();
+  Program(const Program&) = delete;
+  Program& operator=(const Program&) = delete;
 
   /// Runs kernel over range with args. Buffers are shared buffers of the runtime. Returns the
   /// event of the whole launch (all partitions). Throws PreconditionError for an unknown kernel,
   /// a bad argument or descriptor, naming the kernel.
+  ///
+  /// A team kernel (build_report().teams) takes every argument but its last, the spill parameter
+  /// of UM_TEAM_PARAM: the program passes a spill area of its own, sized for the launch's
+  /// work-groups, and gives each partition the slices of its work-groups as write-only scratch
+  /// (nothing fetched before the kernel, nothing copied after). Team kernels need a 1-D range
+  /// with an explicit work-group size and no global offset.
   Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
                const LaunchOptions& options = {});
   Event launch(const std::string& kernel, const NDRange& range, std::initializer_list<Arg> args,
@@ -115,6 +131,9 @@ class Program {
                               const LaunchOptions& options) const;
   static LaunchPlan plan_with_fallback(PlanRequest& request);
   void report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const;
+  void add_team_spill(const std::string& kernel, const TeamFootprint& team, const NDRange& range,
+                      std::vector<Arg>& args);
+  static void attach_team_spill(PlanRequest& request, const TeamFootprint& team);
   void time_partitions(const std::string& kernel, const LaunchPlan& plan,
                        const std::vector<Event>& events,
                        std::chrono::steady_clock::time_point start);
@@ -134,6 +153,9 @@ class Program {
   };
   std::shared_ptr<Profile> profile_ = std::make_shared<Profile>();
   LaunchPlan last_plan_;
+  // Team kernels' spill areas (lazy strategy: scratch is never copied), by kernel name.
+  std::mutex spill_mutex_;
+  std::map<std::string, BufferId> spills_;
   std::function<void(const std::string&)> log_;
 };
 
