@@ -8,7 +8,9 @@
 // every variable (UM_MASTER) and every work-item reads them all (UM_PARALLEL). Counters:
 // ns_per_variable = time / (teams * rounds * variables): one publish plus one read per work-item
 // of the team, per variable. BM_TeamSharingBarriersOnly (0 variables) is the cost of the blocks
-// themselves (two barriers per round), to subtract.
+// themselves (two barriers per round), to subtract. BM_TeamReduction*: teams of 20 work-items,
+// each publishing its own variable every round and the master adding all 20 (the reduction
+// pattern; ns_per_variable = time / (teams * rounds * 20)).
 #include <benchmark/benchmark.h>
 
 #if UNIMEM_HAVE_OPENCL
@@ -67,20 +69,49 @@ std::string sharing_source(int variables) {
          "}\n";
 }
 
+// The reduction pattern: every work-item of a team of `variables` publishes its own variable
+// (rank r writes variable r), then the master adds them all up.
+std::string reducing_source(int variables) {
+  const std::string nv = std::to_string(variables);
+  return "#include <unimem/team.h>\n"
+         "kernel void sharing(global int* out, int rounds, UM_TEAM_PARAM(" +
+         nv +
+         ")) {\n"
+         "  UM_TEAM_BEGIN(team, " +
+         nv +
+         ");\n"
+         "  int acc = 0;\n"
+         "  for (int r = 0; r < rounds; ++r) {\n"
+         "    UM_PARALLEL(team)\n"
+         "      um_share_int(team, um_team_rank(team), r + (int)get_global_id(0));\n"
+         "    UM_END_PARALLEL(team);\n"
+         "    UM_MASTER(team)\n"
+         "      for (uint v = 0; v < " +
+         nv +
+         "; ++v) acc += um_shared_int(team, v);\n"
+         "    UM_END_MASTER(team);\n"
+         "  }\n"
+         "  out[get_global_id(0)] = acc;\n"
+         "  UM_TEAM_END(team);\n"
+         "}\n";
+}
+
 // Runs `sharing` with `variables` shared variables and `slots` team-memory slots.
-void run_sharing(benchmark::State& state, int variables, int slots) {
+void run_sharing(benchmark::State& state, int variables, int slots, bool reduce = false) {
   if (devices().empty()) return state.SkipWithError("no OpenCL device");
   OpenCLDevice& d = *devices()[0];
   const std::string options = "-DUM_TEAM_SLOTS=" + std::to_string(slots) + " " +
                               unimem::detail::device_library_build_options();
-  auto kernel = d.build_program(sharing_source(variables), options)->kernel("sharing");
+  const std::string source = reduce ? reducing_source(variables) : sharing_source(variables);
+  auto kernel = d.build_program(source, options)->kernel("sharing");
+  const std::uint64_t team_size = reduce ? static_cast<std::uint64_t>(variables) : kTeamSize;
   const std::uint64_t spilled =
       variables > slots ? static_cast<std::uint64_t>(variables - slots) : 0;
-  DeviceAllocation out = d.allocate(kTeams * kTeamSize * sizeof(int));
+  DeviceAllocation out = d.allocate(kTeams * team_size * sizeof(int));
   DeviceAllocation spill = d.allocate(std::max<std::uint64_t>(kTeams * spilled * 8, 8));
   NDRange range;
-  range.global[0] = kTeams * kTeamSize;
-  range.local[0] = kTeamSize;
+  range.global[0] = kTeams * team_size;
+  range.local[0] = team_size;
   const KernelArg args[] = {KernelArg::of_buffer(out), KernelArg::of_scalar(kRounds),
                             KernelArg::of_buffer(spill)};
   d.launch(*kernel, range, args, {}).wait();  // the first launch compiles the kernel
@@ -108,9 +139,18 @@ void BM_TeamSharingSpill(benchmark::State& state) {
 }
 void BM_TeamSharingBarriersOnly(benchmark::State& state) { run_sharing(state, 0, 20); }
 
+void BM_TeamReductionSlots(benchmark::State& state) {
+  run_sharing(state, static_cast<int>(state.range(0)), 20, true);
+}
+void BM_TeamReductionSpill(benchmark::State& state) {
+  run_sharing(state, static_cast<int>(state.range(0)), 0, true);
+}
+
 BENCHMARK(BM_TeamSharingSlots)->Arg(20)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_TeamSharingSpill)->Arg(20)->Unit(benchmark::kMicrosecond)->UseRealTime();
 BENCHMARK(BM_TeamSharingBarriersOnly)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TeamReductionSlots)->Arg(20)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK(BM_TeamReductionSpill)->Arg(20)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 #endif
