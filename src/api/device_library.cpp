@@ -12,6 +12,9 @@
 #ifndef UNIMEM_LIBRARY_TO_INCLUDE_DIR
 #define UNIMEM_LIBRARY_TO_INCLUDE_DIR "../include"
 #endif
+#ifndef UNIMEM_BINARY_TO_INCLUDE_DIR
+#define UNIMEM_BINARY_TO_INCLUDE_DIR "../include"
+#endif
 
 namespace unimem::detail {
 
@@ -35,15 +38,15 @@ std::string loaded_from() {
 }  // namespace
 
 std::string device_include_dir_from(const std::string& env, const std::string& library_file,
-                                    const std::string& library_to_include,
+                                    std::span<const std::string> to_include,
                                     const std::string& source_include) {
   if (!env.empty()) return env;
   if (!library_file.empty()) {
     std::error_code ec;
     const std::filesystem::path file = std::filesystem::weakly_canonical(library_file, ec);
-    if (!ec) {
-      const std::filesystem::path installed =
-          (file.parent_path() / library_to_include).lexically_normal();
+    for (const std::string& relative : to_include) {
+      if (ec) break;
+      const std::filesystem::path installed = (file.parent_path() / relative).lexically_normal();
       if (holds_team_header(installed)) return installed.string();
     }
   }
@@ -53,8 +56,9 @@ std::string device_include_dir_from(const std::string& env, const std::string& l
 
 std::string device_include_dir() {
   const char* env = std::getenv("UNIMEM_DEVICE_INCLUDE_DIR");
-  return device_include_dir_from(env != nullptr ? env : "", loaded_from(),
-                                 UNIMEM_LIBRARY_TO_INCLUDE_DIR, UNIMEM_SOURCE_INCLUDE_DIR);
+  const std::string to_include[] = {UNIMEM_LIBRARY_TO_INCLUDE_DIR, UNIMEM_BINARY_TO_INCLUDE_DIR};
+  return device_include_dir_from(env != nullptr ? env : "", loaded_from(), to_include,
+                                 UNIMEM_SOURCE_INCLUDE_DIR);
 }
 
 std::string device_library_build_options() {

@@ -4,6 +4,7 @@
 // program, and the build options that make `#include <unimem/team.h>` work in kernels, for the
 // build tree and for an installed (even relocated) tree alike.
 
+#include <span>
 #include <string>
 
 namespace unimem::detail {
@@ -15,11 +16,13 @@ namespace unimem::detail {
 [[nodiscard]] std::string device_include_dir();
 
 /// device_include_dir's rule with its inputs given: env (may be empty), the path of the file the
-/// library was loaded from, the relative path from that file's directory to the installed include
-/// directory, and the source tree's include directory. Exposed for tests.
+/// library was loaded from (libunimem.so, or an executable it is linked into), the relative paths
+/// from that file's directory to the installed include directory (from the library directory and
+/// from the binary directory, tried in order), and the source tree's include directory. Exposed
+/// for tests.
 [[nodiscard]] std::string device_include_dir_from(const std::string& env,
                                                   const std::string& library_file,
-                                                  const std::string& library_to_include,
+                                                  std::span<const std::string> to_include,
                                                   const std::string& source_include);
 
 /// The options unimem adds to every program build: the device library's include directory and

@@ -52,12 +52,13 @@ Program::Program(Runtime& runtime, std::string source, std::string options)
 
 Program::~Program() {
   std::lock_guard lock(spill_mutex_);
-  for (const auto& [kernel, buffer] : spills_) {
+  std::vector<BufferId> buffers = retired_spills_;
+  for (const auto& [kernel, buffer] : spills_) buffers.push_back(buffer);
+  for (const BufferId buffer : buffers) {
     try {
-      runtime_.release_buffer(buffer);
+      runtime_.release_buffer(buffer);  // waits for the launches that use it
     } catch (const std::exception& e) {
-      std::cerr << "unimem: releasing the spill area of team kernel '" << kernel
-                << "': " << e.what() << "\n";
+      std::cerr << "unimem: releasing a team kernel's spill area: " << e.what() << "\n";
     }
   }
 }
@@ -249,7 +250,9 @@ void Program::add_team_spill(const std::string& kernel, const TeamFootprint& tea
   std::lock_guard lock(spill_mutex_);
   auto it = spills_.find(kernel);
   if (it != spills_.end() && runtime_.buffer_size(it->second) < bytes) {
-    runtime_.release_buffer(it->second);  // waits for the launches still using it
+    // Another thread may hold the smaller area for a launch it has not submitted yet: it is
+    // released with the Program, not now.
+    retired_spills_.push_back(it->second);
     spills_.erase(it);
     it = spills_.end();
   }

@@ -156,6 +156,7 @@ class Program {
   // Team kernels' spill areas (lazy strategy: scratch is never copied), by kernel name.
   std::mutex spill_mutex_;
   std::map<std::string, BufferId> spills_;
+  std::vector<BufferId> retired_spills_;  // outgrown; released with the Program
   std::function<void(const std::string&)> log_;
 };
 

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/device_library.hpp"
@@ -368,6 +369,41 @@ TEST_F(TeamTest, ASpillParameterThatIsNotLastIsABuildError) {
   }
 }
 
+// Two threads launch team kernels of one Program at once, one of them with ever more teams (its
+// spill area grows while the other's launches are in flight): every result stays right.
+TEST_F(TeamTest, ConcurrencyLaunchesFromTwoThreadsWhileTheSpillAreaGrows) {
+  Program program(*runtime_, "#include <unimem/team.h>\n" + share_kernel(21));
+  const std::vector<int> in = pattern(4 * kTeams * 21, 4);
+  const BufferId in_buf = upload(in);
+  auto run = [&](int thread) {
+    for (std::uint64_t round = 1; round <= 4; ++round) {
+      const std::uint64_t teams = thread == 0 ? kTeams : round * kTeams;
+      NDRange range = teams_range();
+      range.global[0] = teams * kTeamSize;
+      const BufferId out = runtime_->create_buffer(teams * kTeamSize * sizeof(int));
+      program.launch("share_21", range, {Arg::buffer(in_buf), Arg::buffer(out)});
+      std::vector<int> got(teams * kTeamSize);
+      runtime_->read_blocking(out, 0, std::as_writable_bytes(std::span(got)));
+      std::vector<int> expected(teams * kTeamSize);
+      for (std::uint64_t t = 0; t < teams; ++t) {
+        int acc = 0;
+        for (std::uint32_t v = 0; v < 21; ++v) {
+          acc += (in[t * 21 + v] * 2 + static_cast<int>(v)) * static_cast<int>(v + 1);
+        }
+        for (std::uint64_t r = 0; r < kTeamSize; ++r) {
+          expected[t * kTeamSize + r] = acc + static_cast<int>(r);
+        }
+      }
+      EXPECT_EQ(got, expected) << "thread " << thread << " round " << round;
+      runtime_->release_buffer(out);
+    }
+  };
+  std::thread other(run, 1);
+  run(0);
+  other.join();
+  runtime_->release_buffer(in_buf);
+}
+
 // The include directory: the environment wins; then the tree the library was installed into
 // (found from the library's path, so a moved prefix works); then the source tree.
 TEST(DeviceLibrary, TheIncludeDirectoryIsFoundForInstalledAndBuildTrees) {
@@ -380,16 +416,20 @@ TEST(DeviceLibrary, TheIncludeDirectoryIsFoundForInstalledAndBuildTrees) {
   fs::create_directories(root / "src" / "include" / "unimem");
   std::ofstream(root / "prefix" / "include" / "unimem" / "team.h") << "/* installed */\n";
   std::ofstream(root / "src" / "include" / "unimem" / "team.h") << "/* source */\n";
-  const std::string lib = (root / "prefix" / "lib" / "libunimem.so").string();
+  const std::string lib = (root / "prefix" / "lib" / "x86_64-linux-gnu" / "libunimem.so").string();
+  const std::string exe = (root / "prefix" / "bin" / "unimem").string();
   const std::string source = (root / "src" / "include").string();
-  EXPECT_EQ(detail::device_include_dir_from("/env/dir", lib, "../include", source), "/env/dir");
-  EXPECT_EQ(detail::device_include_dir_from("", lib, "../include", source),
+  const std::vector<std::string> up = {"../../include", "../include"};
+  EXPECT_EQ(detail::device_include_dir_from("/env/dir", lib, up, source), "/env/dir");
+  EXPECT_EQ(detail::device_include_dir_from("", lib, up, source),
+            (root / "prefix" / "include").string());
+  EXPECT_EQ(detail::device_include_dir_from("", exe, up, source),
             (root / "prefix" / "include").string());
   // A library outside an installed tree (the build tree) uses the source tree.
-  EXPECT_EQ(detail::device_include_dir_from("", (root / "build" / "libunimem.so").string(),
-                                            "../include", source),
-            source);
-  EXPECT_EQ(detail::device_include_dir_from("", "", "../include", "/nonexistent"), "");
+  EXPECT_EQ(
+      detail::device_include_dir_from("", (root / "build" / "libunimem.so").string(), up, source),
+      source);
+  EXPECT_EQ(detail::device_include_dir_from("", "", up, "/nonexistent"), "");
   fs::remove_all(root);
   // This build finds the real header.
   EXPECT_TRUE(fs::exists(fs::path(detail::device_include_dir()) / "unimem" / "team.h"));
