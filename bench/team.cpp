@@ -7,16 +7,19 @@
 // slots; with -DUM_TEAM_SLOTS=0 all 20 spill to global memory. Each round, the master publishes
 // every variable (UM_MASTER) and every work-item reads them all (UM_PARALLEL). Counters:
 // ns_per_variable = time / (teams * rounds * variables): one publish plus one read per work-item
-// of the team, per variable. BM_TeamSharingBarriersOnly (0 variables) is the cost of the blocks
-// themselves (two barriers per round), to subtract. BM_TeamReduction*: teams of 20 work-items,
-// each publishing its own variable every round and the master adding all 20 (the reduction
-// pattern; ns_per_variable = time / (teams * rounds * 20)).
+// of the team, per variable, in wall time; cpu_ns_per_variable the same in the process's CPU time
+// (all threads: less disturbed by other processes on a shared machine). BM_TeamSharingBarriersOnly
+// (0 variables) is the cost of the blocks themselves (two barriers per round), to subtract.
+// BM_TeamReduction*: teams of 20 work-items, each publishing its own variable every round and the
+// master adding all 20 (the reduction pattern; ns_per_variable = time / (teams * rounds * 20)).
 #include <benchmark/benchmark.h>
 
 #if UNIMEM_HAVE_OPENCL
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstdint>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -112,19 +115,24 @@ void run_sharing(benchmark::State& state, int variables, int slots, bool reduce 
   NDRange range;
   range.global[0] = kTeams * team_size;
   range.local[0] = team_size;
-  const KernelArg args[] = {KernelArg::of_buffer(out), KernelArg::of_scalar(kRounds),
-                            KernelArg::of_buffer(spill)};
+  const std::array<KernelArg, 3> args = {KernelArg::of_buffer(out), KernelArg::of_scalar(kRounds),
+                                         KernelArg::of_buffer(spill)};
   d.launch(*kernel, range, args, {}).wait();  // the first launch compiles the kernel
   double seconds = 0;
+  double cpu_seconds = 0;  // of the whole process: POCL's worker threads run the kernel
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
+    const std::clock_t cpu_start = std::clock();
     d.launch(*kernel, range, args, {}).wait();
+    cpu_seconds += static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
     seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
   const double variables_per_launch =
       static_cast<double>(kTeams) * kRounds * std::max(variables, 1);
   state.counters["ns_per_variable"] =
       seconds * 1e9 / (static_cast<double>(state.iterations()) * variables_per_launch);
+  state.counters["cpu_ns_per_variable"] =
+      cpu_seconds * 1e9 / (static_cast<double>(state.iterations()) * variables_per_launch);
   state.counters["team_memory_bytes"] = static_cast<double>(slots * 8);
   state.counters["spill_bytes_per_team"] = static_cast<double>(spilled * 8);
   d.free(out);

@@ -3,6 +3,7 @@
 #include "examples/team/team_softmax.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <span>
@@ -41,8 +42,8 @@ std::vector<float> team_softmax_reference(const std::vector<float>& in, std::uin
   std::vector<float> out(in.size());
   for (std::uint64_t i = 0; i < rows; ++i) {
     const float* row = in.data() + i * cols;
-    float partial_max[kSoftmaxTeam];
-    float partial_sum[kSoftmaxTeam];
+    std::array<float, kSoftmaxTeam> partial_max{};
+    std::array<float, kSoftmaxTeam> partial_sum{};
     for (std::uint64_t r = 0; r < kSoftmaxTeam; ++r) {
       partial_max[r] = -std::numeric_limits<float>::infinity();
       for (std::uint64_t j = r; j < cols; j += kSoftmaxTeam) {

@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <array>
 #include <cstdlib>
 #include <filesystem>
 #include <system_error>
@@ -56,7 +57,8 @@ std::string device_include_dir_from(const std::string& env, const std::string& l
 
 std::string device_include_dir() {
   const char* env = std::getenv("UNIMEM_DEVICE_INCLUDE_DIR");
-  const std::string to_include[] = {UNIMEM_LIBRARY_TO_INCLUDE_DIR, UNIMEM_BINARY_TO_INCLUDE_DIR};
+  const std::array<std::string, 2> to_include = {UNIMEM_LIBRARY_TO_INCLUDE_DIR,
+                                                 UNIMEM_BINARY_TO_INCLUDE_DIR};
   return device_include_dir_from(env != nullptr ? env : "", loaded_from(), to_include,
                                  UNIMEM_SOURCE_INCLUDE_DIR);
 }
