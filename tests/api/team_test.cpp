@@ -217,9 +217,13 @@ TEST_F(TeamTest, SharedVariablesInSlotsAndSpillEqualTheReferenceOnOneToThreeDevi
       program.launch("share_" + std::to_string(n), teams_range(),
                      {Arg::buffer(in_buf), Arg::buffer(out)}, on_devices(devices));
       EXPECT_EQ(download(out), expected) << n << " shared variables on " << devices << " devices";
-      EXPECT_EQ(program.last_plan().partitions.size(), devices)
-          << n << " shared variables: the launch did not split; log: "
-          << (log.empty() ? "" : log.back());
+      // Without the kernel analysis (UNIMEM_WITH_ANALYSIS=OFF) in and out have no byte sets and
+      // the launch runs on one device; the results must be right either way.
+      if (program.analyzed()) {
+        EXPECT_EQ(program.last_plan().partitions.size(), devices)
+            << n << " shared variables: the launch did not split; log: "
+            << (log.empty() ? "" : log.back());
+      }
       runtime_->release_buffer(out);
     }
     runtime_->release_buffer(in_buf);
@@ -238,7 +242,7 @@ TEST_F(TeamTest, NestedTeamFunctionsEqualTheReferenceOnOneToThreeDevices) {
                      on_devices(devices));
       EXPECT_EQ(download(out), nested_reference(in, rounds))
           << rounds << " rounds on " << devices << " devices";
-      EXPECT_EQ(program.last_plan().partitions.size(), devices);
+      if (program.analyzed()) EXPECT_EQ(program.last_plan().partitions.size(), devices);
       runtime_->release_buffer(out);
     }
   }
@@ -265,7 +269,7 @@ TEST_F(TeamTest, AReductionThroughSharedVariablesEqualsTheReferenceOnOneToThreeD
                    on_devices(devices));
     EXPECT_EQ(download(sums_buf), sums) << devices << " devices";
     EXPECT_EQ(download(out_buf), out) << devices << " devices";
-    EXPECT_EQ(program.last_plan().partitions.size(), devices);
+    if (program.analyzed()) EXPECT_EQ(program.last_plan().partitions.size(), devices);
     runtime_->release_buffer(sums_buf);
     runtime_->release_buffer(out_buf);
   }
@@ -319,7 +323,10 @@ TEST_F(TeamTest, TheSpillAreaIsScratchNoCopyMovesIt) {
   (void)download(out);
   const TransferStats after = runtime_->stats();
   const std::uint64_t moved = after.host_to_device.bytes - before.host_to_device.bytes;
-  EXPECT_LE(moved, in.size() * sizeof(int)) << "more than the input went to the devices";
+  // Without the analysis, out has no byte sets either: a whole-buffer may-write, fetched first.
+  const std::uint64_t allowed =
+      in.size() * sizeof(int) + (program.analyzed() ? 0 : kTeams * kTeamSize * sizeof(int));
+  EXPECT_LE(moved, allowed) << "more than the input went to the devices";
   EXPECT_EQ(after.device_to_host.bytes - before.device_to_host.bytes,
             kTeams * kTeamSize * sizeof(int));
   runtime_->release_buffer(out);

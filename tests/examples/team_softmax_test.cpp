@@ -32,7 +32,9 @@ TEST(TeamSoftmax, EqualsTheReferenceOnOneToThreeDevices) {
     LaunchOptions options;
     for (std::size_t d = 0; d < n; ++d) options.devices.push_back(d);
     const TeamSoftmaxRun run = team_softmax(runtime, in, rows, cols, options);
-    EXPECT_EQ(run.partitions, n);
+#if defined(UNIMEM_WITH_ANALYSIS) && UNIMEM_WITH_ANALYSIS
+    EXPECT_EQ(run.partitions, n);  // the analysis gives in and out their bytes per partition
+#endif
     EXPECT_EQ(run.footprint.shared_variables, 34U);
     EXPECT_EQ(run.footprint.spill_bytes_per_group(), 14U * 8);
     for (std::size_t i = 0; i < ref.size(); ++i) {
