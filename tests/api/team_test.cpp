@@ -242,7 +242,9 @@ TEST_F(TeamTest, NestedTeamFunctionsEqualTheReferenceOnOneToThreeDevices) {
                      on_devices(devices));
       EXPECT_EQ(download(out), nested_reference(in, rounds))
           << rounds << " rounds on " << devices << " devices";
-      if (program.analyzed()) EXPECT_EQ(program.last_plan().partitions.size(), devices);
+      if (program.analyzed()) {
+        EXPECT_EQ(program.last_plan().partitions.size(), devices);
+      }
       runtime_->release_buffer(out);
     }
   }
@@ -269,7 +271,9 @@ TEST_F(TeamTest, AReductionThroughSharedVariablesEqualsTheReferenceOnOneToThreeD
                    on_devices(devices));
     EXPECT_EQ(download(sums_buf), sums) << devices << " devices";
     EXPECT_EQ(download(out_buf), out) << devices << " devices";
-    if (program.analyzed()) EXPECT_EQ(program.last_plan().partitions.size(), devices);
+    if (program.analyzed()) {
+      EXPECT_EQ(program.last_plan().partitions.size(), devices);
+    }
     runtime_->release_buffer(sums_buf);
     runtime_->release_buffer(out_buf);
   }
