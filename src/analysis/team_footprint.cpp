@@ -24,10 +24,10 @@ std::optional<std::uint32_t> take_count(std::string_view& text) {
 
 std::string TeamFootprint::to_string() const {
   return std::to_string(shared_variables) +
-         " shared variables: " + std::to_string(shared_variables - spilled_variables()) +
-         " in team memory (" + std::to_string(slots) + " slots, " +
-         std::to_string(team_memory_bytes()) + " B per work-group), " +
-         std::to_string(spilled_variables()) + " spilled (" +
+         (shared_variables == 1 ? " shared variable: " : " shared variables: ") +
+         std::to_string(shared_variables - spilled_variables()) + " in team memory (" +
+         std::to_string(slots) + " slots, " + std::to_string(team_memory_bytes()) +
+         " B per work-group), " + std::to_string(spilled_variables()) + " spilled (" +
          std::to_string(spill_bytes_per_group()) + " B per work-group)";
 }
 
