@@ -22,6 +22,7 @@ set(UNIMEM_LAYER_RULES
   "schedule:analysis,coherence"
   "api:schedule"
   "api/drivers:api,device/opencl"
+  "platform:api,device/opencl"
   "selftest:api,device/host"
   "tools:selftest,api,device/host,device/opencl,analysis/llvm")
 

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "api/program.hpp"
+#include <unimem/program.hpp>
 #include "api/runtime_core.hpp"
 #include "examples/workload.hpp"
 

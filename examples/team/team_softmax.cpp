@@ -8,6 +8,8 @@
 #include <limits>
 #include <span>
 
+#include "api/program_core.hpp"
+
 namespace unimem::examples {
 
 namespace embedded {
@@ -30,7 +32,7 @@ TeamSoftmaxRun team_softmax(Runtime& runtime, const std::vector<float>& in, std:
   TeamSoftmaxRun run;
   run.out.resize(in.size());
   runtime.read_blocking(out_buf, 0, std::as_writable_bytes(std::span(run.out)));
-  run.partitions = program.last_plan().partitions.size();
+  run.partitions = program.core().last_plan().partitions.size();
   run.footprint = program.build_report().teams.at("team_softmax");
   runtime.release_buffer(in_buf);
   runtime.release_buffer(out_buf);

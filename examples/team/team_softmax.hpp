@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "api/program.hpp"
+#include <unimem/program.hpp>
 
 namespace unimem::examples {
 

@@ -12,12 +12,6 @@ namespace unimem {
 
 namespace {
 
-std::vector<Device*> raw_devices(const DeviceRegistry& registry) {
-  std::vector<Device*> out;
-  for (const auto& d : registry.devices()) out.push_back(d.get());
-  return out;
-}
-
 std::string range_text(std::uint64_t offset, std::uint64_t size) {
   return Interval{offset, offset + size}.to_string();
 }
@@ -26,7 +20,7 @@ std::string range_text(std::uint64_t offset, std::uint64_t size) {
 
 RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
     : registry_(std::move(devices)),
-      context_(CoherenceContext::of(raw_devices(registry_), options.recycle_bytes)),
+      context_(CoherenceContext::of(registry_.pointers(), options.recycle_bytes)),
       strategy_(options.strategy),
       measurement_(options.measurement, registry_.size()),
       host_queue_("unimem-host") {

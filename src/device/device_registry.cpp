@@ -34,4 +34,11 @@ std::size_t DeviceRegistry::index_of(const std::string& name) const {
   throw PreconditionError("unknown device '" + name + "'");
 }
 
+std::vector<Device*> DeviceRegistry::pointers() const {
+  std::vector<Device*> out;
+  out.reserve(devices_.size());
+  for (const auto& d : devices_) out.push_back(d.get());
+  return out;
+}
+
 }  // namespace unimem

@@ -26,6 +26,8 @@ class DeviceRegistry {
   /// Index of the device with this name; throws PreconditionError if there is none.
   [[nodiscard]] std::size_t index_of(const std::string& name) const;
   [[nodiscard]] const std::vector<std::shared_ptr<Device>>& devices() const { return devices_; }
+  /// The devices as plain pointers, in index order (valid while the registry holds them).
+  [[nodiscard]] std::vector<Device*> pointers() const;
 
  private:
   std::vector<std::shared_ptr<Device>> devices_;

@@ -220,11 +220,16 @@ BoxSet<N>::BoxSet(std::initializer_list<Box<N>> boxes)
 }
 
 template <std::size_t N>
-BoxSet<N> BoxSet<N>::from_boxes(const std::vector<Box<N>>& boxes) {
+BoxSet<N> BoxSet<N>::of_normalized(std::vector<Box<N>> boxes) {
   BoxSet out;
-  out.boxes_ = combine<N>(boxes, {}, SetOp::unite);
+  out.boxes_ = std::move(boxes);
   out.check_invariants_if_enabled();
   return out;
+}
+
+template <std::size_t N>
+BoxSet<N> BoxSet<N>::from_boxes(const std::vector<Box<N>>& boxes) {
+  return of_normalized(combine<N>(boxes, {}, SetOp::unite));
 }
 
 template <std::size_t N>
@@ -313,10 +318,7 @@ BoxSet<N> BoxSet<N>::unite(const Box<N>& box) const {
 
 template <std::size_t N>
 BoxSet<N> BoxSet<N>::unite(const BoxSet& other) const {
-  BoxSet out;
-  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::unite);
-  out.check_invariants_if_enabled();
-  return out;
+  return of_normalized(combine<N>(boxes_, other.boxes_, SetOp::unite));
 }
 
 template <std::size_t N>
@@ -327,35 +329,23 @@ BoxSet<N> BoxSet<N>::intersect(const Box<N>& box) const {
     if (!common.empty()) clipped.push_back(common);
   }
   // Clipping can make the cross-sections of neighbouring slabs equal: re-normalize.
-  BoxSet out;
-  out.boxes_ = combine<N>(clipped, {}, SetOp::unite);
-  out.check_invariants_if_enabled();
-  return out;
+  return of_normalized(combine<N>(clipped, {}, SetOp::unite));
 }
 
 template <std::size_t N>
 BoxSet<N> BoxSet<N>::intersect(const BoxSet& other) const {
-  BoxSet out;
-  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::intersect);
-  out.check_invariants_if_enabled();
-  return out;
+  return of_normalized(combine<N>(boxes_, other.boxes_, SetOp::intersect));
 }
 
 template <std::size_t N>
 BoxSet<N> BoxSet<N>::subtract(const Box<N>& box) const {
   if (!intersects(box)) return *this;
-  BoxSet out;
-  out.boxes_ = combine<N>(boxes_, std::span<const Box<N>>(&box, 1), SetOp::subtract);
-  out.check_invariants_if_enabled();
-  return out;
+  return of_normalized(combine<N>(boxes_, std::span<const Box<N>>(&box, 1), SetOp::subtract));
 }
 
 template <std::size_t N>
 BoxSet<N> BoxSet<N>::subtract(const BoxSet& other) const {
-  BoxSet out;
-  out.boxes_ = combine<N>(boxes_, other.boxes_, SetOp::subtract);
-  out.check_invariants_if_enabled();
-  return out;
+  return of_normalized(combine<N>(boxes_, other.boxes_, SetOp::subtract));
 }
 
 template <std::size_t N>

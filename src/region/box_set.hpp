@@ -89,6 +89,8 @@ class BoxSet {
  private:
   friend struct detail::BoxSetTestAccess;
   void check_invariants_if_enabled() const;
+  /// The set of boxes that are already in normal form (what combine returns).
+  static BoxSet of_normalized(std::vector<Box<N>> boxes);
 
   std::vector<Box<N>> boxes_;
 };

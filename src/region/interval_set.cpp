@@ -57,12 +57,7 @@ IntervalSet IntervalSet::from_unsorted(std::vector<Interval> intervals) {
     }
   }
   intervals.resize(kept);
-  IntervalSet out;
-  out.intervals_ = std::move(intervals);
-#if UNIMEM_INVARIANTS_ENABLED
-  out.check_invariants();
-#endif
-  return out;
+  return from_normalized(std::move(intervals));
 }
 
 IntervalSet IntervalSet::from_normalized(std::vector<Interval> intervals) {

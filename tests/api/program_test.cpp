@@ -2,7 +2,7 @@
 // a split dimension, fetches may-writes first, falls back (with a message naming the buffer and
 // bytes) when partitions would write the same bytes, and reports bad kernels and sources.
 
-#include "api/program.hpp"
+#include "api/program_core.hpp"
 
 #include <gtest/gtest.h>
 
@@ -84,7 +84,7 @@ TEST_F(ProgramTest, SplitsOverEveryDeviceAndMovesOnlyEachPartitionsBytes) {
   how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
                   AccessDescriptor::affine(1, AccessMode::write, {own()})};
   program_->launch("scale", range_1d(n), {Arg::buffer(a), Arg::buffer(b), Arg::scalar(2.0f)}, how);
-  const LaunchPlan plan = program_->last_plan();
+  const LaunchPlan plan = program_->core().last_plan();
   EXPECT_EQ(plan.partitions.size(), runtime_->device_count());
   const std::vector<float> out = download(b);
   for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0f * in[i]) << i;
@@ -103,7 +103,7 @@ TEST_F(ProgramTest, RunsOnOneDeviceWhenAsked) {
   how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
                   AccessDescriptor::affine(1, AccessMode::write, {own()})};
   program_->launch("scale", range_1d(64), {Arg::buffer(a), Arg::buffer(b), Arg::scalar(3.0f)}, how);
-  const LaunchPlan plan = program_->last_plan();
+  const LaunchPlan plan = program_->core().last_plan();
   ASSERT_EQ(plan.partitions.size(), 1U);
   EXPECT_EQ(plan.partitions[0].device, 1U);
   EXPECT_EQ(download(b), std::vector<float>(64, 3.0f));
@@ -124,7 +124,7 @@ TEST_F(ProgramTest, MayWritesAreFetchedFirstSoUnwrittenBytesStayRight) {
   how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
                   AccessDescriptor::affine(1, AccessMode::may_write, {own()})};
   program_->launch("keep_positive", range_1d(n), {Arg::buffer(a), Arg::buffer(b)}, how);
-  EXPECT_EQ(program_->last_plan().partitions.size(), runtime_->device_count());
+  EXPECT_EQ(program_->core().last_plan().partitions.size(), runtime_->device_count());
   const std::vector<float> out = download(b);
   for (std::uint64_t i = 0; i < n; ++i) {
     ASSERT_EQ(out[i], in[i] > 0.0f ? in[i] : old[i]) << i;
@@ -136,7 +136,7 @@ TEST_F(ProgramTest, OverlappingWritesFallBackToOneDeviceWithAMessage) {
   LaunchOptions how;
   how.accesses = {AccessDescriptor::affine(0, AccessMode::write, {row_major_piece(4, {0})})};
   program_->launch("flag", range_1d(128), {Arg::buffer(b)}, how);
-  EXPECT_EQ(program_->last_plan().partitions.size(), 1U);
+  EXPECT_EQ(program_->core().last_plan().partitions.size(), 1U);
   ASSERT_EQ(log_.size(), 1U);
   EXPECT_NE(log_[0].find("'flag'"), std::string::npos) << log_[0];
   EXPECT_NE(log_[0].find("argument 0"), std::string::npos) << log_[0];
@@ -149,7 +149,7 @@ TEST_F(ProgramTest, OverlappingWritesFallBackToOneDeviceWithAMessage) {
 TEST_F(ProgramTest, AnArgumentWithoutDescriptorRunsOnOneDeviceAndStaysCorrect) {
   const BufferId b = upload(std::vector<float>(16, 2.0f));
   program_->launch("flag", range_1d(4), {Arg::buffer(b)});
-  EXPECT_EQ(program_->last_plan().partitions.size(), 1U);
+  EXPECT_EQ(program_->core().last_plan().partitions.size(), 1U);
   EXPECT_EQ(log_.size(), 1U);
   std::vector<float> want(16, 2.0f);
   want[0] = 7.0f;
@@ -171,7 +171,7 @@ TEST_F(ProgramTest, SplitsAlongTheRequestedDimension) {
   how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {row_major_piece(4, {1, n})}),
                   AccessDescriptor::affine(1, AccessMode::write, {row_major_piece(4, {n, 1})})};
   program_->launch("transpose_add", r, {Arg::buffer(a), Arg::buffer(b), Arg::scalar(n)}, how);
-  const LaunchPlan plan = program_->last_plan();
+  const LaunchPlan plan = program_->core().last_plan();
   ASSERT_EQ(plan.partitions.size(), runtime_->device_count());
   EXPECT_EQ(plan.partitions[1].range.offset[0], plan.partitions[0].range.global[0]);
   EXPECT_EQ(plan.partitions[1].range.global[1], static_cast<std::uint64_t>(n));
@@ -195,7 +195,7 @@ TEST_F(ProgramTest, MeasuredBalanceStaysCorrectAndCoversTheRange) {
                  {Arg::buffer(a), Arg::buffer(b), Arg::scalar(static_cast<float>(i))}, how)
         .wait();
     std::uint64_t covered = 0;
-    for (const auto& p : program_->last_plan().partitions) covered += p.range.global[0];
+    for (const auto& p : program_->core().last_plan().partitions) covered += p.range.global[0];
     EXPECT_EQ(covered, n);
     EXPECT_EQ(download(b), std::vector<float>(n, static_cast<float>(i)));
   }

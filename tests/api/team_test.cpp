@@ -15,8 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include <unimem/program.hpp>
 #include "api/device_library.hpp"
-#include "api/program.hpp"
+#include "api/program_core.hpp"
 #include "device/opencl/opencl_context.hpp"
 
 namespace unimem {
@@ -220,7 +221,7 @@ TEST_F(TeamTest, SharedVariablesInSlotsAndSpillEqualTheReferenceOnOneToThreeDevi
       // Without the kernel analysis (UNIMEM_WITH_ANALYSIS=OFF) in and out have no byte sets and
       // the launch runs on one device; the results must be right either way.
       if (program.analyzed()) {
-        EXPECT_EQ(program.last_plan().partitions.size(), devices)
+        EXPECT_EQ(program.core().last_plan().partitions.size(), devices)
             << n << " shared variables: the launch did not split; log: "
             << (log.empty() ? "" : log.back());
       }
@@ -243,7 +244,7 @@ TEST_F(TeamTest, NestedTeamFunctionsEqualTheReferenceOnOneToThreeDevices) {
       EXPECT_EQ(download(out), nested_reference(in, rounds))
           << rounds << " rounds on " << devices << " devices";
       if (program.analyzed()) {
-        EXPECT_EQ(program.last_plan().partitions.size(), devices);
+        EXPECT_EQ(program.core().last_plan().partitions.size(), devices);
       }
       runtime_->release_buffer(out);
     }
@@ -272,7 +273,7 @@ TEST_F(TeamTest, AReductionThroughSharedVariablesEqualsTheReferenceOnOneToThreeD
     EXPECT_EQ(download(sums_buf), sums) << devices << " devices";
     EXPECT_EQ(download(out_buf), out) << devices << " devices";
     if (program.analyzed()) {
-      EXPECT_EQ(program.last_plan().partitions.size(), devices);
+      EXPECT_EQ(program.core().last_plan().partitions.size(), devices);
     }
     runtime_->release_buffer(sums_buf);
     runtime_->release_buffer(out_buf);

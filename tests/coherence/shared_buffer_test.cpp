@@ -21,18 +21,12 @@ struct SharedBufferTestAccess {
 
 namespace {
 
-std::vector<Device*> raw(const DeviceRegistry& r) {
-  std::vector<Device*> out;
-  for (const auto& d : r.devices()) out.push_back(d.get());
-  return out;
-}
-
 constexpr Agent D0 = agent_of_device(0);
 constexpr Agent D1 = agent_of_device(1);
 
 TEST(SharedBuffer, DevicesGetAnAllocationOnFirstUse) {
   const DeviceRegistry devices = make_host_devices(2);
-  const CoherenceContext context = CoherenceContext::of(raw(devices));
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
   SharedBuffer b(1, "data", 64, context);
   EXPECT_FALSE(b.residency().covers(0, Interval{0, 64}));
   b.acquire(D1, IntervalSet{{8, 16}});
@@ -57,7 +51,7 @@ TEST(SharedBuffer, RandomOperationsKeepThePartsInAgreement) {
         HostDeviceOptions opt;
         opt.peer_copies = seed % 2 == 0;
         const DeviceRegistry devices = make_host_devices(n, opt);
-        const CoherenceContext context = CoherenceContext::of(raw(devices), 1 << 16);
+        const CoherenceContext context = CoherenceContext::of(devices.pointers(), 1 << 16);
         constexpr std::uint64_t kSize = 256;
         SharedBuffer b(1, "random", kSize, context);
         std::mt19937 rng(seed);
@@ -125,7 +119,7 @@ TEST(SharedBuffer, RandomOperationsKeepThePartsInAgreement) {
 
 TEST(SharedBuffer, CheckInvariantsRejectsBytesCurrentOnADeviceWithoutStorage) {
   const DeviceRegistry devices = make_host_devices(2);
-  const CoherenceContext context = CoherenceContext::of(raw(devices));
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
   SharedBuffer b(1, "data", 64, context);
   b.acquire(D0, IntervalSet{{0, 64}});
   b.check_invariants();
@@ -141,7 +135,7 @@ TEST(SharedBuffer, CheckInvariantsRejectsBytesCurrentOnADeviceWithoutStorage) {
 
 TEST(SharedBuffer, CheckInvariantsRejectsUnreadReplaysThatAreNotCurrent) {
   const DeviceRegistry devices = make_host_devices(2);
-  const CoherenceContext context = CoherenceContext::of(raw(devices));
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
   SharedBuffer b(1, "data", 64, context);
   PrefetchLedger& ledger = detail::SharedBufferTestAccess::prefetch(b);
   b.check_invariants();

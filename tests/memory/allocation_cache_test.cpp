@@ -28,19 +28,13 @@ struct AllocationCacheTestAccess {
 
 namespace {
 
-std::vector<Device*> raw(const DeviceRegistry& r) {
-  std::vector<Device*> out;
-  for (const auto& d : r.devices()) out.push_back(d.get());
-  return out;
-}
-
 std::uint64_t allocated_on(const DeviceRegistry& r, std::size_t device) {
   return dynamic_cast<HostDevice&>(r.at(device)).allocated_bytes();
 }
 
 TEST(AllocationCache, ReleasedMemoryIsReusedBySameSizeWithinBudget) {
   const DeviceRegistry devices = make_host_devices(2);
-  AllocationCache cache(raw(devices), 1000);
+  AllocationCache cache(devices.pointers(), 1000);
   const DeviceAllocation a = cache.allocate(0, 400);
   EXPECT_EQ(a.size, 400u);
   cache.release(0, a, 400);
@@ -77,7 +71,7 @@ TEST(AllocationCache, ReleasedMemoryIsReusedBySameSizeWithinBudget) {
 
 TEST(AllocationCache, MemoryBeyondTheBudgetIsFreedAtOnce) {
   const DeviceRegistry devices = make_host_devices(1);
-  AllocationCache cache(raw(devices), 500);
+  AllocationCache cache(devices.pointers(), 500);
   const DeviceAllocation a = cache.allocate(0, 400);
   const DeviceAllocation b = cache.allocate(0, 200);
   const DeviceAllocation big = cache.allocate(0, 600);
@@ -89,7 +83,7 @@ TEST(AllocationCache, MemoryBeyondTheBudgetIsFreedAtOnce) {
   cache.release_host(cache.allocate_host(600), 600);
   EXPECT_EQ(cache.kept_host_bytes(), 0u);
 
-  AllocationCache none(raw(devices), 0);  // budget 0: no recycling
+  AllocationCache none(devices.pointers(), 0);  // budget 0: no recycling
   none.release(0, none.allocate(0, 8), 8);
   none.release_host(none.allocate_host(8), 8);
   EXPECT_EQ(none.kept_device_bytes(0), 0u);
@@ -101,7 +95,7 @@ TEST(AllocationCache, FullDeviceGetsKeptMemoryBackAndRetries) {
   HostDeviceOptions small;
   small.capacity = 1024;
   const DeviceRegistry devices = make_host_devices(1, small);
-  AllocationCache cache(raw(devices), 1024);
+  AllocationCache cache(devices.pointers(), 1024);
   cache.release(0, cache.allocate(0, 600), 600);
   EXPECT_EQ(allocated_on(devices, 0), 600u);
   // 600 kept + 700 new do not fit: the kept memory is freed and the allocation retried.
@@ -120,7 +114,7 @@ TEST(AllocationCache, CheckInvariantsRejectsBrokenBookkeeping) {
   using Access = detail::AllocationCacheTestAccess;
   const DeviceRegistry devices = make_host_devices(1);
   {
-    AllocationCache cache(raw(devices), 1000);
+    AllocationCache cache(devices.pointers(), 1000);
     cache.release(0, cache.allocate(0, 100), 100);
     cache.check_invariants();
     Access::kept_bytes(cache, 0) = 50;  // count out of step with what is kept
@@ -128,7 +122,7 @@ TEST(AllocationCache, CheckInvariantsRejectsBrokenBookkeeping) {
     Access::kept_bytes(cache, 0) = 100;
   }
   {
-    AllocationCache cache(raw(devices), 1000);
+    AllocationCache cache(devices.pointers(), 1000);
     cache.release(0, cache.allocate(0, 100), 100);
     auto& kept = Access::kept(cache, 0);
     const DeviceAllocation a = kept.begin()->second;
@@ -141,7 +135,7 @@ TEST(AllocationCache, CheckInvariantsRejectsBrokenBookkeeping) {
     Access::kept_bytes(cache, 0) = 100;
   }
   {
-    AllocationCache cache(raw(devices), 1000);
+    AllocationCache cache(devices.pointers(), 1000);
     Access::host_kept_bytes(cache) = 8;  // nothing kept on the host
     EXPECT_THROW(cache.check_invariants(), InvariantError);
     Access::host_kept_bytes(cache) = 0;
@@ -159,7 +153,7 @@ TEST(AllocationCache, RandomOperationsKeepTheBookkeepingOfAModel) {
     opt.capacity = 4096;
     const DeviceRegistry devices = make_host_devices(2, opt);
     const std::uint64_t budget = 256 * (seed % 5);
-    AllocationCache cache(raw(devices), budget);
+    AllocationCache cache(devices.pointers(), budget);
     struct Live {
       std::size_t device;
       DeviceAllocation allocation;
@@ -242,7 +236,7 @@ TEST(AllocationCache, RandomOperationsKeepTheBookkeepingOfAModel) {
 // scripts/test.sh, label memory-concurrency).
 TEST(AllocationCacheConcurrency, ThreadsAllocateAndReleaseAtOnce) {
   const DeviceRegistry devices = make_host_devices(2);
-  AllocationCache cache(raw(devices), 4096);
+  AllocationCache cache(devices.pointers(), 4096);
   std::vector<std::thread> threads;
   for (std::uint32_t t = 0; t < 4; ++t) {
     threads.emplace_back([&cache, t] {

@@ -18,19 +18,13 @@ struct ResidencyTestAccess {
 
 namespace {
 
-std::vector<Device*> raw(const DeviceRegistry& r) {
-  std::vector<Device*> out;
-  for (const auto& d : r.devices()) out.push_back(d.get());
-  return out;
-}
-
 std::uint64_t allocated_on(const DeviceRegistry& r, std::size_t device) {
   return dynamic_cast<HostDevice&>(r.at(device)).allocated_bytes();
 }
 
 TEST(Residency, AllocatesOnFirstUseAndAnswersWhichAllocationHoldsBytes) {
   const DeviceRegistry devices = make_host_devices(2);
-  AllocationCache cache(raw(devices), 0);
+  AllocationCache cache(devices.pointers(), 0);
   Residency r(100, 2, cache);
   EXPECT_EQ(r.buffer_size(), 100u);
   EXPECT_EQ(r.device_count(), 2u);
@@ -63,7 +57,7 @@ TEST(Residency, AllocatesOnFirstUseAndAnswersWhichAllocationHoldsBytes) {
 
 TEST(Residency, ReleasedAllocationsGoBackToTheCache) {
   const DeviceRegistry devices = make_host_devices(2);
-  AllocationCache cache(raw(devices), 1 << 20);
+  AllocationCache cache(devices.pointers(), 1 << 20);
   {
     Residency r(256, 2, cache);
     (void)r.ensure_whole(0);
@@ -81,7 +75,7 @@ TEST(Residency, ReleasedAllocationsGoBackToTheCache) {
 
 TEST(Residency, RejectsBytesOutsideTheBufferAndUnknownDevices) {
   const DeviceRegistry devices = make_host_devices(1);
-  AllocationCache cache(raw(devices), 0);
+  AllocationCache cache(devices.pointers(), 0);
   Residency r(64, 1, cache);
   EXPECT_THROW((void)r.ensure(0, Interval{60, 65}), PreconditionError);
   EXPECT_THROW((void)r.find(0, Interval{0, 65}), PreconditionError);
@@ -94,7 +88,7 @@ TEST(Residency, DeviceRefusalReachesTheCallerAndLeavesNothingAllocated) {
   HostDeviceOptions small;
   small.capacity = 32;
   const DeviceRegistry devices = make_host_devices(1, small);
-  AllocationCache cache(raw(devices), 0);
+  AllocationCache cache(devices.pointers(), 0);
   Residency r(64, 1, cache);
   EXPECT_THROW((void)r.ensure(0, Interval{0, 8}), DeviceError);
   EXPECT_FALSE(r.covers(0, Interval{0, 8}));
@@ -103,7 +97,7 @@ TEST(Residency, DeviceRefusalReachesTheCallerAndLeavesNothingAllocated) {
 
 TEST(Residency, CheckInvariantsRejectsAnAllocationThatIsNotAFullMirror) {
   const DeviceRegistry devices = make_host_devices(1);
-  AllocationCache cache(raw(devices), 0);
+  AllocationCache cache(devices.pointers(), 0);
   Residency r(64, 1, cache);
   (void)r.ensure_whole(0);
   r.check_invariants();

@@ -1,13 +1,11 @@
 #include "analysis/llvm/access_extraction.hpp"
 
-#include <llvm/Analysis/LoopAnalysisManager.h>
 #include <llvm/Analysis/LoopInfo.h>
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Passes/PassBuilder.h>
 
 #include <string>
 
@@ -15,6 +13,7 @@
 #include "analysis/llvm/kernel_arguments.hpp"
 #include "analysis/llvm/kernel_scope.hpp"
 #include "analysis/llvm/memory_references.hpp"
+#include "analysis/llvm/pass_managers.hpp"
 #include "analysis/llvm/scev_to_affine.hpp"
 
 namespace unimem {
@@ -67,16 +66,8 @@ class KernelExtraction {
 }  // namespace
 
 std::vector<KernelAccessInfo> extract_kernel_accesses(llvm::Module& module) {
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  PassManagers managers;
+  llvm::FunctionAnalysisManager& fam = managers.functions;
 
   std::vector<KernelAccessInfo> kernels;
   for (llvm::Function& f : module) {

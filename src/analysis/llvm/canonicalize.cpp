@@ -1,12 +1,10 @@
 #include "analysis/llvm/canonicalize.hpp"
 
-#include <llvm/Analysis/CGSCCPassManager.h>
-#include <llvm/Analysis/LoopAnalysisManager.h>
+#include "analysis/llvm/pass_managers.hpp"
+
 #include <llvm/IR/Attributes.h>
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Module.h>
-#include <llvm/IR/PassManager.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/Error.h>
 
 #include <stdexcept>
@@ -24,27 +22,17 @@ void canonicalize_for_analysis(llvm::Module& module) {
       f.addFnAttr(llvm::Attribute::AlwaysInline);
     }
   }
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb;
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-
+  PassManagers managers;
   llvm::ModulePassManager mpm;
   const char* pipeline =
       "always-inline,"
       "function(sroa,early-cse<>,instcombine,simplifycfg,sroa,instcombine,"
       "loop-simplify,lcssa,loop(indvars),early-cse<>,instcombine,loop-simplify)";
-  if (llvm::Error err = pb.parsePassPipeline(mpm, pipeline)) {
+  if (llvm::Error err = managers.builder.parsePassPipeline(mpm, pipeline)) {
     throw std::logic_error("analysis pass pipeline does not parse: " +
                            llvm::toString(std::move(err)));
   }
-  mpm.run(module, mam);
+  mpm.run(module, managers.modules);
 }
 
 }  // namespace unimem

@@ -19,9 +19,14 @@ Context::Context(std::vector<DeviceInfo> devices) : devices_(std::move(devices))
   }
   const cl_context_properties properties[] = {
       CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(platform()), 0};
+  // Platforms loaded from vendor libraries directly (UNIMEM_VENDOR_ICDS) are unknown to the ICD
+  // loader, which refuses them in CL_CONTEXT_PLATFORM; without properties it dispatches through
+  // the devices, which all belong to this platform.
+  const bool loader_knows_platform = vendor_libraries_from_environment().empty();
   cl_int status = CL_SUCCESS;
-  context_ = clCreateContext(properties, static_cast<cl_uint>(ids.size()), ids.data(), nullptr,
-                             nullptr, &status);
+  context_ =
+      clCreateContext(loader_knows_platform ? properties : nullptr,
+                      static_cast<cl_uint>(ids.size()), ids.data(), nullptr, nullptr, &status);
   check(status, "clCreateContext", [this] { return description(); });
 }
 

@@ -34,6 +34,28 @@ std::uint64_t rect_extent(const std::array<std::uint64_t, 3>& origin,
          (region[2] - 1) * sp;
 }
 
+// Origins and region of a rect copy between a device buffer and host memory, as
+// clEnqueue{Read,Write}BufferRect take them.
+struct RectTriples {
+  std::array<size_t, 3> buffer_origin;
+  std::array<size_t, 3> host_origin;
+  std::array<size_t, 3> region;
+};
+
+std::array<size_t, 3> size_triple(const std::array<std::uint64_t, 3>& v) {
+  return {static_cast<size_t>(v[0]), static_cast<size_t>(v[1]), static_cast<size_t>(v[2])};
+}
+
+RectTriples rect_triples(const std::array<std::uint64_t, 3>& buffer_origin,
+                         const std::array<std::uint64_t, 3>& host_origin,
+                         const std::array<std::uint64_t, 3>& region) {
+  return {size_triple(buffer_origin), size_triple(host_origin), size_triple(region)};
+}
+
+bool empty_region(const RectCopy& rect) {
+  return rect.region[0] == 0 || rect.region[1] == 0 || rect.region[2] == 0;
+}
+
 Event failed_event(std::exception_ptr error) {
   auto [event, state] = Event::make_manual();
   state->fail(std::move(error));
@@ -211,52 +233,42 @@ Event OpenCLDevice::copy_from_peer(const Device& source, DeviceAllocation src,
 
 Event OpenCLDevice::copy_host_to_device_rect(const std::byte* src, DeviceAllocation dst,
                                              const RectCopy& rect, std::span<const Event> deps) {
-  if (rect.region[0] == 0 || rect.region[1] == 0 || rect.region[2] == 0) {
-    (void)buffer(dst, 0, 0, "copy_host_to_device_rect");
-    return when_all(deps);
-  }
   const std::uint64_t extent =
-      rect_extent(rect.dst_origin, rect.region, rect.dst_row_pitch, rect.dst_slice_pitch);
+      empty_region(rect)
+          ? 0
+          : rect_extent(rect.dst_origin, rect.region, rect.dst_row_pitch, rect.dst_slice_pitch);
   cl_mem mem = buffer(dst, 0, extent, "copy_host_to_device_rect");
-  const std::array<size_t, 3> buffer_origin{rect.dst_origin[0], rect.dst_origin[1],
-                                            rect.dst_origin[2]};
-  const std::array<size_t, 3> host_origin{rect.src_origin[0], rect.src_origin[1],
-                                          rect.src_origin[2]};
-  const std::array<size_t, 3> region{rect.region[0], rect.region[1], rect.region[2]};
+  if (extent == 0) return when_all(deps);
+  const RectTriples t = rect_triples(rect.dst_origin, rect.src_origin, rect.region);
   return submit("clEnqueueWriteBufferRect",
                 "rect copy of region " + triple_text(rect.region) + " from host " +
                     pointer_text(src) + " to buffer " + pointer_text(mem) + " origin " +
                     triple_text(rect.dst_origin) + " on device " + name_,
                 deps, [&](cl_uint n, const cl_event* wait, cl_event* event) {
                   return clEnqueueWriteBufferRect(
-                      queue_, mem, CL_FALSE, buffer_origin.data(), host_origin.data(),
-                      region.data(), rect.dst_row_pitch, rect.dst_slice_pitch, rect.src_row_pitch,
+                      queue_, mem, CL_FALSE, t.buffer_origin.data(), t.host_origin.data(),
+                      t.region.data(), rect.dst_row_pitch, rect.dst_slice_pitch, rect.src_row_pitch,
                       rect.src_slice_pitch, src, n, wait, event);
                 });
 }
 
 Event OpenCLDevice::copy_device_to_host_rect(DeviceAllocation src, std::byte* dst,
                                              const RectCopy& rect, std::span<const Event> deps) {
-  if (rect.region[0] == 0 || rect.region[1] == 0 || rect.region[2] == 0) {
-    (void)buffer(src, 0, 0, "copy_device_to_host_rect");
-    return when_all(deps);
-  }
   const std::uint64_t extent =
-      rect_extent(rect.src_origin, rect.region, rect.src_row_pitch, rect.src_slice_pitch);
+      empty_region(rect)
+          ? 0
+          : rect_extent(rect.src_origin, rect.region, rect.src_row_pitch, rect.src_slice_pitch);
   cl_mem mem = buffer(src, 0, extent, "copy_device_to_host_rect");
-  const std::array<size_t, 3> buffer_origin{rect.src_origin[0], rect.src_origin[1],
-                                            rect.src_origin[2]};
-  const std::array<size_t, 3> host_origin{rect.dst_origin[0], rect.dst_origin[1],
-                                          rect.dst_origin[2]};
-  const std::array<size_t, 3> region{rect.region[0], rect.region[1], rect.region[2]};
+  if (extent == 0) return when_all(deps);
+  const RectTriples t = rect_triples(rect.src_origin, rect.dst_origin, rect.region);
   return submit("clEnqueueReadBufferRect",
                 "rect copy of region " + triple_text(rect.region) + " from buffer " +
                     pointer_text(mem) + " origin " + triple_text(rect.src_origin) + " on device " +
                     name_ + " to host " + pointer_text(dst),
                 deps, [&](cl_uint n, const cl_event* wait, cl_event* event) {
                   return clEnqueueReadBufferRect(
-                      queue_, mem, CL_FALSE, buffer_origin.data(), host_origin.data(),
-                      region.data(), rect.src_row_pitch, rect.src_slice_pitch, rect.dst_row_pitch,
+                      queue_, mem, CL_FALSE, t.buffer_origin.data(), t.host_origin.data(),
+                      t.region.data(), rect.src_row_pitch, rect.src_slice_pitch, rect.dst_row_pitch,
                       rect.dst_slice_pitch, dst, n, wait, event);
                 });
 }

@@ -1,5 +1,6 @@
 #include "device/opencl/opencl_discovery.hpp"
 
+#include <dlfcn.h>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -122,8 +123,10 @@ std::string DeviceInfo::unimem_name() const {
   return platform_label() + ":" + name + "#" + std::to_string(index);
 }
 
-std::vector<DeviceInfo> list_devices() {
-  (void)pocl_default();  // must precede the first OpenCL call: POCL reads POCL_DEVICES once
+namespace {
+
+// The platforms of the ICD loader (clGetPlatformIDs).
+std::vector<cl_platform_id> loader_platforms() {
   cl_uint platform_count = 0;
   const cl_int status = clGetPlatformIDs(0, nullptr, &platform_count);
   if (status == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || platform_count == 0) return {};
@@ -131,6 +134,56 @@ std::vector<DeviceInfo> list_devices() {
   std::vector<cl_platform_id> platforms(platform_count);
   check(clGetPlatformIDs(platform_count, platforms.data(), nullptr), "clGetPlatformIDs",
         "the ICD loader");
+  return platforms;
+}
+
+// The platforms of vendor ICD libraries loaded directly, as the loader itself does (Khronos ICD
+// spec: clGetExtensionFunctionAddress("clIcdGetPlatformIDsKHR")). Their handles carry their own
+// dispatch tables, so every later call through the loader reaches the vendor. A library that
+// exports kPlatformMarkerSymbol (unimem's own OpenCL platform) is skipped: unimem never
+// enumerates itself. A library that cannot be loaded is skipped like the loader skips it.
+std::vector<cl_platform_id> vendor_platforms(std::span<const std::string> libraries) {
+  using GetAddress = void* (*)(const char*);
+  using IcdGetPlatformIds = cl_int (*)(cl_uint, cl_platform_id*, cl_uint*);
+  std::vector<cl_platform_id> platforms;
+  for (const std::string& library : libraries) {
+    void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) continue;
+    if (::dlsym(handle, kPlatformMarkerSymbol) != nullptr) continue;  // unimem's own platform
+    auto get_address =
+        reinterpret_cast<GetAddress>(::dlsym(handle, "clGetExtensionFunctionAddress"));
+    if (get_address == nullptr) continue;
+    auto get_platforms = reinterpret_cast<IcdGetPlatformIds>(get_address("clIcdGetPlatformIDsKHR"));
+    if (get_platforms == nullptr) continue;
+    cl_uint count = 0;
+    if (get_platforms(0, nullptr, &count) != CL_SUCCESS || count == 0) continue;
+    std::vector<cl_platform_id> found(count);
+    if (get_platforms(count, found.data(), nullptr) != CL_SUCCESS) continue;
+    platforms.insert(platforms.end(), found.begin(), found.end());
+  }
+  return platforms;
+}
+
+}  // namespace
+
+std::vector<std::string> vendor_libraries_from_environment() {
+  std::vector<std::string> libraries;
+  const std::string value = environment(kVendorIcdsEnvironmentVariable);
+  std::string_view names = value;
+  while (!names.empty()) {
+    const std::size_t colon = names.find(':');
+    const std::string_view name = trim(names.substr(0, colon));
+    if (!name.empty()) libraries.emplace_back(name);
+    names = colon == std::string_view::npos ? std::string_view() : names.substr(colon + 1);
+  }
+  return libraries;
+}
+
+std::vector<DeviceInfo> list_devices() {
+  (void)pocl_default();  // must precede the first OpenCL call: POCL reads POCL_DEVICES once
+  const std::vector<std::string> vendors = vendor_libraries_from_environment();
+  const std::vector<cl_platform_id> platforms =
+      vendors.empty() ? loader_platforms() : vendor_platforms(vendors);
 
   std::vector<DeviceInfo> devices;
   for (std::size_t p = 0; p < platforms.size(); ++p) {
@@ -172,6 +225,7 @@ std::vector<DeviceInfo> list_devices() {
 
 IcdSearch IcdSearch::from_environment() {
   IcdSearch search;
+  search.vendor_icds = vendor_libraries_from_environment();
   search.ocl_icd_vendors = environment("OCL_ICD_VENDORS");
   search.opencl_vendor_path = environment("OPENCL_VENDOR_PATH");
   search.ocl_icd_filenames = environment("OCL_ICD_FILENAMES");
@@ -180,6 +234,7 @@ IcdSearch IcdSearch::from_environment() {
 
 std::vector<std::string> icd_libraries(const IcdSearch& search) {
   namespace fs = std::filesystem;
+  if (!search.vendor_icds.empty()) return search.vendor_icds;
   std::vector<std::string> libraries;
   // The Khronos loader also loads every library of OCL_ICD_FILENAMES.
   std::string_view names = search.ocl_icd_filenames;

@@ -38,7 +38,18 @@ struct DeviceInfo {
   [[nodiscard]] std::string unimem_name() const;
 };
 
-/// Every device of every platform, in platform order then device order. Applies the POCL default
+/// Colon-separated vendor ICD libraries that list_devices() loads itself instead of asking the
+/// ICD loader. The unimem OpenCL platform (src/platform/) sets it: a process whose loader sees
+/// only unimem's platform still finds the real vendors underneath, and never unimem itself.
+inline constexpr const char* kVendorIcdsEnvironmentVariable = "UNIMEM_VENDOR_ICDS";
+/// The symbol unimem's OpenCL platform library exports so that vendor loading recognizes it.
+inline constexpr const char* kPlatformMarkerSymbol = "unimem_opencl_platform_marker";
+
+/// The libraries of UNIMEM_VENDOR_ICDS, in order (empty when unset).
+[[nodiscard]] std::vector<std::string> vendor_libraries_from_environment();
+
+/// Every device of every platform, in platform order then device order: the platforms of the ICD
+/// loader, or those of the UNIMEM_VENDOR_ICDS libraries when it is set. Applies the POCL default
 /// (see pocl_default()) before its first OpenCL call. No platform at all gives an empty list.
 /// Throws DeviceError when the loader reports an error other than "no platform".
 [[nodiscard]] std::vector<DeviceInfo> list_devices();
@@ -50,6 +61,8 @@ struct IcdSearch {
   std::string opencl_vendor_path;  ///< OPENCL_VENDOR_PATH: replaces /etc/OpenCL/vendors
   std::string ocl_icd_filenames;   ///< OCL_ICD_FILENAMES: colon-separated libraries (Khronos)
   std::string default_vendor_dir = "/etc/OpenCL/vendors";
+  /// UNIMEM_VENDOR_ICDS: when set, exactly these libraries (see list_devices).
+  std::vector<std::string> vendor_icds;
   static IcdSearch from_environment();
 };
 

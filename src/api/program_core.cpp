@@ -1,0 +1,376 @@
+// ProgramCore (src/api/program_core.hpp): building a program for every device and the steps
+// of a launch.
+
+#include "api/program_core.hpp"
+
+#include "analysis/team_footprint.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <utility>
+
+#include "api/device_library.hpp"
+#include "common/check.hpp"
+
+namespace unimem {
+namespace {
+
+// A launch argument as the runtime takes it; a buffer's access sets come from the plan.
+LaunchArg to_launch_arg(const Arg& a) {
+  LaunchArg out;
+  switch (a.kind) {
+    case Arg::Kind::buffer:
+      out.kind = KernelArg::Kind::buffer;
+      out.buffer = a.buffer_id;
+      break;
+    case Arg::Kind::scalar:
+      out.kind = KernelArg::Kind::scalar;
+      out.scalar_bytes = a.scalar_bytes;
+      break;
+    case Arg::Kind::local_memory:
+      out.kind = KernelArg::Kind::local_memory;
+      out.local_bytes = a.local_bytes;
+      break;
+  }
+  return out;
+}
+
+}  // namespace
+
+ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string options)
+    : runtime_(runtime), options_(std::move(options)) {
+  options_ += (options_.empty() ? "" : " ") + detail::device_library_build_options();
+  // One build per build domain (an OpenCL context): devices of a domain share the program.
+  std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
+  const auto build_start = std::chrono::steady_clock::now();
+  for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
+    const Device& device = runtime_.core().device(i);
+    auto it = std::find_if(built.begin(), built.end(),
+                           [&](const auto& b) { return b.first == device.build_domain(); });
+    if (it == built.end()) {
+      built.emplace_back(device.build_domain(), device.build_program(source, options_));
+      it = std::prev(built.end());
+    }
+    programs_.push_back(it->second);
+  }
+  build_report_.opencl_build_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
+  build_report_.contexts = built.size();
+  // DSOM section 4.3.2: the analysis runs when the program is built. A source the analysis cannot
+  // read still runs: arguments without descriptors then count as whole-buffer may-writes.
+  detail::AnalysisTiming timing;
+  analysis_ = detail::ProgramAnalysis::analyze(source, options_, &analysis_error_, &timing);
+  build_report_.analysis_seconds = timing.seconds;
+  build_report_.analysis_cached = timing.cached;
+  // Team kernels are recognised by their spill parameter's name (analysis/team_footprint.hpp).
+  if (!programs_.empty()) {
+    for (const std::string& name : programs_.front()->kernel_names()) {
+      const std::vector<std::string> params = kernel_for(name, 0)->argument_names();
+      try {
+        if (auto team = team_footprint(name, params)) build_report_.teams.emplace(name, *team);
+      } catch (const std::invalid_argument& e) {
+        throw PreconditionError(e.what());
+      }
+    }
+  }
+}
+
+ProgramCore::~ProgramCore() {
+  std::lock_guard lock(spill_mutex_);
+  std::vector<BufferId> buffers = retired_spills_;
+  for (const auto& [kernel, buffer] : spills_) buffers.push_back(buffer);
+  for (const BufferId buffer : buffers) {
+    try {
+      runtime_.release_buffer(buffer);  // waits for the launches that use it
+    } catch (const std::exception& e) {
+      std::cerr << "unimem: releasing a team kernel's spill area: " << e.what() << "\n";
+    }
+  }
+}
+
+std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string& name,
+                                                              std::size_t device) {
+  std::lock_guard lock(mutex_);
+  auto key = std::pair{name, device};
+  auto it = kernels_.find(key);
+  if (it != kernels_.end()) return it->second;
+  // Devices of one build domain share one kernel object (the driver serialises its arguments).
+  const CompiledProgram* program = programs_.at(device).get();
+  for (const auto& [k, v] : kernels_) {
+    if (k.first == name && programs_.at(k.second).get() == program) {
+      kernels_.emplace(key, v);
+      return v;
+    }
+  }
+  std::shared_ptr<const CompiledKernel> kernel;
+  try {
+    kernel = program->kernel(name);
+  } catch (const DeviceError& e) {
+    throw PreconditionError("launch: no kernel '" + name + "' in the program (" + e.what() + ")");
+  }
+  kernels_.emplace(key, kernel);
+  return kernel;
+}
+
+Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
+                          std::span<const Arg> user_args, const LaunchOptions& options,
+                          LaunchPlan* plan_out) {
+  const auto team = build_report_.teams.find(kernel);
+  std::vector<Arg> team_args;
+  std::span<const Arg> args = user_args;
+  if (team != build_report_.teams.end()) {
+    team_args.assign(user_args.begin(), user_args.end());
+    add_team_spill(kernel, team->second, range, team_args);
+    args = team_args;
+  }
+  std::vector<LaunchArg> launch_args;
+  PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
+  const std::string analysis_note = attach_analysis(request, args, options);
+  if (team != build_report_.teams.end()) attach_team_spill(request, team->second);
+  const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
+  if (measuring) {
+    std::lock_guard lock(profile_->mutex);
+    if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
+  }
+  LaunchPlan plan = plan_with_fallback(request);
+  report_fallback(plan, analysis_note);
+
+  for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device);
+  std::vector<Event> events;
+  const auto start = std::chrono::steady_clock::now();
+  Event all = runtime_.core().launch_partitioned(launch_args, plan.partitions, &events);
+  if (measuring) time_partitions(kernel, plan, events, start);
+  if (plan_out != nullptr) *plan_out = plan;
+  {
+    std::lock_guard lock(mutex_);
+    last_plan_ = std::move(plan);
+  }
+  return all;
+}
+
+// Step 1: the devices to split over (checked), the arguments as the planner and the runtime see
+// them, and the caller's descriptors.
+PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRange& range,
+                                         std::span<const Arg> args, const LaunchOptions& options,
+                                         std::vector<LaunchArg>& launch_args) const {
+  PlanRequest request;
+  request.kernel = kernel;
+  request.range = range;
+  request.dimension = options.split_dimension;
+  if (options.device) {
+    if (*options.device >= runtime_.device_count()) {
+      throw PreconditionError("launch of '" + kernel + "': unknown device " +
+                              std::to_string(*options.device));
+    }
+    request.devices = {*options.device};
+  } else if (!options.devices.empty()) {
+    request.devices = options.devices;
+  } else {
+    for (std::size_t i = 0; i < runtime_.device_count(); ++i) request.devices.push_back(i);
+  }
+  for (std::size_t d : request.devices) {
+    if (d >= runtime_.device_count()) {
+      throw PreconditionError("launch of '" + kernel + "': unknown device " + std::to_string(d));
+    }
+  }
+  for (const Arg& a : args) {
+    PlanArgument pa;
+    pa.is_buffer = a.kind == Arg::Kind::buffer;
+    if (pa.is_buffer) pa.buffer_size = runtime_.buffer_size(a.buffer_id);
+    request.args.push_back(pa);
+    launch_args.push_back(to_launch_arg(a));
+  }
+  if (!options.ignore_accesses) request.accesses = options.accesses;
+  return request;
+}
+
+// Step 2: when a buffer argument has no descriptor, the kernel analysis supplies its bytes per
+// partition (request.derived) and may forbid the split. Returns why the analysis was not used
+// (empty when it was, or was not needed).
+std::string ProgramCore::attach_analysis(PlanRequest& request, std::span<const Arg> args,
+                                         const LaunchOptions& options) const {
+  const std::string& kernel = request.kernel;
+  const NDRange& range = request.range;
+  std::string analysis_note;
+  bool needs_analysis = false;
+  for (std::uint32_t i = 0; i < request.args.size(); ++i) {
+    if (!request.args[i].is_buffer) continue;
+    needs_analysis =
+        needs_analysis || std::none_of(request.accesses.begin(), request.accesses.end(),
+                                       [&](const AccessDescriptor& d) { return d.arg == i; });
+  }
+  if (needs_analysis && options.use_analysis) {
+    if (analysis_ && analysis_->has_kernel(kernel)) {
+      // The analysis needs a concrete work-group size; with "driver chooses" (local 0) a work-item
+      // counts as a group, which is exact for subscripts over global ids.
+      NDRange arange;
+      arange.dims = range.dims;
+      arange.offset = range.offset;
+      arange.global = range.global;
+      for (std::uint32_t d = 0; d < 3; ++d) {
+        arange.local[d] = d < range.dims ? (range.local[d] == 0 ? 1 : range.local[d]) : 1;
+      }
+      LaunchArguments values;
+      values.scalars.resize(args.size());
+      values.buffer_sizes.resize(args.size());
+      for (std::uint32_t i = 0; i < args.size(); ++i) {
+        const Arg& a = args[i];
+        if (a.kind == Arg::Kind::buffer) {
+          values.buffer_sizes[i] = runtime_.buffer_size(a.buffer_id);
+        } else if (a.kind == Arg::Kind::scalar && a.scalar_bytes.size() == 4) {
+          std::int32_t v = 0;
+          std::memcpy(&v, a.scalar_bytes.data(), 4);
+          values.scalars[i] = v;
+        } else if (a.kind == Arg::Kind::scalar && a.scalar_bytes.size() == 8) {
+          std::int64_t v = 0;
+          std::memcpy(&v, a.scalar_bytes.data(), 8);
+          values.scalars[i] = v;
+        }
+      }
+      const std::uint32_t dim = split_dimension(range, options.split_dimension);
+      try {
+        std::string reason;
+        if (request.devices.size() > 1 && !analysis_->splittable(kernel, arange, values, &reason)) {
+          request.unsplittable_reason = "analysis: " + reason;
+        }
+        request.derived = [analysis = analysis_, kernel, arange, values,
+                           dim](const RangePartition& p) {
+          Box<3>::Point begin{0, 0, 0};
+          Box<3>::Point end{1, 1, 1};
+          for (std::uint32_t d = 0; d < arange.dims; ++d) {
+            end[d] = static_cast<std::int64_t>(arange.global[d] / arange.local[d]);
+          }
+          begin[dim] = static_cast<std::int64_t>(p.group_begin);
+          end[dim] = static_cast<std::int64_t>(p.group_end);
+          return analysis->bytes(kernel, arange, Box<3>(begin, end), values);
+        };
+      } catch (const PreconditionError& e) {
+        analysis_note = std::string("analysis not usable for this launch: ") + e.what();
+      }
+    } else {
+      analysis_note = analysis_error_.empty() ? "analysis has no kernel '" + kernel + "'"
+                                              : "analysis unavailable: " + analysis_error_;
+    }
+  }
+  return analysis_note;
+}
+
+// Step 0 (team kernels): checks the range and the arguments, then appends the kernel's spill area,
+// grown when this launch has more work-groups than the last (Bercea et al. section 5.2: the
+// fallback list in global memory; here one slice per work-group, indexed by the team number).
+void ProgramCore::add_team_spill(const std::string& kernel, const TeamFootprint& team,
+                                 const NDRange& range, std::vector<Arg>& args) {
+  const std::string what = "launch of team kernel '" + kernel + "'";
+  if (args.size() != team.argument) {
+    throw PreconditionError(what + ": " + std::to_string(args.size()) +
+                            " arguments given; it takes " + std::to_string(team.argument) +
+                            " (every parameter but the last, UM_TEAM_PARAM, which unimem passes)");
+  }
+  if (range.dims != 1 || range.local[0] == 0 || range.offset[0] != 0) {
+    throw PreconditionError(
+        what + ": a team kernel needs a 1-D NDRange with an explicit " +
+        "work-group size and no global offset (got " + std::to_string(range.dims) + "-D, local " +
+        std::to_string(range.local[0]) + ", offset " + std::to_string(range.offset[0]) + ")");
+  }
+  const std::uint64_t groups = group_count(range, 0);
+  const std::uint64_t bytes = std::max<std::uint64_t>(groups * team.spill_bytes_per_group(), 8);
+  std::lock_guard lock(spill_mutex_);
+  auto it = spills_.find(kernel);
+  if (it != spills_.end() && runtime_.buffer_size(it->second) < bytes) {
+    // Another thread may hold the smaller area for a launch it has not submitted yet: it is
+    // released with the Program, not now.
+    retired_spills_.push_back(it->second);
+    spills_.erase(it);
+    it = spills_.end();
+  }
+  if (it == spills_.end()) {
+    const BufferId spill =
+        runtime_.create_buffer(bytes, "team spill of '" + kernel + "'", UpdateStrategy::lazy);
+    it = spills_.emplace(kernel, spill).first;
+  }
+  args.push_back(Arg::buffer(it->second));
+}
+
+// Step 2b (team kernels): each partition writes the spill slices of its own work-groups and reads
+// only what it wrote itself, so the runtime treats them as write-only scratch: no fetch before the
+// kernel, and no partition shares a byte with another.
+void ProgramCore::attach_team_spill(PlanRequest& request, const TeamFootprint& team) {
+  const std::uint64_t per_group = team.spill_bytes_per_group();
+  request.derived = [inner = std::move(request.derived), arg = team.argument,
+                     per_group](const RangePartition& p) {
+    std::map<std::uint32_t, AccessBytes> bytes;
+    if (inner) bytes = inner(p);
+    AccessBytes scratch;
+    if (per_group > 0 && p.group_end > p.group_begin) {
+      scratch.writes = IntervalSet(Interval{p.group_begin * per_group, p.group_end * per_group});
+    }
+    bytes[arg] = std::move(scratch);
+    return bytes;
+  };
+}
+
+// Step 3: the plan; when the analysis cannot evaluate this launch, the plan without it (never
+// wrong, maybe slower), saying why.
+LaunchPlan ProgramCore::plan_with_fallback(PlanRequest& request) {
+  try {
+    return plan_launch(request);
+  } catch (const PreconditionError& e) {
+    if (!request.derived) throw;
+    request.derived = nullptr;
+    request.unsplittable_reason.clear();
+    LaunchPlan plan = plan_launch(request);
+    plan.fallback_reason += (plan.fallback_reason.empty() ? "" : "; ") +
+                            std::string("analysis failed for kernel '") + request.kernel +
+                            "': " + e.what();
+    return plan;
+  }
+}
+
+// Step 4: a launch that runs on fewer devices than asked says so (set_log, or stderr).
+void ProgramCore::report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const {
+  if (plan.fallback_reason.empty()) return;
+  std::string message = "unimem: " + plan.fallback_reason + "; running on " +
+                        std::to_string(plan.partitions.size()) + " device(s)";
+  if (!analysis_note.empty()) message += " (" + analysis_note + ")";
+  std::function<void(const std::string&)> log;
+  {
+    std::lock_guard lock(mutex_);
+    log = log_;
+  }
+  if (log) {
+    log(message);
+  } else {
+    std::cerr << message << "\n";
+  }
+}
+
+// Step 5 (Balance::measured): each partition's kernel time feeds the throughput profile.
+void ProgramCore::time_partitions(const std::string& kernel, const LaunchPlan& plan,
+                                  const std::vector<Event>& events,
+                                  std::chrono::steady_clock::time_point start) {
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    std::uint64_t items = 1;
+    const LaunchPartition& p = plan.partitions[i];
+    for (std::uint32_t d = 0; d < 3; ++d) items *= p.range.global[d];
+    events[i].on_complete([profile = profile_, kernel, device = p.device, items, start] {
+      const std::chrono::duration<double> s = std::chrono::steady_clock::now() - start;
+      std::lock_guard lock(profile->mutex);
+      profile->table.record(kernel, device, items, s.count());
+    });
+  }
+}
+
+LaunchPlan ProgramCore::last_plan() const {
+  std::lock_guard lock(mutex_);
+  return last_plan_;
+}
+
+void ProgramCore::set_log(std::function<void(const std::string&)> log) {
+  std::lock_guard lock(mutex_);
+  log_ = std::move(log);
+}
+
+}  // namespace unimem

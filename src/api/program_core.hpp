@@ -1,0 +1,95 @@
+#pragma once
+
+// The state and steps behind Program (<unimem/program.hpp>, whose members forward here): one
+// compiled program per build domain, the kernel analysis of the source, and a launch cut into
+// named steps that plan the split (schedule/launch_plan.hpp) and hand the partitions to
+// RuntimeCore::launch_partitioned.
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <unimem/access_descriptor.hpp>
+#include <unimem/program.hpp>
+#include "api/kernel_analysis.hpp"
+#include "api/runtime_core.hpp"
+#include "schedule/launch_plan.hpp"
+#include "schedule/partitioner.hpp"
+
+namespace unimem {
+
+/// OpenCL C source built for every device of a Runtime (Device::build_program, once per build
+/// domain). Every device's driver must compile OpenCL C. Thread-safe.
+class ProgramCore {
+ public:
+  // Program's members (<unimem/program.hpp> documents them).
+  ProgramCore(Runtime& runtime, std::string source, std::string options = {});
+  ~ProgramCore();
+  ProgramCore(const ProgramCore&) = delete;
+  ProgramCore& operator=(const ProgramCore&) = delete;
+  /// Program::launch; when plan is given, it receives this launch's plan.
+  Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
+               const LaunchOptions& options = {}, LaunchPlan* plan = nullptr);
+  [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
+  [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
+  [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }
+  void set_log(std::function<void(const std::string&)> log);
+
+  /// The plan of the last launch (for tools and tests).
+  [[nodiscard]] LaunchPlan last_plan() const;
+  /// The kernel `name` as built for device `device` (devices of one build domain share it).
+  /// Throws PreconditionError naming the kernel when the program has none by that name.
+  std::shared_ptr<const CompiledKernel> kernel_for(const std::string& name, std::size_t device);
+  [[nodiscard]] const std::string& options() const { return options_; }
+  /// The program as built for device `device` (throws std::out_of_range for a bad index).
+  [[nodiscard]] const CompiledProgram& compiled(std::size_t device) const {
+    return *programs_.at(device);
+  }
+
+ private:
+  // The steps of launch (program_core.cpp says what each does).
+  PlanRequest describe_launch(const std::string& kernel, const NDRange& range,
+                              std::span<const Arg> args, const LaunchOptions& options,
+                              std::vector<LaunchArg>& launch_args) const;
+  std::string attach_analysis(PlanRequest& request, std::span<const Arg> args,
+                              const LaunchOptions& options) const;
+  void add_team_spill(const std::string& kernel, const TeamFootprint& team, const NDRange& range,
+                      std::vector<Arg>& args);
+  static void attach_team_spill(PlanRequest& request, const TeamFootprint& team);
+  static LaunchPlan plan_with_fallback(PlanRequest& request);
+  void report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const;
+  void time_partitions(const std::string& kernel, const LaunchPlan& plan,
+                       const std::vector<Event>& events,
+                       std::chrono::steady_clock::time_point start);
+
+  Runtime& runtime_;
+  std::string options_;
+  std::shared_ptr<const detail::ProgramAnalysis> analysis_;
+  std::string analysis_error_;
+  ProgramBuildReport build_report_;
+  // Per device: the program of its build domain (devices of one domain share one).
+  std::vector<std::shared_ptr<const CompiledProgram>> programs_;
+  mutable std::mutex mutex_;
+  std::map<std::pair<std::string, std::size_t>, std::shared_ptr<const CompiledKernel>> kernels_;
+  struct Profile {  // shared with completion callbacks, which may outlive the Program
+    std::mutex mutex;
+    ThroughputProfile table{1, 1};  // skip the first launch (kernel compilation), time one
+  };
+  std::shared_ptr<Profile> profile_ = std::make_shared<Profile>();
+  LaunchPlan last_plan_;
+  std::function<void(const std::string&)> log_;
+  // Team kernels' spill areas (lazy strategy: scratch is never copied), by kernel name.
+  std::mutex spill_mutex_;
+  std::map<std::string, BufferId> spills_;
+  std::vector<BufferId> retired_spills_;  // outgrown; released with the program
+};
+
+}  // namespace unimem

@@ -1,0 +1,746 @@
+// Enqueued commands and events of the unimem OpenCL platform.
+//
+// Ordering. The runtime already orders every operation by the bytes it touches (DESIGN.md
+// invariant 5), so two commands on shared buffers need nothing more. What the runtime cannot see
+// is host memory and user events:
+// - a command whose wait list holds a user event, or a command not yet submitted, is deferred in
+//   its queue (and every later command of that queue behind it) until those events complete;
+// - a command that reads or writes host memory first waits for the unfinished commands of its
+//   wait list and, on an in-order queue, for the queue's earlier commands that write host memory
+//   (a read into memory that a later write sends on).
+// Profiling times are host steady-clock nanoseconds: QUEUED at enqueue, SUBMIT and START when the
+// runtime accepts the command, END when its completion is observed.
+
+#include <algorithm>
+#include <cstring>
+
+#include <unimem/errors.hpp>
+#include "api/program_core.hpp"
+#include "platform/entry_points.hpp"
+
+namespace unimem::platform {
+
+namespace {
+
+using Record = std::shared_ptr<CommandRecord>;
+
+// What a command does with host memory (decides its ordering, see above).
+enum class HostUse { none, reads, writes };
+
+cl_int check_wait_list(cl_context context, cl_uint n, const cl_event* list) {
+  if ((n == 0) != (list == nullptr)) return CL_INVALID_EVENT_WAIT_LIST;
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!is_live(list[i], ObjectKind::event)) return CL_INVALID_EVENT_WAIT_LIST;
+    if (list[i]->context != context) return CL_INVALID_CONTEXT;
+  }
+  return CL_SUCCESS;
+}
+
+cl_event new_event(cl_context context, cl_command_queue queue, Record record, bool user) {
+  auto* e = make_object<_cl_event>(ObjectKind::event);
+  e->context = context;
+  e->queue = queue;
+  e->record = std::move(record);
+  e->user = user;
+  retain(context->header);
+  if (queue != nullptr) retain(queue->header);
+  return e;
+}
+
+void prune(cl_command_queue q) {
+  std::erase_if(q->outstanding, [](const Record& r) { return r->done.is_complete(); });
+}
+
+// Submits deferred commands from the front of the queue while their gates are done. One thread
+// pumps at a time (q->pumping), without holding q->mutex while it submits (a submission may wait
+// for the runtime, whose completions call back here); a completion that arrives meanwhile asks
+// the pumping thread to look again (q->repump).
+void run_deferred(cl_command_queue q) {
+  std::unique_lock lock(q->mutex);
+  if (q->pumping) {
+    q->repump = true;
+    return;
+  }
+  q->pumping = true;
+  do {
+    q->repump = false;
+    while (!q->deferred.empty()) {
+      auto& front = q->deferred.front();
+      bool ready = true;
+      bool failed = false;
+      for (const Record& g : front.gates) {
+        ready = ready && g->done.is_complete();
+        failed = failed || (g->done.is_complete() && g->status.load() < 0);
+      }
+      if (!ready) break;
+      Record record = front.record;
+      auto submit = std::move(front.submit);
+      q->deferred.pop_front();
+      lock.unlock();
+      if (failed) {
+        record->fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+      } else {
+        try {
+          record->submit(submit());
+        } catch (...) {
+          record->fail(error_of_current_exception(q->context, CL_OUT_OF_RESOURCES));
+        }
+      }
+      lock.lock();
+    }
+  } while (q->repump);
+  q->pumping = false;
+}
+
+// Enqueues one command: checks the wait list, orders it (see the file comment), submits it or
+// defers it, hands out its event and, when blocking, waits for it.
+cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n,
+               const cl_event* list, cl_event* event_out, bool blocking,
+               std::function<Event()> submit) {
+  if (const cl_int e = check_wait_list(q->context, n, list); e != CL_SUCCESS) return e;
+  auto record = std::make_shared<CommandRecord>();
+  record->type = type;
+  std::vector<Record> waits;
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!list[i]->record->done.is_complete()) waits.push_back(list[i]->record);
+  }
+  bool defer = false;
+  {
+    std::lock_guard lock(q->mutex);
+    prune(q);
+    if (host != HostUse::none && (q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0) {
+      for (const Record& r : q->outstanding) {
+        if (r->type == CL_COMMAND_READ_BUFFER || r->type == CL_COMMAND_READ_BUFFER_RECT ||
+            r->type == CL_COMMAND_MAP_BUFFER) {
+          waits.push_back(r);
+        }
+      }
+    }
+    const bool unsubmitted = std::any_of(waits.begin(), waits.end(),
+                                         [](const Record& r) { return !r->submitted.load(); });
+    defer = !q->deferred.empty() || q->pumping || unsubmitted;
+    q->outstanding.push_back(record);
+    if (defer) q->deferred.push_back({waits, record, std::move(submit)});
+  }
+  if (defer) {
+    // Outside the lock: a gate that is already done runs its callback at once.
+    for (const Record& g : waits) {
+      retain(q->header);
+      g->done.on_complete([q] {
+        run_deferred(q);
+        release_queue(q);
+      });
+    }
+    if (waits.empty()) run_deferred(q);
+  }
+  if (!defer) {
+    // Submitted commands finish on their own: wait for them only where host memory is shared.
+    if (host != HostUse::none) {
+      for (const Record& r : waits) {
+        try {
+          r->done.wait();
+        } catch (...) {
+        }
+      }
+    }
+    const bool failed = std::any_of(waits.begin(), waits.end(), [](const Record& r) {
+      return r->done.is_complete() && r->status.load() < 0;
+    });
+    if (failed && host != HostUse::none) {
+      record->fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
+    } else {
+      try {
+        record->submit(submit());
+      } catch (...) {
+        const cl_int code = error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+        std::lock_guard lock(q->mutex);
+        std::erase(q->outstanding, record);
+        return code;
+      }
+    }
+  }
+  if (event_out != nullptr) *event_out = new_event(q->context, q, record, false);
+  if (blocking) {
+    try {
+      record->done.wait();
+    } catch (...) {
+      return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+    }
+  }
+  return CL_SUCCESS;
+}
+
+// A buffer range check: [offset, offset + size) inside mem.
+bool inside(cl_mem mem, std::size_t offset, std::size_t size) {
+  return offset <= mem->size && size <= mem->size - offset;
+}
+
+cl_int check_queue_mem(cl_command_queue q, cl_mem mem) {
+  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (!is_live(mem, ObjectKind::mem)) return CL_INVALID_MEM_OBJECT;
+  if (mem->context != q->context) return CL_INVALID_CONTEXT;
+  return CL_SUCCESS;
+}
+
+// Byte offset of (x bytes, y rows, z slices) with OpenCL's pitch defaults.
+struct RectGeometry {
+  std::size_t row_pitch, slice_pitch;
+  [[nodiscard]] std::size_t at(const size_t* origin) const {
+    return origin[0] + origin[1] * row_pitch + origin[2] * slice_pitch;
+  }
+};
+
+cl_int rect_geometry(const size_t* region, std::size_t row_pitch, std::size_t slice_pitch,
+                     RectGeometry& g) {
+  g.row_pitch = row_pitch == 0 ? region[0] : row_pitch;
+  g.slice_pitch = slice_pitch == 0 ? region[1] * g.row_pitch : slice_pitch;
+  if (g.row_pitch < region[0] || g.slice_pitch < region[1] * g.row_pitch) return CL_INVALID_VALUE;
+  if (slice_pitch != 0 && slice_pitch % g.row_pitch != 0) return CL_INVALID_VALUE;
+  return CL_SUCCESS;
+}
+
+// The last byte (exclusive) a rect touches.
+std::size_t rect_end(const size_t* origin, const size_t* region, const RectGeometry& g) {
+  return g.at(origin) + (region[2] - 1) * g.slice_pitch + (region[1] - 1) * g.row_pitch + region[0];
+}
+
+}  // namespace
+
+// ---- reads, writes, copies, fills ----------------------------------------------------------
+
+cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem mem, cl_bool blocking,
+                                     size_t offset, size_t size, void* ptr, cl_uint n,
+                                     const cl_event* list, cl_event* event) {
+  if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
+  if (ptr == nullptr || size == 0 || !inside(mem, offset, size)) return CL_INVALID_VALUE;
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId b = mem->buffer;
+  const std::size_t at = mem->origin + offset;
+  return enqueue(q, CL_COMMAND_READ_BUFFER, HostUse::writes, n, list, event, blocking, [=, &rt] {
+    return rt.read(b, at, std::span(static_cast<std::byte*>(ptr), size));
+  });
+}
+
+cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem mem, cl_bool blocking,
+                                      size_t offset, size_t size, const void* ptr, cl_uint n,
+                                      const cl_event* list, cl_event* event) {
+  if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
+  if (ptr == nullptr || size == 0 || !inside(mem, offset, size)) return CL_INVALID_VALUE;
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId b = mem->buffer;
+  const std::size_t at = mem->origin + offset;
+  return enqueue(q, CL_COMMAND_WRITE_BUFFER, HostUse::reads, n, list, event, blocking, [=, &rt] {
+    return rt.write(b, at, std::span(static_cast<const std::byte*>(ptr), size));
+  });
+}
+
+cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
+                                     size_t dst_offset, size_t size, cl_uint n,
+                                     const cl_event* list, cl_event* event) {
+  if (const cl_int e = check_queue_mem(q, src); e != CL_SUCCESS) return e;
+  if (const cl_int e = check_queue_mem(q, dst); e != CL_SUCCESS) return e;
+  if (size == 0 || !inside(src, src_offset, size) || !inside(dst, dst_offset, size)) {
+    return CL_INVALID_VALUE;
+  }
+  const std::size_t from = src->origin + src_offset;
+  const std::size_t to = dst->origin + dst_offset;
+  if (src->buffer == dst->buffer && from < to + size && to < from + size) {
+    return CL_MEM_COPY_OVERLAP;
+  }
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId s = src->buffer;
+  const BufferId d = dst->buffer;
+  // Through host memory: read, then write once the read is done (the runtime orders the write
+  // after every earlier use of dst; the wait keeps the staging bytes complete).
+  return enqueue(q, CL_COMMAND_COPY_BUFFER, HostUse::none, n, list, event, false, [=, &rt] {
+    std::vector<std::byte> staging(size);
+    rt.read_blocking(s, from, staging);
+    rt.write_blocking(d, to, staging);
+    return Event();
+  });
+}
+
+cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem mem, const void* pattern,
+                                     size_t pattern_size, size_t offset, size_t size, cl_uint n,
+                                     const cl_event* list, cl_event* event) {
+  if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
+  const bool power_of_two = pattern_size != 0 && (pattern_size & (pattern_size - 1)) == 0;
+  if (pattern == nullptr || !power_of_two || pattern_size > 128 || offset % pattern_size != 0 ||
+      size % pattern_size != 0 || !inside(mem, offset, size)) {
+    return CL_INVALID_VALUE;
+  }
+  auto bytes = std::make_shared<std::vector<std::byte>>(size);
+  for (std::size_t i = 0; i < size; i += pattern_size) {
+    std::memcpy(bytes->data() + i, pattern, pattern_size);
+  }
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId b = mem->buffer;
+  const std::size_t at = mem->origin + offset;
+  return enqueue(q, CL_COMMAND_FILL_BUFFER, HostUse::none, n, list, event, false, [=, &rt] {
+    Event e = rt.write(b, at, *bytes);
+    e.on_complete([bytes] {});  // keeps the pattern bytes alive until the write is done
+    return e;
+  });
+}
+
+cl_int CL_API_CALL EnqueueReadBufferRect(cl_command_queue q, cl_mem mem, cl_bool blocking,
+                                         const size_t* buffer_origin, const size_t* host_origin,
+                                         const size_t* region, size_t buffer_row_pitch,
+                                         size_t buffer_slice_pitch, size_t host_row_pitch,
+                                         size_t host_slice_pitch, void* ptr, cl_uint n,
+                                         const cl_event* list, cl_event* event) {
+  if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
+  if (ptr == nullptr || buffer_origin == nullptr || host_origin == nullptr || region == nullptr ||
+      region[0] == 0 || region[1] == 0 || region[2] == 0) {
+    return CL_INVALID_VALUE;
+  }
+  RectGeometry bg{}, hg{};
+  if (rect_geometry(region, buffer_row_pitch, buffer_slice_pitch, bg) != CL_SUCCESS ||
+      rect_geometry(region, host_row_pitch, host_slice_pitch, hg) != CL_SUCCESS ||
+      rect_end(buffer_origin, region, bg) > mem->size) {
+    return CL_INVALID_VALUE;
+  }
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId b = mem->buffer;
+  const std::size_t base = mem->origin + bg.at(buffer_origin);
+  const std::size_t host_base = hg.at(host_origin);
+  const std::array<std::size_t, 3> r{region[0], region[1], region[2]};
+  return enqueue(
+      q, CL_COMMAND_READ_BUFFER_RECT, HostUse::writes, n, list, event, blocking, [=, &rt] {
+        std::vector<Event> rows;
+        for (std::size_t z = 0; z < r[2]; ++z) {
+          for (std::size_t y = 0; y < r[1]; ++y) {
+            auto* out =
+                static_cast<std::byte*>(ptr) + host_base + z * hg.slice_pitch + y * hg.row_pitch;
+            rows.push_back(
+                rt.read(b, base + z * bg.slice_pitch + y * bg.row_pitch, std::span(out, r[0])));
+          }
+        }
+        return when_all(rows);
+      });
+}
+
+cl_int CL_API_CALL EnqueueWriteBufferRect(cl_command_queue q, cl_mem mem, cl_bool blocking,
+                                          const size_t* buffer_origin, const size_t* host_origin,
+                                          const size_t* region, size_t buffer_row_pitch,
+                                          size_t buffer_slice_pitch, size_t host_row_pitch,
+                                          size_t host_slice_pitch, const void* ptr, cl_uint n,
+                                          const cl_event* list, cl_event* event) {
+  if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
+  if (ptr == nullptr || buffer_origin == nullptr || host_origin == nullptr || region == nullptr ||
+      region[0] == 0 || region[1] == 0 || region[2] == 0) {
+    return CL_INVALID_VALUE;
+  }
+  RectGeometry bg{}, hg{};
+  if (rect_geometry(region, buffer_row_pitch, buffer_slice_pitch, bg) != CL_SUCCESS ||
+      rect_geometry(region, host_row_pitch, host_slice_pitch, hg) != CL_SUCCESS ||
+      rect_end(buffer_origin, region, bg) > mem->size) {
+    return CL_INVALID_VALUE;
+  }
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId b = mem->buffer;
+  const std::size_t base = mem->origin + bg.at(buffer_origin);
+  const std::size_t host_base = hg.at(host_origin);
+  const std::array<std::size_t, 3> r{region[0], region[1], region[2]};
+  return enqueue(
+      q, CL_COMMAND_WRITE_BUFFER_RECT, HostUse::reads, n, list, event, blocking, [=, &rt] {
+        std::vector<Event> rows;
+        for (std::size_t z = 0; z < r[2]; ++z) {
+          for (std::size_t y = 0; y < r[1]; ++y) {
+            const auto* in = static_cast<const std::byte*>(ptr) + host_base + z * hg.slice_pitch +
+                             y * hg.row_pitch;
+            rows.push_back(
+                rt.write(b, base + z * bg.slice_pitch + y * bg.row_pitch, std::span(in, r[0])));
+          }
+        }
+        return when_all(rows);
+      });
+}
+
+cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,
+                                         const size_t* src_origin, const size_t* dst_origin,
+                                         const size_t* region, size_t src_row_pitch,
+                                         size_t src_slice_pitch, size_t dst_row_pitch,
+                                         size_t dst_slice_pitch, cl_uint n, const cl_event* list,
+                                         cl_event* event) {
+  if (const cl_int e = check_queue_mem(q, src); e != CL_SUCCESS) return e;
+  if (const cl_int e = check_queue_mem(q, dst); e != CL_SUCCESS) return e;
+  if (src_origin == nullptr || dst_origin == nullptr || region == nullptr || region[0] == 0 ||
+      region[1] == 0 || region[2] == 0) {
+    return CL_INVALID_VALUE;
+  }
+  RectGeometry sg{}, dg{};
+  if (rect_geometry(region, src_row_pitch, src_slice_pitch, sg) != CL_SUCCESS ||
+      rect_geometry(region, dst_row_pitch, dst_slice_pitch, dg) != CL_SUCCESS ||
+      rect_end(src_origin, region, sg) > src->size ||
+      rect_end(dst_origin, region, dg) > dst->size) {
+    return CL_INVALID_VALUE;
+  }
+  if (src->buffer == dst->buffer) {
+    const std::size_t s0 = src->origin + sg.at(src_origin);
+    const std::size_t s1 = src->origin + rect_end(src_origin, region, sg);
+    const std::size_t d0 = dst->origin + dg.at(dst_origin);
+    const std::size_t d1 = dst->origin + rect_end(dst_origin, region, dg);
+    if (s0 < d1 && d0 < s1) return CL_MEM_COPY_OVERLAP;
+  }
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId s = src->buffer;
+  const BufferId d = dst->buffer;
+  const std::size_t sbase = src->origin + sg.at(src_origin);
+  const std::size_t dbase = dst->origin + dg.at(dst_origin);
+  const std::array<std::size_t, 3> r{region[0], region[1], region[2]};
+  return enqueue(q, CL_COMMAND_COPY_BUFFER_RECT, HostUse::none, n, list, event, false, [=, &rt] {
+    std::vector<std::byte> row(r[0]);
+    for (std::size_t z = 0; z < r[2]; ++z) {
+      for (std::size_t y = 0; y < r[1]; ++y) {
+        rt.read_blocking(s, sbase + z * sg.slice_pitch + y * sg.row_pitch, row);
+        rt.write_blocking(d, dbase + z * dg.slice_pitch + y * dg.row_pitch, row);
+      }
+    }
+    return Event();
+  });
+}
+
+// ---- map / unmap ---------------------------------------------------------------------------
+
+void* CL_API_CALL EnqueueMapBuffer(cl_command_queue q, cl_mem mem, cl_bool blocking,
+                                   cl_map_flags flags, size_t offset, size_t size, cl_uint n,
+                                   const cl_event* list, cl_event* event, cl_int* errcode_ret) {
+  if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) {
+    set_error(errcode_ret, e);
+    return nullptr;
+  }
+  constexpr cl_map_flags known = CL_MAP_READ | CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION;
+  if (size == 0 || !inside(mem, offset, size) || (flags & ~known) != 0 ||
+      ((flags & CL_MAP_WRITE_INVALIDATE_REGION) != 0 &&
+       (flags & (CL_MAP_READ | CL_MAP_WRITE)) != 0)) {
+    set_error(errcode_ret, CL_INVALID_VALUE);
+    return nullptr;
+  }
+  _cl_mem::Mapping mapping{nullptr, offset, size, flags, nullptr};
+  if (mem->host_ptr != nullptr) {
+    mapping.pointer = static_cast<std::byte*>(mem->host_ptr) + offset;
+  } else {
+    mapping.storage = std::make_unique<std::byte[]>(size);
+    mapping.pointer = mapping.storage.get();
+  }
+  void* pointer = mapping.pointer;
+  const bool fetch = (flags & CL_MAP_WRITE_INVALIDATE_REGION) == 0;
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId b = mem->buffer;
+  const std::size_t at = mem->origin + offset;
+  {
+    std::lock_guard lock(mem->mutex);
+    mem->mappings.push_back(std::move(mapping));
+  }
+  const cl_int e =
+      enqueue(q, CL_COMMAND_MAP_BUFFER, HostUse::writes, n, list, event, blocking, [=, &rt] {
+        if (!fetch) return Event();
+        return rt.read(b, at, std::span(static_cast<std::byte*>(pointer), size));
+      });
+  if (e != CL_SUCCESS) {
+    std::lock_guard lock(mem->mutex);
+    std::erase_if(mem->mappings, [&](const _cl_mem::Mapping& m) { return m.pointer == pointer; });
+    set_error(errcode_ret, e);
+    return nullptr;
+  }
+  mem->map_count.fetch_add(1);
+  set_error(errcode_ret, CL_SUCCESS);
+  return pointer;
+}
+
+cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue q, cl_mem mem, void* mapped, cl_uint n,
+                                         const cl_event* list, cl_event* event) {
+  if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
+  std::shared_ptr<_cl_mem::Mapping> mapping;
+  {
+    std::lock_guard lock(mem->mutex);
+    auto it = std::find_if(mem->mappings.begin(), mem->mappings.end(),
+                           [&](const _cl_mem::Mapping& m) { return m.pointer == mapped; });
+    if (it == mem->mappings.end()) return CL_INVALID_VALUE;
+    mapping = std::make_shared<_cl_mem::Mapping>(std::move(*it));
+    mem->mappings.erase(it);
+  }
+  mem->map_count.fetch_sub(1);
+  const bool publish = (mapping->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
+  Runtime& rt = PlatformState::get().runtime();
+  const BufferId b = mem->buffer;
+  const std::size_t at = mem->origin + mapping->offset;
+  return enqueue(q, CL_COMMAND_UNMAP_MEM_OBJECT, HostUse::reads, n, list, event, false, [=, &rt] {
+    if (!publish) return Event();
+    Event e =
+        rt.write(b, at, std::span(static_cast<const std::byte*>(mapping->pointer), mapping->size));
+    e.on_complete([mapping] {});  // the mapped bytes live until written
+    return e;
+  });
+}
+
+cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue q, cl_uint num, const cl_mem* mems,
+                                            cl_mem_migration_flags flags, cl_uint n,
+                                            const cl_event* list, cl_event* event) {
+  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (num == 0 || mems == nullptr ||
+      (flags & ~cl_mem_migration_flags{CL_MIGRATE_MEM_OBJECT_HOST |
+                                       CL_MIGRATE_MEM_OBJECT_CONTENT_UNDEFINED}) != 0) {
+    return CL_INVALID_VALUE;
+  }
+  for (cl_uint i = 0; i < num; ++i) {
+    if (const cl_int e = check_queue_mem(q, mems[i]); e != CL_SUCCESS) return e;
+  }
+  // The coherence layer moves bytes when a device uses them: a migration has nothing to do.
+  return enqueue(q, CL_COMMAND_MIGRATE_MEM_OBJECTS, HostUse::none, n, list, event, false,
+                 [] { return Event(); });
+}
+
+// ---- kernels -------------------------------------------------------------------------------
+
+cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl_uint dims,
+                                        const size_t* offset, const size_t* global,
+                                        const size_t* local, cl_uint n, const cl_event* list,
+                                        cl_event* event) {
+  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+  if (!is_live(kernel, ObjectKind::kernel)) return CL_INVALID_KERNEL;
+  if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
+  if (dims < 1 || dims > 3) return CL_INVALID_WORK_DIMENSION;
+  if (global == nullptr) return CL_INVALID_VALUE;
+  NDRange range;
+  range.dims = dims;
+  std::size_t group_items = 1;
+  for (cl_uint d = 0; d < dims; ++d) {
+    if (global[d] == 0) return CL_INVALID_GLOBAL_WORK_SIZE;
+    range.global[d] = global[d];
+    range.offset[d] = offset ? offset[d] : 0;
+    if (local != nullptr) {
+      if (local[d] == 0 || global[d] % local[d] != 0) return CL_INVALID_WORK_GROUP_SIZE;
+      range.local[d] = local[d];
+      group_items *= local[d];
+    }
+  }
+  if (local != nullptr) {
+    std::size_t max_group = 0;
+    GetKernelWorkGroupInfo(kernel, q->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_group,
+                           &max_group, nullptr);
+    if (max_group != 0 && group_items > max_group) return CL_INVALID_WORK_GROUP_SIZE;
+  }
+  std::vector<Arg> args;
+  {
+    std::lock_guard lock(kernel->mutex);
+    for (std::size_t i = 0; i < kernel->args.size(); ++i) {
+      if (!kernel->args[i]) return CL_INVALID_KERNEL_ARGS;
+      if (kernel->arg_mems[i] != nullptr && !is_live(kernel->arg_mems[i], ObjectKind::mem)) {
+        return CL_INVALID_KERNEL_ARGS;  // the buffer was released since clSetKernelArg
+      }
+      args.push_back(*kernel->args[i]);
+    }
+  }
+  LaunchOptions options;
+  if (!q->device->aggregate) options.device = q->device->index;
+  std::shared_ptr<Program> built = kernel->built;
+  const std::string name = kernel->name;
+  return enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
+                 [built, name, range, args = std::move(args), options] {
+                   LaunchPlan plan;
+                   Event e = built->core().launch(name, range, args, options, &plan);
+                   PlatformState::get().record_launch(name, plan);
+                   return e;
+                 });
+}
+
+cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel kernel, cl_uint n,
+                               const cl_event* list, cl_event* event) {
+  const size_t one = 1;
+  return EnqueueNDRangeKernel(q, kernel, 1, nullptr, &one, &one, n, list, event);
+}
+
+cl_int CL_API_CALL EnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK*)(void*), void*, size_t,
+                                       cl_uint, const cl_mem*, const void**, cl_uint,
+                                       const cl_event*, cl_event*) {
+  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+  return CL_INVALID_OPERATION;  // CL_DEVICE_EXECUTION_CAPABILITIES has no CL_EXEC_NATIVE_KERNEL
+}
+
+// ---- markers, barriers, flush, finish ------------------------------------------------------
+
+namespace {
+
+cl_int marker(cl_command_queue q, cl_command_type type, cl_uint n, const cl_event* list,
+              cl_event* event) {
+  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+  std::vector<Event> before;
+  if (n == 0) {
+    std::lock_guard lock(q->mutex);
+    prune(q);
+    for (const Record& r : q->outstanding) before.push_back(r->done);
+  }
+  return enqueue(q, type, HostUse::none, n, list, event, false,
+                 [before] { return when_all(before); });
+}
+
+}  // namespace
+
+cl_int CL_API_CALL EnqueueMarkerWithWaitList(cl_command_queue q, cl_uint n, const cl_event* list,
+                                             cl_event* event) {
+  return marker(q, CL_COMMAND_MARKER, n, list, event);
+}
+
+cl_int CL_API_CALL EnqueueBarrierWithWaitList(cl_command_queue q, cl_uint n, const cl_event* list,
+                                              cl_event* event) {
+  return marker(q, CL_COMMAND_BARRIER, n, list, event);
+}
+
+cl_int CL_API_CALL EnqueueMarker(cl_command_queue q, cl_event* event) {
+  if (event == nullptr) return CL_INVALID_VALUE;
+  return marker(q, CL_COMMAND_MARKER, 0, nullptr, event);
+}
+
+cl_int CL_API_CALL EnqueueBarrier(cl_command_queue q) {
+  return marker(q, CL_COMMAND_BARRIER, 0, nullptr, nullptr);
+}
+
+cl_int CL_API_CALL EnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_event* list) {
+  if (n == 0 || list == nullptr) return CL_INVALID_VALUE;
+  return marker(q, CL_COMMAND_BARRIER, n, list, nullptr);
+}
+
+cl_int CL_API_CALL Flush(cl_command_queue q) {
+  return is_live(q, ObjectKind::queue) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
+}
+
+cl_int CL_API_CALL Finish(cl_command_queue q) {
+  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+  std::vector<Record> pending;
+  {
+    std::lock_guard lock(q->mutex);
+    pending = q->outstanding;
+  }
+  for (const Record& r : pending) {
+    try {
+      r->done.wait();
+    } catch (...) {
+    }
+  }
+  std::lock_guard lock(q->mutex);
+  prune(q);
+  return CL_SUCCESS;
+}
+
+// ---- events --------------------------------------------------------------------------------
+
+cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event* list) {
+  if (n == 0 || list == nullptr) return CL_INVALID_VALUE;
+  for (cl_uint i = 0; i < n; ++i) {
+    if (!is_live(list[i], ObjectKind::event)) return CL_INVALID_EVENT;
+    if (list[i]->context != list[0]->context) return CL_INVALID_CONTEXT;
+  }
+  bool failed = false;
+  for (cl_uint i = 0; i < n; ++i) {
+    try {
+      list[i]->record->done.wait();
+    } catch (...) {
+      failed = true;
+    }
+    failed = failed || list[i]->record->status.load() < 0;
+  }
+  return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
+}
+
+cl_int CL_API_CALL GetEventInfo(cl_event event, cl_event_info param, size_t size, void* value,
+                                size_t* size_ret) {
+  if (!is_live(event, ObjectKind::event)) return CL_INVALID_EVENT;
+  switch (param) {
+    case CL_EVENT_COMMAND_QUEUE:
+      return answer_value(event->queue, size, value, size_ret);
+    case CL_EVENT_CONTEXT:
+      return answer_value(event->context, size, value, size_ret);
+    case CL_EVENT_COMMAND_TYPE:
+      return answer_value(event->record->type, size, value, size_ret);
+    case CL_EVENT_COMMAND_EXECUTION_STATUS:
+      return answer_value(event->record->status.load(), size, value, size_ret);
+    case CL_EVENT_REFERENCE_COUNT:
+      return answer_value(event->header.references.load(), size, value, size_ret);
+    default:
+      return CL_INVALID_VALUE;
+  }
+}
+
+cl_int CL_API_CALL GetEventProfilingInfo(cl_event event, cl_profiling_info param, size_t size,
+                                         void* value, size_t* size_ret) {
+  if (!is_live(event, ObjectKind::event)) return CL_INVALID_EVENT;
+  if (event->user || event->queue == nullptr ||
+      (event->queue->properties & CL_QUEUE_PROFILING_ENABLE) == 0 ||
+      event->record->status.load() != CL_COMPLETE) {
+    return CL_PROFILING_INFO_NOT_AVAILABLE;
+  }
+  const CommandRecord& r = *event->record;
+  switch (param) {
+    case CL_PROFILING_COMMAND_QUEUED:
+      return answer_value(r.queued_ns.load(), size, value, size_ret);
+    case CL_PROFILING_COMMAND_SUBMIT:
+      return answer_value(r.submit_ns.load(), size, value, size_ret);
+    case CL_PROFILING_COMMAND_START:
+      return answer_value(r.start_ns.load(), size, value, size_ret);
+    case CL_PROFILING_COMMAND_END:
+      return answer_value(std::max(r.end_ns.load(), r.start_ns.load()), size, value, size_ret);
+    default:
+      return CL_INVALID_VALUE;
+  }
+}
+
+cl_int CL_API_CALL RetainEvent(cl_event event) {
+  if (!is_live(event, ObjectKind::event)) return CL_INVALID_EVENT;
+  retain(event->header);
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL ReleaseEvent(cl_event event) {
+  if (!is_live(event, ObjectKind::event)) return CL_INVALID_EVENT;
+  release_event(event);
+  return CL_SUCCESS;
+}
+
+cl_event CL_API_CALL CreateUserEvent(cl_context context, cl_int* errcode_ret) {
+  if (!is_live(context, ObjectKind::context)) {
+    set_error(errcode_ret, CL_INVALID_CONTEXT);
+    return nullptr;
+  }
+  auto record = std::make_shared<CommandRecord>();
+  record->type = CL_COMMAND_USER;
+  record->status = CL_SUBMITTED;
+  set_error(errcode_ret, CL_SUCCESS);
+  return new_event(context, nullptr, std::move(record), true);
+}
+
+cl_int CL_API_CALL SetUserEventStatus(cl_event event, cl_int status) {
+  if (!is_live(event, ObjectKind::event) || !event->user) return CL_INVALID_EVENT;
+  if (status != CL_COMPLETE && status >= 0) return CL_INVALID_VALUE;
+  CommandRecord& r = *event->record;
+  if (r.submitted.exchange(true)) return CL_INVALID_OPERATION;  // set once only
+  r.end_ns = now_ns();
+  r.status = status;
+  if (status == CL_COMPLETE) {
+    r.finish->complete();
+  } else {
+    r.finish->fail(std::make_exception_ptr(DeviceError("user event failed", status)));
+  }
+  return CL_SUCCESS;
+}
+
+cl_int CL_API_CALL SetEventCallback(cl_event event, cl_int type,
+                                    void(CL_CALLBACK* notify)(cl_event, cl_int, void*),
+                                    void* user_data) {
+  if (!is_live(event, ObjectKind::event)) return CL_INVALID_EVENT;
+  if (notify == nullptr || (type != CL_COMPLETE && type != CL_SUBMITTED && type != CL_RUNNING)) {
+    return CL_INVALID_VALUE;
+  }
+  // Every callback runs once the command has finished (which is after it was submitted and
+  // running), with its own type, or with the error status when the command failed.
+  retain(event->header);
+  event->record->done.on_complete([event, type, notify, user_data] {
+    const cl_int s = event->record->status.load();
+    notify(event, s < 0 ? s : type, user_data);
+    release_event(event);
+  });
+  return CL_SUCCESS;
+}
+
+}  // namespace unimem::platform

@@ -1,0 +1,193 @@
+#pragma once
+
+// The OpenCL objects of the unimem platform: each `_cl_*` struct starts with the ICD dispatch
+// table pointer (Khronos cl_khr_icd: the loader calls through it), then unimem's state. Handles
+// are checked against a registry of live objects before any use, so a stale or foreign handle
+// gets the spec's CL_INVALID_* error instead of a crash. DSOM section 4.1 (000_7b2a075be0870d8f)
+// puts its runtime under such an umbrella platform; this is unimem's.
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <unimem/event.hpp>
+#include <unimem/program.hpp>
+#include <unimem/runtime.hpp>
+#include "device/opencl/opencl_api.hpp"
+
+#include <CL/cl_icd.h>
+
+namespace unimem::platform {
+
+/// What a handle is; stored in every object and checked with the registry.
+enum class ObjectKind : std::uint32_t {
+  platform = 0x756d5031,
+  device,
+  context,
+  queue,
+  mem,
+  program,
+  kernel,
+  event,
+};
+
+/// The part every object shares, after the dispatch pointer.
+struct ObjectHeader {
+  ObjectKind kind = ObjectKind::platform;
+  std::atomic<cl_uint> references{1};
+};
+
+/// Nanoseconds on the host's steady clock (the profiling time base).
+inline cl_ulong now_ns() {
+  return static_cast<cl_ulong>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+/// The state of one command (or user event) that cl_events refer to. A command is submitted to
+/// the runtime at once, or later when its wait list holds user events or commands not yet
+/// submitted (then it is deferred in its queue).
+struct CommandRecord : std::enable_shared_from_this<CommandRecord> {
+  cl_command_type type = 0;
+  Event done;                                ///< completes when the command has finished
+  std::shared_ptr<ManualEventState> finish;  ///< completes `done`
+  std::atomic<bool> submitted{false};
+  std::atomic<cl_int> status{CL_QUEUED};  ///< CL_QUEUED .. CL_COMPLETE, or a negative error
+  std::atomic<cl_ulong> queued_ns{0}, submit_ns{0}, start_ns{0}, end_ns{0};
+
+  CommandRecord();
+  /// Marks the command submitted with the runtime's event, whose completion finishes it.
+  void submit(Event event);
+  /// Finishes the command with an error status (negative) without running it.
+  void fail(cl_int status);
+};
+
+const cl_icd_dispatch* dispatch_table();
+void register_object(const void* object, ObjectKind kind);
+
+}  // namespace unimem::platform
+
+struct _cl_platform_id {
+  const cl_icd_dispatch* dispatch = nullptr;
+  unimem::platform::ObjectHeader header;
+};
+
+struct _cl_device_id {
+  const cl_icd_dispatch* dispatch = nullptr;
+  unimem::platform::ObjectHeader header;
+  bool aggregate = false;             ///< every underlying device; otherwise `index` alone
+  std::size_t index = 0;              ///< the runtime's device (when not aggregate)
+  cl_device_id underlying = nullptr;  ///< the vendor's device (the first one, for the aggregate)
+};
+
+struct _cl_context {
+  const cl_icd_dispatch* dispatch = nullptr;
+  unimem::platform::ObjectHeader header;
+  std::vector<cl_device_id> devices;
+  std::vector<cl_context_properties> properties;  ///< as given, 0-terminated, or empty
+  void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
+  void* notify_data = nullptr;
+};
+
+struct _cl_command_queue {
+  const cl_icd_dispatch* dispatch = nullptr;
+  unimem::platform::ObjectHeader header;
+  cl_context context = nullptr;
+  cl_device_id device = nullptr;
+  cl_command_queue_properties properties = 0;
+  std::mutex mutex;
+  /// Commands not finished yet (pruned as they finish): what clFinish and barriers wait for.
+  std::vector<std::shared_ptr<unimem::platform::CommandRecord>> outstanding;
+  /// Commands waiting for a user event or an unsubmitted command, in enqueue order. While any
+  /// is deferred, later commands of the queue are deferred behind it (in-order semantics).
+  struct Deferred {
+    std::vector<std::shared_ptr<unimem::platform::CommandRecord>> gates;
+    std::shared_ptr<unimem::platform::CommandRecord> record;
+    std::function<unimem::Event()> submit;
+  };
+  std::deque<Deferred> deferred;
+  bool pumping = false;  ///< a thread is submitting deferred commands (commands.cpp)
+  bool repump = false;   ///< a gate finished while it was
+};
+
+struct _cl_mem {
+  const cl_icd_dispatch* dispatch = nullptr;
+  unimem::platform::ObjectHeader header;
+  cl_context context = nullptr;
+  cl_mem_flags flags = 0;
+  std::size_t size = 0;
+  void* host_ptr = nullptr;  ///< CL_MEM_USE_HOST_PTR
+  cl_mem parent = nullptr;   ///< a sub-buffer's buffer (retained)
+  std::size_t origin = 0;    ///< a sub-buffer's offset in the root buffer
+  unimem::BufferId buffer;   ///< the root buffer's shared buffer
+  std::atomic<cl_uint> map_count{0};
+  std::mutex mutex;  // guards mappings and destructor callbacks
+  struct Mapping {
+    void* pointer;
+    std::size_t offset;  ///< in this object
+    std::size_t size;
+    cl_map_flags flags;
+    std::unique_ptr<std::byte[]> storage;  ///< null when mapped into host_ptr
+  };
+  std::vector<Mapping> mappings;
+  std::vector<std::pair<void(CL_CALLBACK*)(cl_mem, void*), void*>> destructor_callbacks;
+};
+
+struct _cl_program {
+  const cl_icd_dispatch* dispatch = nullptr;
+  unimem::platform::ObjectHeader header;
+  cl_context context = nullptr;
+  std::mutex mutex;  // guards everything below
+  std::string source;
+  std::string options;         ///< of the last build, compile or link
+  bool compiled_only = false;  ///< clCompileProgram ran, not yet linked
+  cl_build_status status = CL_BUILD_NONE;
+  std::string log;
+  std::shared_ptr<unimem::Program> built;
+  std::vector<std::string> kernel_names;
+  cl_uint kernels_attached = 0;  ///< live cl_kernels (a program with kernels cannot be rebuilt)
+};
+
+struct _cl_kernel {
+  const cl_icd_dispatch* dispatch = nullptr;
+  unimem::platform::ObjectHeader header;
+  cl_program program = nullptr;
+  std::shared_ptr<unimem::Program> built;
+  std::string name;
+  /// Per parameter: CL_KERNEL_ARG_ADDRESS_{GLOBAL,CONSTANT,LOCAL,PRIVATE}.
+  std::vector<cl_kernel_arg_address_qualifier> qualifiers;
+  std::mutex mutex;  // guards args
+  std::vector<std::optional<unimem::Arg>> args;
+  std::vector<cl_mem> arg_mems;  ///< the cl_mem given for a buffer argument (not retained)
+};
+
+struct _cl_event {
+  const cl_icd_dispatch* dispatch = nullptr;
+  unimem::platform::ObjectHeader header;
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;  ///< retained; null for user events
+  std::shared_ptr<unimem::platform::CommandRecord> record;
+  bool user = false;
+};
+
+namespace unimem::platform {
+
+/// A new object of type T (a `_cl_*` struct) pointing at the dispatch table, with one reference,
+/// registered as live.
+template <typename T>
+T* make_object(ObjectKind kind) {
+  auto* object = new T();
+  object->dispatch = dispatch_table();
+  object->header.kind = kind;
+  register_object(object, kind);
+  return object;
+}
+
+}  // namespace unimem::platform

@@ -1,0 +1,371 @@
+// PlatformState and the object lifecycle of the unimem OpenCL platform (platform_state.hpp).
+
+#include "platform/platform_state.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
+
+#include <unimem/errors.hpp>
+#include <unimem/version.hpp>
+#include "api/runtime_core.hpp"
+#include "device/opencl/opencl_context.hpp"
+#include "device/opencl/opencl_device.hpp"
+#include "device/opencl/opencl_discovery.hpp"
+#include "schedule/launch_plan.hpp"
+
+namespace unimem::platform {
+
+namespace {
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::unordered_map<const void*, ObjectKind>& registry() {
+  static auto* r = new std::unordered_map<const void*, ObjectKind>();  // outlives static dtors
+  return *r;
+}
+
+std::string environment(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+// The file this library was loaded from.
+std::string own_library() {
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<const void*>(&own_library), &info) == 0 || !info.dli_fname) {
+    return {};
+  }
+  std::error_code ec;
+  const auto path = std::filesystem::canonical(info.dli_fname, ec);
+  return ec ? std::string(info.dli_fname) : path.string();
+}
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  return !a.empty() && !b.empty() && std::filesystem::equivalent(a, b, ec) && !ec;
+}
+
+ExposedDevices exposed_from_environment(std::string& error) {
+  const std::string v = environment("UNIMEM_PLATFORM_DEVICES");
+  if (v.empty() || v == "aggregate") return ExposedDevices::aggregate;
+  if (v == "each") return ExposedDevices::each;
+  if (v == "both") return ExposedDevices::both;
+  error = "UNIMEM_PLATFORM_DEVICES=\"" + v + "\" is not one of aggregate, each, both";
+  return ExposedDevices::aggregate;
+}
+
+cl_device_id new_device(bool aggregate, std::size_t index, cl_device_id underlying) {
+  auto* d = make_object<_cl_device_id>(ObjectKind::device);
+  d->aggregate = aggregate;
+  d->index = index;
+  d->underlying = underlying;
+  return d;
+}
+
+}  // namespace
+
+void register_object(const void* object, ObjectKind kind) {
+  std::lock_guard lock(registry_mutex());
+  registry()[object] = kind;
+}
+
+void forget_object(const void* object) {
+  std::lock_guard lock(registry_mutex());
+  registry().erase(object);
+}
+
+bool is_live(const void* object, ObjectKind kind) {
+  if (object == nullptr) return false;
+  std::lock_guard lock(registry_mutex());
+  auto it = registry().find(object);
+  return it != registry().end() && it->second == kind;
+}
+
+PlatformState& PlatformState::get() {
+  static PlatformState* state = new PlatformState();  // never destroyed: see the header
+  return *state;
+}
+
+PlatformState::PlatformState() {
+  platform_.dispatch = dispatch_table();
+  platform_.header.kind = ObjectKind::platform;
+  register_object(&platform_, ObjectKind::platform);
+}
+
+std::span<const cl_device_id> PlatformState::devices() {
+  std::lock_guard lock(mutex_);
+  if (!discovered_) discover();
+  return exposed_;
+}
+
+const std::string& PlatformState::error() {
+  std::lock_guard lock(mutex_);
+  return error_;
+}
+
+// The vendors underneath: UNIMEM_VENDOR_ICDS when `unimem run` (or the user) set it, otherwise
+// every ICD the loader would load except this library. Either way they are loaded directly
+// (opencl::list_devices), so the platform never enumerates itself, and the loader of the process
+// may see only the unimem platform.
+void PlatformState::discover() {
+  discovered_ = true;
+  const ExposedDevices exposed = exposed_from_environment(error_);
+  if (!error_.empty()) return;
+  if (opencl::vendor_libraries_from_environment().empty()) {
+    // The loader's own search (OCL_ICD_VENDORS, ...) without this library; when that leaves
+    // nothing (OCL_ICD_VENDORS names only unimem.icd), the system's vendor directory.
+    const std::string self = own_library();
+    const auto others = [&](const opencl::IcdSearch& search) {
+      std::string libraries;
+      for (const std::string& library : opencl::icd_libraries(search)) {
+        if (same_file(library, self) ||
+            std::filesystem::path(library).filename() == std::filesystem::path(self).filename()) {
+          continue;
+        }
+        libraries += (libraries.empty() ? "" : ":") + library;
+      }
+      return libraries;
+    };
+    std::string libraries = others(opencl::IcdSearch::from_environment());
+    if (libraries.empty()) libraries = others(opencl::IcdSearch{});
+    if (libraries.empty()) {
+      error_ = "no OpenCL implementation besides unimem is registered";
+      return;
+    }
+    ::setenv(opencl::kVendorIcdsEnvironmentVariable, libraries.c_str(), 1);
+  }
+  try {
+    DeviceRegistry registry = opencl::make_opencl_devices_from_environment();
+    if (registry.empty()) {
+      error_ = "the vendors' OpenCL implementations report no device";
+      return;
+    }
+    for (std::size_t i = 0; i < registry.size(); ++i) {
+      auto& device = dynamic_cast<opencl::OpenCLDevice&>(registry.at(i));
+      underlying_.push_back(device.info().device);
+    }
+    runtime_ = std::make_unique<Runtime>(std::move(registry));
+  } catch (const std::exception& e) {
+    error_ = e.what();
+    return;
+  }
+  if (exposed != ExposedDevices::each) exposed_.push_back(new_device(true, 0, underlying_[0]));
+  if (exposed != ExposedDevices::aggregate) {
+    for (std::size_t i = 0; i < underlying_.size(); ++i) {
+      exposed_.push_back(new_device(false, i, underlying_[i]));
+    }
+  }
+  std::atexit([] { PlatformState::get().write_report(); });
+}
+
+Runtime& PlatformState::runtime() {
+  (void)devices();
+  if (!runtime_) throw DeviceError("unimem platform: " + error_);
+  return *runtime_;
+}
+
+RuntimeCore& PlatformState::core() { return runtime().core(); }
+
+std::size_t PlatformState::underlying_count() {
+  (void)devices();
+  return underlying_.size();
+}
+
+cl_device_id PlatformState::underlying(std::size_t i) {
+  (void)devices();
+  return underlying_.at(i);
+}
+
+void PlatformState::record_launch(const std::string& kernel, const LaunchPlan& plan) {
+  std::lock_guard lock(report_mutex_);
+  ++report_.launches;
+  if (plan.partitions.size() > 1) ++report_.split_launches;
+  for (const LaunchPartition& p : plan.partitions) {
+    ++report_.partitions_per_device[runtime_->device_name(p.device)];
+  }
+  if (!plan.fallback_reason.empty()) {
+    for (auto& f : report_.fallbacks) {
+      if (f.kernel == kernel && f.reason == plan.fallback_reason) {
+        ++f.count;
+        return;
+      }
+    }
+    if (report_.fallbacks.size() < 100)
+      report_.fallbacks.push_back({kernel, plan.fallback_reason, 1});
+  }
+}
+
+void PlatformState::write_report() {
+  const std::string path = environment("UNIMEM_REPORT");
+  if (path.empty() || !runtime_) return;
+  nlohmann::json j;
+  try {
+    runtime_->finish();
+  } catch (const std::exception& e) {
+    j["error"] = e.what();
+  }
+  const TransferStats stats = runtime_->stats();
+  {
+    std::lock_guard lock(report_mutex_);
+    j["launches"] = report_.launches;
+    j["split_launches"] = report_.split_launches;
+    j["partitions_per_device"] = report_.partitions_per_device;
+    j["fallbacks"] = nlohmann::json::array();
+    for (const auto& f : report_.fallbacks) {
+      j["fallbacks"].push_back({{"kernel", f.kernel}, {"reason", f.reason}, {"count", f.count}});
+    }
+  }
+  j["bytes_h2d"] = stats.host_to_device.bytes;
+  j["bytes_d2h"] = stats.device_to_host.bytes;
+  j["bytes_d2d"] = stats.device_to_device.bytes;
+  j["devices"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < runtime_->device_count(); ++i) {
+    j["devices"].push_back(runtime_->device_name(i));
+  }
+  j["unimem_version"] = std::string(version());
+  std::ofstream out(path);
+  out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+cl_int error_of_current_exception(cl_context context, cl_int fallback) {
+  std::string message;
+  cl_int code = fallback;
+  try {
+    throw;
+  } catch (const DeviceError& e) {
+    message = e.what();
+    if (e.code() < 0) code = static_cast<cl_int>(e.code());
+  } catch (const std::bad_alloc&) {
+    message = "out of host memory";
+    code = CL_OUT_OF_HOST_MEMORY;
+  } catch (const std::exception& e) {
+    message = e.what();
+  }
+  if (context != nullptr && context->notify != nullptr) {
+    context->notify(message.c_str(), nullptr, 0, context->notify_data);
+  }
+  if (!environment("UNIMEM_PLATFORM_VERBOSE").empty()) {
+    std::fprintf(stderr, "unimem platform: %s\n", message.c_str());
+  }
+  return code;
+}
+
+CommandRecord::CommandRecord() {
+  auto [event, state] = Event::make_manual();
+  done = event;
+  finish = state;
+  queued_ns = now_ns();
+}
+
+void CommandRecord::submit(Event event) {
+  submit_ns = now_ns();
+  start_ns = submit_ns.load();
+  status = CL_SUBMITTED;
+  submitted = true;
+  event.on_complete([self = shared_from_this(), event] {
+    self->end_ns = now_ns();
+    try {
+      event.wait();
+      self->status = CL_COMPLETE;
+      self->finish->complete();
+    } catch (...) {
+      self->status = CL_OUT_OF_RESOURCES;
+      self->finish->fail(std::current_exception());
+    }
+  });
+}
+
+void CommandRecord::fail(cl_int s) {
+  end_ns = now_ns();
+  status = s;
+  submitted = true;
+  finish->fail(
+      std::make_exception_ptr(DeviceError("command not run: a command it waits for failed", s)));
+}
+
+void release_context(cl_context context) {
+  if (!release(context->header)) return;
+  forget_object(context);
+  delete context;
+}
+
+void release_queue(cl_command_queue queue) {
+  if (!release(queue->header)) return;
+  forget_object(queue);
+  std::vector<std::shared_ptr<CommandRecord>> pending;
+  {
+    std::lock_guard lock(queue->mutex);
+    pending = queue->outstanding;
+  }
+  for (auto& r : pending) {  // the spec: releasing a queue flushes it; its commands still run
+    try {
+      r->done.wait();
+    } catch (...) {
+    }
+  }
+  cl_context context = queue->context;
+  delete queue;
+  release_context(context);
+}
+
+void release_mem(cl_mem mem) {
+  if (!release(mem->header)) return;
+  forget_object(mem);
+  std::vector<std::pair<void(CL_CALLBACK*)(cl_mem, void*), void*>> callbacks;
+  {
+    std::lock_guard lock(mem->mutex);
+    callbacks = mem->destructor_callbacks;
+  }
+  if (mem->parent == nullptr) {
+    try {
+      PlatformState::get().runtime().release_buffer(mem->buffer);
+    } catch (...) {
+    }
+  }
+  for (auto it = callbacks.rbegin(); it != callbacks.rend(); ++it) it->first(mem, it->second);
+  cl_mem parent = mem->parent;
+  cl_context context = mem->context;
+  delete mem;
+  if (parent != nullptr) release_mem(parent);
+  release_context(context);
+}
+
+void release_program(cl_program program) {
+  if (!release(program->header)) return;
+  forget_object(program);
+  cl_context context = program->context;
+  delete program;
+  release_context(context);
+}
+
+void release_kernel(cl_kernel kernel) {
+  if (!release(kernel->header)) return;
+  forget_object(kernel);
+  cl_program program = kernel->program;
+  {
+    std::lock_guard lock(program->mutex);
+    --program->kernels_attached;
+  }
+  delete kernel;
+  release_program(program);
+}
+
+void release_event(cl_event event) {
+  if (!release(event->header)) return;
+  forget_object(event);
+  cl_command_queue queue = event->queue;
+  cl_context context = event->context;
+  delete event;
+  if (queue != nullptr) release_queue(queue);
+  release_context(context);
+}
+
+}  // namespace unimem::platform
