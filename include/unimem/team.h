@@ -40,6 +40,8 @@
  *   own (a "nested" call, which takes the um_team* as parameter) is called there, never inside a
  *   master or parallel block. Every block begins and ends with a work-group barrier, so what one
  *   block writes to a shared variable is what the next block reads.
+ * - Blocks never nest, and no code leaves a block early (return, break, goto): every work-item
+ *   must reach every barrier.
  * - Inside a parallel block, work-items that write the same shared variable race, as in OpenMP.
  * - A shared variable holds one int, uint, long, ulong, float (or double, with cl_khr_fp64) at a
  *   time. Reading a variable no block has written returns an unspecified value. An index outside
