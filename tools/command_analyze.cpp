@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -18,6 +19,8 @@
 #include "analysis/kernel_ranges.hpp"
 #include "analysis/program_analyzer.hpp"
 #include "analysis/scalar_argument.hpp"
+#include "analysis/team_footprint.hpp"
+#include "api/device_library.hpp"
 #endif
 
 namespace unimem::tools {
@@ -130,11 +133,24 @@ void print_stats(const ProgramAccessInfo& program, const std::string& only) {
               sum.unknown_call);
 }
 
+// The team footprint of a kernel (include/unimem/team.h), from its parameter names.
+std::optional<TeamFootprint> kernel_team(const KernelAccessInfo& kernel) {
+  std::vector<std::string> names;
+  for (const ArgumentAccess& a : kernel.args) names.push_back(a.name);
+  try {
+    return team_footprint(kernel.name, names);
+  } catch (const std::invalid_argument& e) {
+    throw std::runtime_error(e.what());
+  }
+}
+
 void run_analyze(const AnalyzeOptions& o) {
   const std::string source = read_file(o.file);
   std::string options = o.build_options;
   for (const std::string& d : o.defines) options += " -D" + d;
   for (const std::string& i : o.includes) options += " -I" + i;
+  // Kernels find the device library (<unimem/team.h>) as they do in Program.
+  options += " " + detail::device_library_build_options();
   AnalysisCache cache;
   const auto program = cache.get(source, options);
 
@@ -156,7 +172,12 @@ void run_analyze(const AnalyzeOptions& o) {
     std::printf("# %s: analysed in %.2f ms (clang %.2f, passes %.2f, extraction %.2f)\n",
                 o.file.c_str(), program->total_ms(), program->frontend_ms, program->transform_ms,
                 program->extraction_ms);
-    for (const KernelAccessInfo* k : kernels) std::printf("%s", to_string(*k).c_str());
+    for (const KernelAccessInfo* k : kernels) {
+      std::printf("%s", to_string(*k).c_str());
+      if (const auto team = kernel_team(*k)) {
+        std::printf("  team kernel: %s\n", team->to_string().c_str());
+      }
+    }
     return;
   }
   if (kernels.size() != 1) {
@@ -241,6 +262,15 @@ void run_analyze(const AnalyzeOptions& o) {
     nlohmann::ordered_json out;
     out["kernel"] = kernel.name;
     out["splittable"] = r.splittable;
+    if (const auto team = kernel_team(kernel)) {
+      nlohmann::ordered_json t;
+      t["shared_variables"] = team->shared_variables;
+      t["slots"] = team->slots;
+      t["team_memory_bytes_per_group"] = team->team_memory_bytes();
+      t["spill_bytes_per_group"] = team->spill_bytes_per_group();
+      t["spill_argument"] = team->argument;
+      out["team"] = std::move(t);
+    }
     out["args"] = nlohmann::ordered_json::array();
     for (const ArgumentRanges& a : r.args) {
       nlohmann::ordered_json arg;
@@ -259,6 +289,12 @@ void run_analyze(const AnalyzeOptions& o) {
   }
   std::printf("kernel %s: %s%s\n", kernel.name.c_str(),
               r.splittable ? "splittable" : "not splittable: ", r.splittable ? "" : reason.c_str());
+  if (const auto team = kernel_team(kernel)) {
+    const std::uint64_t groups_in_launch = static_cast<std::uint64_t>(groups.volume());
+    std::printf("  team kernel: %s; spill area of these %llu work-groups: %llu B\n",
+                team->to_string().c_str(), static_cast<unsigned long long>(groups_in_launch),
+                static_cast<unsigned long long>(groups_in_launch * team->spill_bytes_per_group()));
+  }
   for (const ArgumentRanges& a : r.args) {
     std::printf("  %s read %s%s write %s%s%s\n", a.name.c_str(), a.read.to_string().c_str(),
                 a.read_exact ? "" : " (over-approximated)", a.write.to_string().c_str(),

@@ -1,8 +1,11 @@
-// `unimem about`: the version and the layers this build of unimem contains.
+// `unimem about`: the version, the layers this build of unimem contains and where kernels find
+// the device library.
 #include <iostream>
+#include <string>
 #include <string_view>
 
 #include <unimem/version.hpp>
+#include "api/device_library.hpp"
 #include "commands.hpp"
 
 #if !defined(UNIMEM_BUILT_LAYERS)
@@ -28,6 +31,11 @@ void add_version_command(CLI::App& app) {
       begin = end + 1;
     }
     std::cout << "\n";
+    const std::string device_library = unimem::detail::device_include_dir();
+    std::cout << "Device library (<unimem/team.h>): "
+              << (device_library.empty() ? "not found (set UNIMEM_DEVICE_INCLUDE_DIR)"
+                                         : device_library)
+              << "\n";
   });
 }
 

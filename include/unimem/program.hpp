@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -22,6 +23,7 @@
 #include <unimem/event.hpp>
 #include <unimem/nd_range.hpp>
 #include <unimem/runtime.hpp>
+#include <unimem/team_footprint.hpp>
 
 namespace unimem {
 
@@ -92,6 +94,9 @@ struct ProgramBuildReport {
   std::size_t contexts = 0;           ///< OpenCL contexts built for
   double analysis_seconds = 0.0;      ///< kernel analysis, wall time (near zero when cached)
   bool analysis_cached = false;       ///< the analysis of this source + options was reused
+  /// The team kernels (<unimem/team.h>) by name, with their team memory and spill per
+  /// work-group.
+  std::map<std::string, TeamFootprint> teams;
 };
 
 /// OpenCL C source built for every device of a Runtime (once per OpenCL context). Every device's
@@ -99,8 +104,11 @@ struct ProgramBuildReport {
 class Program {
  public:
   /// Builds source with options once per OpenCL context of runtime's devices. A build failure
-  /// throws DeviceError carrying the device names and compiler logs.
+  /// throws DeviceError carrying the device names and compiler logs. The device library's
+  /// include directory and -cl-kernel-arg-info are added to options, so kernels may
+  /// `#include <unimem/team.h>`.
   Program(Runtime& runtime, std::string source, std::string options = {});
+  /// Releases the spill areas of team kernels (waits for the launches that use them).
   ~Program();
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;
@@ -108,6 +116,12 @@ class Program {
   /// Runs kernel over range with args. Buffers are shared buffers of the runtime. Returns the
   /// event of the whole launch (all partitions). Throws PreconditionError for an unknown kernel,
   /// a bad argument or descriptor, naming the kernel.
+  ///
+  /// A team kernel (build_report().teams) takes every argument but its last, the spill parameter
+  /// of UM_TEAM_PARAM: the program passes a spill area of its own, sized for the launch's
+  /// work-groups, and gives each partition the slices of its work-groups as write-only scratch
+  /// (nothing fetched before the kernel, nothing copied after). Team kernels need a 1-D range
+  /// with an explicit work-group size and no global offset.
   Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
                const LaunchOptions& options = {});
   Event launch(const std::string& kernel, const NDRange& range, std::initializer_list<Arg> args,

@@ -9,6 +9,7 @@
 #include <unimem/nd_range.hpp>
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
+#include <unimem/team_footprint.hpp>
 #include <unimem/transfer_stats.hpp>
 #include <unimem/update_strategy.hpp>
 #include <unimem/version.hpp>

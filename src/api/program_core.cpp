@@ -3,13 +3,17 @@
 
 #include "api/program_core.hpp"
 
+#include "analysis/team_footprint.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstring>
 #include <iostream>
+#include <stdexcept>
 #include <utility>
 
+#include "api/device_library.hpp"
 #include "common/check.hpp"
 
 namespace unimem {
@@ -60,6 +64,7 @@ std::string first_offset_dependent_call(const std::string& source) {
 
 ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string options)
     : runtime_(runtime), options_(std::move(options)) {
+  options_ += (options_.empty() ? "" : " ") + detail::device_library_build_options();
   // One build per build domain (an OpenCL context): devices of a domain share the program.
   std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
   const auto build_start = std::chrono::steady_clock::now();
@@ -83,6 +88,30 @@ ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string optio
   analysis_ = detail::ProgramAnalysis::analyze(source, options_, &analysis_error_, &timing);
   build_report_.analysis_seconds = timing.seconds;
   build_report_.analysis_cached = timing.cached;
+  // Team kernels are recognised by their spill parameter's name (analysis/team_footprint.hpp).
+  if (!programs_.empty()) {
+    for (const std::string& name : programs_.front()->kernel_names()) {
+      const std::vector<std::string> params = kernel_for(name, 0)->argument_names();
+      try {
+        if (auto team = team_footprint(name, params)) build_report_.teams.emplace(name, *team);
+      } catch (const std::invalid_argument& e) {
+        throw PreconditionError(e.what());
+      }
+    }
+  }
+}
+
+ProgramCore::~ProgramCore() {
+  std::lock_guard lock(spill_mutex_);
+  std::vector<BufferId> buffers = retired_spills_;
+  for (const auto& [kernel, buffer] : spills_) buffers.push_back(buffer);
+  for (const BufferId buffer : buffers) {
+    try {
+      runtime_.release_buffer(buffer);  // waits for the launches that use it
+    } catch (const std::exception& e) {
+      std::cerr << "unimem: releasing a team kernel's spill area: " << e.what() << "\n";
+    }
+  }
 }
 
 std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string& name,
@@ -110,11 +139,20 @@ std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string&
 }
 
 Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
-                          std::span<const Arg> args, const LaunchOptions& options,
+                          std::span<const Arg> user_args, const LaunchOptions& options,
                           LaunchPlan* plan_out) {
+  const auto team = build_report_.teams.find(kernel);
+  std::vector<Arg> team_args;
+  std::span<const Arg> args = user_args;
+  if (team != build_report_.teams.end()) {
+    team_args.assign(user_args.begin(), user_args.end());
+    add_team_spill(kernel, team->second, range, team_args);
+    args = team_args;
+  }
   std::vector<LaunchArg> launch_args;
   PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
   const std::string analysis_note = attach_analysis(request, args, options);
+  if (team != build_report_.teams.end()) attach_team_spill(request, team->second);
   const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
   if (measuring) {
     std::lock_guard lock(profile_->mutex);
@@ -246,6 +284,60 @@ std::string ProgramCore::attach_analysis(PlanRequest& request, std::span<const A
     }
   }
   return analysis_note;
+}
+
+// Step 0 (team kernels): checks the range and the arguments, then appends the kernel's spill area,
+// grown when this launch has more work-groups than the last (Bercea et al. section 5.2: the
+// fallback list in global memory; here one slice per work-group, indexed by the team number).
+void ProgramCore::add_team_spill(const std::string& kernel, const TeamFootprint& team,
+                                 const NDRange& range, std::vector<Arg>& args) {
+  const std::string what = "launch of team kernel '" + kernel + "'";
+  if (args.size() != team.argument) {
+    throw PreconditionError(what + ": " + std::to_string(args.size()) +
+                            " arguments given; it takes " + std::to_string(team.argument) +
+                            " (every parameter but the last, UM_TEAM_PARAM, which unimem passes)");
+  }
+  if (range.dims != 1 || range.local[0] == 0 || range.offset[0] != 0) {
+    throw PreconditionError(
+        what + ": a team kernel needs a 1-D NDRange with an explicit " +
+        "work-group size and no global offset (got " + std::to_string(range.dims) + "-D, local " +
+        std::to_string(range.local[0]) + ", offset " + std::to_string(range.offset[0]) + ")");
+  }
+  const std::uint64_t groups = group_count(range, 0);
+  const std::uint64_t bytes = std::max<std::uint64_t>(groups * team.spill_bytes_per_group(), 8);
+  std::lock_guard lock(spill_mutex_);
+  auto it = spills_.find(kernel);
+  if (it != spills_.end() && runtime_.buffer_size(it->second) < bytes) {
+    // Another thread may hold the smaller area for a launch it has not submitted yet: it is
+    // released with the Program, not now.
+    retired_spills_.push_back(it->second);
+    spills_.erase(it);
+    it = spills_.end();
+  }
+  if (it == spills_.end()) {
+    const BufferId spill =
+        runtime_.create_buffer(bytes, "team spill of '" + kernel + "'", UpdateStrategy::lazy);
+    it = spills_.emplace(kernel, spill).first;
+  }
+  args.push_back(Arg::buffer(it->second));
+}
+
+// Step 2b (team kernels): each partition writes the spill slices of its own work-groups and reads
+// only what it wrote itself, so the runtime treats them as write-only scratch: no fetch before the
+// kernel, and no partition shares a byte with another.
+void ProgramCore::attach_team_spill(PlanRequest& request, const TeamFootprint& team) {
+  const std::uint64_t per_group = team.spill_bytes_per_group();
+  request.derived = [inner = std::move(request.derived), arg = team.argument,
+                     per_group](const RangePartition& p) {
+    std::map<std::uint32_t, AccessBytes> bytes;
+    if (inner) bytes = inner(p);
+    AccessBytes scratch;
+    if (per_group > 0 && p.group_end > p.group_begin) {
+      scratch.writes = IntervalSet(Interval{p.group_begin * per_group, p.group_end * per_group});
+    }
+    bytes[arg] = std::move(scratch);
+    return bytes;
+  };
 }
 
 // Step 3: the plan; when the analysis cannot evaluate this launch, the plan without it (never

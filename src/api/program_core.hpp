@@ -32,6 +32,9 @@ class ProgramCore {
  public:
   // Program's members (<unimem/program.hpp> documents them).
   ProgramCore(Runtime& runtime, std::string source, std::string options = {});
+  ~ProgramCore();
+  ProgramCore(const ProgramCore&) = delete;
+  ProgramCore& operator=(const ProgramCore&) = delete;
   /// Program::launch; when plan is given, it receives this launch's plan.
   Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
                const LaunchOptions& options = {}, LaunchPlan* plan = nullptr);
@@ -58,6 +61,9 @@ class ProgramCore {
                               std::vector<LaunchArg>& launch_args) const;
   std::string attach_analysis(PlanRequest& request, std::span<const Arg> args,
                               const LaunchOptions& options) const;
+  void add_team_spill(const std::string& kernel, const TeamFootprint& team, const NDRange& range,
+                      std::vector<Arg>& args);
+  static void attach_team_spill(PlanRequest& request, const TeamFootprint& team);
   static LaunchPlan plan_with_fallback(PlanRequest& request);
   void report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const;
   void time_partitions(const std::string& kernel, const LaunchPlan& plan,
@@ -84,6 +90,10 @@ class ProgramCore {
   std::shared_ptr<Profile> profile_ = std::make_shared<Profile>();
   LaunchPlan last_plan_;
   std::function<void(const std::string&)> log_;
+  // Team kernels' spill areas (lazy strategy: scratch is never copied), by kernel name.
+  std::mutex spill_mutex_;
+  std::map<std::string, BufferId> spills_;
+  std::vector<BufferId> retired_spills_;  // outgrown; released with the program
 };
 
 }  // namespace unimem

@@ -42,6 +42,9 @@ class CompiledKernel {
  public:
   virtual ~CompiledKernel() = default;
   [[nodiscard]] virtual const std::string& name() const = 0;
+  /// The names of the kernel's parameters, in order. Optional: empty when the driver does not
+  /// know them (the OpenCL driver asks clGetKernelArgInfo; unimem builds with -cl-kernel-arg-info).
+  [[nodiscard]] virtual std::vector<std::string> argument_names() const { return {}; }
 };
 
 /// OpenCL C source compiled by a driver (Device::build_program). Immutable; thread-safe.
@@ -50,7 +53,10 @@ class CompiledProgram {
   virtual ~CompiledProgram() = default;
   /// The kernel `name`, launchable on every device the program was built for. Throws DeviceError
   /// naming the kernel when the program has none by that name.
-  [[nodiscard]] virtual std::shared_ptr<const CompiledKernel> kernel(const std::string& name) const = 0;
+  [[nodiscard]] virtual std::shared_ptr<const CompiledKernel> kernel(
+      const std::string& name) const = 0;
+  /// The names of the program's kernels. Optional: empty when the driver cannot list them.
+  [[nodiscard]] virtual std::vector<std::string> kernel_names() const { return {}; }
 };
 
 /// One argument of a launch.

@@ -704,9 +704,12 @@ cl_int CL_API_CALL GetKernelArgInfo(cl_kernel kernel, cl_uint index, cl_kernel_a
   if (!is_live(kernel, ObjectKind::kernel)) return CL_INVALID_KERNEL;
   if (index >= kernel->qualifiers.size()) return CL_INVALID_ARG_INDEX;
   // Only what the user asked for: without -cl-kernel-arg-info, OpenCL has no argument info.
-  if (kernel->built->core().options().find("-cl-kernel-arg-info") == std::string::npos) {
-    return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
+  bool requested = false;
+  {
+    std::lock_guard lock(kernel->program->mutex);
+    requested = kernel->program->options.find("-cl-kernel-arg-info") != std::string::npos;
   }
+  if (!requested) return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
   try {
     const auto compiled = kernel->built->core().kernel_for(kernel->name, 0);
     const auto& k = dynamic_cast<const opencl::OpenCLKernel&>(*compiled);

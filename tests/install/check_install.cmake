@@ -1,5 +1,5 @@
 # The install test: installs the build tree into a fresh prefix, checks that only the public
-# headers (include/unimem/) are installed, then builds and runs the consumer project of
+# headers (include/unimem/, with the device library unimem/team.h) are installed, then builds and runs the consumer project of
 # tests/install/consumer twice against that prefix: with find_package(unimem) and with pkg-config.
 #
 #   cmake -DBUILD=<build dir> -DWORK=<scratch dir> -DSOURCE=<consumer dir> -DCXX=<compiler>
@@ -25,10 +25,17 @@ file(REMOVE_RECURSE ${WORK})
 set(prefix ${WORK}/prefix)
 run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${prefix})
 
-# Only include/unimem/ may be installed: no header of src/ (internals stay out).
+# Only include/unimem/ may be installed: no header of src/ (internals stay out). unimem/team.h is
+# the OpenCL C device library: kernels built by the installed library include it from there.
+if(NOT EXISTS ${prefix}/include/unimem/team.h)
+  message(FATAL_ERROR "install test: the device library ${prefix}/include/unimem/team.h is missing")
+endif()
 file(GLOB_RECURSE installed_headers RELATIVE ${prefix}/include ${prefix}/include/*)
 set(public_count 0)
 foreach(h ${installed_headers})
+  if(h STREQUAL "unimem/team.h")
+    continue()
+  endif()
   if(NOT h MATCHES "^unimem/[a-z_]+\\.hpp$")
     message(FATAL_ERROR "install test: ${prefix}/include/${h} is not a public header")
   endif()
@@ -38,6 +45,14 @@ foreach(h ${installed_headers})
   endif()
   math(EXPR public_count "${public_count} + 1")
 endforeach()
+# The installed command finds the installed device library (from its own path, so a prefix other
+# than the configured one works).
+if(EXISTS ${prefix}/bin/unimem)
+  run(${prefix}/bin/unimem about)
+  if(NOT last_output MATCHES "Device library \\(<unimem/team.h>\\): ${prefix}/include")
+    message(FATAL_ERROR "install test: the installed unimem does not use ${prefix}/include:\n${last_output}")
+  endif()
+endif()
 file(GLOB libdirs ${prefix}/lib*)
 list(GET libdirs 0 libdir)
 

@@ -93,17 +93,12 @@ std::vector<std::string> opencl_options_to_cc1(const std::string& options) {
 std::unique_ptr<llvm::Module> compile_opencl(llvm::LLVMContext& context, const std::string& source,
                                              const std::string& options,
                                              const std::string& file_name) {
-  std::vector<std::string> args = {"-triple",
-                                   "spir64-unknown-unknown",
-                                   "-x",
-                                   "cl",
-                                   "-O0",
-                                   "-disable-O0-optnone",
-                                   "-finclude-default-header",
-                                   "-fdeclare-opencl-builtins",
-                                   "-cl-kernel-arg-info",
-                                   "-resource-dir",
-                                   UNIMEM_CLANG_RESOURCE_DIR};
+  std::vector<std::string> args = {
+      "-triple", "spir64-unknown-unknown", "-x", "cl", "-O0", "-disable-O0-optnone",
+      "-finclude-default-header", "-fdeclare-opencl-builtins", "-cl-kernel-arg-info",
+      // Lets a device library read differently by the analysis
+      // than by the device compiler (include/unimem/team.h).
+      "-D__UNIMEM_ANALYSIS__=1", "-resource-dir", UNIMEM_CLANG_RESOURCE_DIR};
   bool has_std = false;
   for (std::string& o : opencl_options_to_cc1(options)) {
     has_std = has_std || starts_with(o, "-cl-std=");

@@ -77,6 +77,28 @@ std::shared_ptr<const CompiledKernel> OpenCLProgram::kernel(const std::string& n
   return opencl_kernel(name);
 }
 
+std::vector<std::string> OpenCLProgram::kernel_names() const {
+  size_t size = 0;
+  check(clGetProgramInfo(program_, CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &size), "clGetProgramInfo",
+        [&] { return "kernel names of a program in the " + context_->description(); });
+  std::string text(size, '\0');
+  check(clGetProgramInfo(program_, CL_PROGRAM_KERNEL_NAMES, size, text.data(), nullptr),
+        "clGetProgramInfo",
+        [&] { return "kernel names of a program in the " + context_->description(); });
+  std::vector<std::string> names;
+  std::string current;
+  for (char c : text) {  // "a;b;c", NUL-terminated
+    if (c == ';' || c == '\0') {
+      if (!current.empty()) names.push_back(current);
+      current.clear();
+    } else {
+      current += c;
+    }
+  }
+  if (!current.empty()) names.push_back(current);
+  return names;
+}
+
 std::shared_ptr<OpenCLKernel> OpenCLProgram::opencl_kernel(const std::string& name) const {
   cl_int status = CL_SUCCESS;
   cl_kernel kernel = clCreateKernel(program_, name.c_str(), &status);
@@ -91,6 +113,22 @@ OpenCLKernel::OpenCLKernel(std::shared_ptr<const Context> context, cl_kernel ker
   check(clGetKernelInfo(kernel_, CL_KERNEL_NUM_ARGS, sizeof(argument_count_), &argument_count_,
                         nullptr),
         "clGetKernelInfo", [this] { return "kernel \"" + name_ + "\""; });
+  // Names are optional: without -cl-kernel-arg-info the query fails and the list stays empty.
+  for (cl_uint i = 0; i < argument_count_; ++i) {
+    size_t size = 0;
+    if (clGetKernelArgInfo(kernel_, i, CL_KERNEL_ARG_NAME, 0, nullptr, &size) != CL_SUCCESS) {
+      argument_names_.clear();
+      break;
+    }
+    std::string arg_name(size, '\0');
+    if (clGetKernelArgInfo(kernel_, i, CL_KERNEL_ARG_NAME, size, arg_name.data(), nullptr) !=
+        CL_SUCCESS) {
+      argument_names_.clear();
+      break;
+    }
+    while (!arg_name.empty() && arg_name.back() == '\0') arg_name.pop_back();
+    argument_names_.push_back(std::move(arg_name));
+  }
 }
 
 OpenCLKernel::~OpenCLKernel() { clReleaseKernel(kernel_); }

@@ -5,6 +5,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "device/device.hpp"
 #include "device/opencl/opencl_api.hpp"
@@ -36,7 +37,10 @@ class OpenCLProgram final : public CompiledProgram {
   OpenCLProgram& operator=(const OpenCLProgram&) = delete;
 
   /// The kernel `name` of this program; throws DeviceError (CL_INVALID_KERNEL_NAME) naming it.
-  [[nodiscard]] std::shared_ptr<const CompiledKernel> kernel(const std::string& name) const override;
+  [[nodiscard]] std::shared_ptr<const CompiledKernel> kernel(
+      const std::string& name) const override;
+  /// From CL_PROGRAM_KERNEL_NAMES.
+  [[nodiscard]] std::vector<std::string> kernel_names() const override;
   /// kernel() with the driver's own type.
   [[nodiscard]] std::shared_ptr<OpenCLKernel> opencl_kernel(const std::string& name) const;
 
@@ -61,6 +65,8 @@ class OpenCLKernel final : public CompiledKernel {
   OpenCLKernel& operator=(const OpenCLKernel&) = delete;
 
   [[nodiscard]] const std::string& name() const override { return name_; }
+  /// From clGetKernelArgInfo (empty when the program was built without -cl-kernel-arg-info).
+  [[nodiscard]] std::vector<std::string> argument_names() const override { return argument_names_; }
   [[nodiscard]] cl_kernel handle() const { return kernel_; }
   [[nodiscard]] const Context& context() const { return *context_; }
   [[nodiscard]] cl_uint argument_count() const { return argument_count_; }
@@ -73,6 +79,7 @@ class OpenCLKernel final : public CompiledKernel {
   cl_kernel kernel_;
   std::string name_;
   cl_uint argument_count_ = 0;
+  std::vector<std::string> argument_names_;
   mutable std::mutex launch_mutex_;
 };
 

@@ -70,6 +70,32 @@ int main() {
     expect(kernel_ok, "the kernel's result differs from the reference");
     std::printf("consumer: kernel on %zu device(s), analysis %s\n", runtime.device_count(),
                 program.analyzed() ? "used" : "not built");
+
+    // A team kernel: <unimem/team.h> comes from the installed tree (the library finds it from its
+    // own path); 21 shared variables, so one of them lives in the spill area unimem passes.
+    unimem::Program team_program(runtime, R"(
+      #include <unimem/team.h>
+      __kernel void team_offsets(__global int* data, UM_TEAM_PARAM(21)) {
+        UM_TEAM_BEGIN(team, 21);
+        UM_MASTER(team)
+          for (uint v = 0; v < 21; ++v) um_share_int(team, v, (int)(um_team_num(team) + v));
+        UM_END_MASTER(team);
+        UM_PARALLEL(team)
+          data[get_global_id(0)] = um_shared_int(team, 20);
+        UM_END_PARALLEL(team);
+        UM_TEAM_END(team);
+      })");
+    const auto footprint = team_program.build_report().teams.find("team_offsets");
+    expect(footprint != team_program.build_report().teams.end() &&
+               footprint->second.spill_bytes_per_group() == 8,
+           "the build report has no team footprint of 8 spill bytes for team_offsets");
+    team_program.launch("team_offsets", range, {unimem::Arg::buffer(ints)}).wait();
+    runtime.read_blocking(ints, 0, std::as_writable_bytes(std::span<int>(result)));
+    bool team_ok = true;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      team_ok = team_ok && result[i] == static_cast<int>(i / 64 + 20);
+    }
+    expect(team_ok, "the team kernel's result differs from the reference");
     runtime.release_buffer(ints);
     runtime.release_buffer(buffer);
   } catch (const unimem::DeviceError& e) {
