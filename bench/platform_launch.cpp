@@ -31,15 +31,9 @@ constexpr std::size_t kItems = 256;
 // Before the first OpenCL call: a vendor directory with the system's vendors and unimem.
 const bool kEnvironment = [] {
   const fs::path dir = fs::temp_directory_path() / ("unimem-bench-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::string vendors;
-  for (const std::string& lib :
-       unimem::opencl::icd_libraries(unimem::opencl::IcdSearch::from_environment())) {
-    if (fs::path(lib).filename().string().starts_with("libunimem_opencl")) continue;
-    vendors += (vendors.empty() ? "" : ":") + lib;
-    std::ofstream(dir / ("vendor" + std::to_string(vendors.size()) + ".icd")) << lib << "\n";
-  }
-  std::ofstream(dir / "zz-unimem.icd") << UNIMEM_PLATFORM_LIBRARY_BUILD << "\n";
+  const std::string vendors =
+      unimem::opencl::other_vendor_libraries(unimem::opencl::IcdSearch::from_environment());
+  unimem::opencl::write_vendor_directory(dir.string(), vendors, UNIMEM_PLATFORM_LIBRARY_BUILD);
   ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
   ::setenv("UNIMEM_VENDOR_ICDS", vendors.c_str(), 1);
   ::setenv("UNIMEM_DEVICES", "0", 1);  // the platform over POCL's first device only
@@ -47,7 +41,8 @@ const bool kEnvironment = [] {
 }();
 
 void check(cl_int e, const char* what) {
-  if (e != CL_SUCCESS) throw std::runtime_error(std::string(what) + " failed: " + std::to_string(e));
+  if (e != CL_SUCCESS)
+    throw std::runtime_error(std::string(what) + " failed: " + std::to_string(e));
 }
 
 cl_platform_id find_platform(bool unimem) {
@@ -73,15 +68,15 @@ void BM_Launches(benchmark::State& state, bool unimem) {
   check(e, "clCreateContext");
   cl_command_queue queue = clCreateCommandQueue(context, device, 0, &e);
   check(e, "clCreateCommandQueue");
-  const char* source =
-      "__kernel void add_one(__global int* data) { data[get_global_id(0)] += 1; }";
+  const char* source = "__kernel void add_one(__global int* data) { data[get_global_id(0)] += 1; }";
   cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
   check(e, "clCreateProgramWithSource");
   check(clBuildProgram(program, 1, &device, "", nullptr, nullptr), "clBuildProgram");
   cl_kernel kernel = clCreateKernel(program, "add_one", &e);
   check(e, "clCreateKernel");
   std::vector<int> host(kItems, 0);
-  cl_mem buffer = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), host.data(), &e);
+  cl_mem buffer =
+      clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), host.data(), &e);
   check(e, "clCreateBuffer");
   check(clSetKernelArg(kernel, 0, sizeof buffer, &buffer), "clSetKernelArg");
   const std::size_t global = kItems, local = 64;
@@ -112,8 +107,14 @@ void BM_Launches(benchmark::State& state, bool unimem) {
   clReleaseContext(context);
 }
 
-BENCHMARK_CAPTURE(BM_Launches, direct, false)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
-BENCHMARK_CAPTURE(BM_Launches, unimem_1, true)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
+BENCHMARK_CAPTURE(BM_Launches, direct, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_Launches, unimem_1, true)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
 
 }  // namespace
 

@@ -58,17 +58,6 @@ std::string platform_library() {
       "cannot find libunimem_opencl.so (set UNIMEM_PLATFORM_LIBRARY to its path)");
 }
 
-std::string vendor_libraries(const std::string& platform) {
-  std::string out;
-  for (const std::string& library : opencl::icd_libraries(opencl::IcdSearch::from_environment())) {
-    if (fs::path(library).filename().string().starts_with("libunimem_opencl")) continue;
-    std::error_code ec;
-    if (fs::equivalent(library, platform, ec)) continue;
-    out += (out.empty() ? "" : ":") + library;
-  }
-  return out;
-}
-
 std::string summary(const nlohmann::json& r) {
   std::ostringstream out;
   const auto launches = r.value("launches", std::uint64_t{0});
@@ -101,7 +90,7 @@ int run_program(const std::vector<std::string>& command, const std::string& repo
     throw std::runtime_error("unimem run: no program given (unimem run -- PROGRAM ARGS...)");
   const std::string library = platform_library();
   (void)opencl::pocl_default();  // the child inherits the POCL_DEVICES decision
-  std::string vendors = vendor_libraries(library);
+  std::string vendors = opencl::other_vendor_libraries(opencl::IcdSearch::from_environment());
   if (const char* v = std::getenv(opencl::kVendorIcdsEnvironmentVariable); v && *v) vendors = v;
   if (vendors.empty()) {
     throw std::runtime_error("unimem run: no OpenCL implementation is registered to run on");

@@ -283,14 +283,17 @@ cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem mem, const void*
   });
 }
 
-cl_int CL_API_CALL EnqueueReadBufferRect(cl_command_queue q, cl_mem mem, cl_bool blocking,
-                                         const size_t* buffer_origin, const size_t* host_origin,
-                                         const size_t* region, size_t buffer_row_pitch,
-                                         size_t buffer_slice_pitch, size_t host_row_pitch,
-                                         size_t host_slice_pitch, void* ptr, cl_uint n,
-                                         const cl_event* list, cl_event* event) {
+namespace {
+
+// clEnqueueReadBufferRect (to_host) and clEnqueueWriteBufferRect: one runtime read or write per
+// row of the rect, so exactly the rect's bytes move. `host` is only written when to_host.
+cl_int enqueue_host_rect(cl_command_queue q, cl_mem mem, cl_bool blocking, bool to_host,
+                         const size_t* buffer_origin, const size_t* host_origin,
+                         const size_t* region, size_t buffer_row_pitch, size_t buffer_slice_pitch,
+                         size_t host_row_pitch, size_t host_slice_pitch, std::byte* host, cl_uint n,
+                         const cl_event* list, cl_event* event) {
   if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
-  if (ptr == nullptr || buffer_origin == nullptr || host_origin == nullptr || region == nullptr ||
+  if (host == nullptr || buffer_origin == nullptr || host_origin == nullptr || region == nullptr ||
       region[0] == 0 || region[1] == 0 || region[2] == 0) {
     return CL_INVALID_VALUE;
   }
@@ -303,21 +306,35 @@ cl_int CL_API_CALL EnqueueReadBufferRect(cl_command_queue q, cl_mem mem, cl_bool
   Runtime& rt = PlatformState::get().runtime();
   const BufferId b = mem->buffer;
   const std::size_t base = mem->origin + bg.at(buffer_origin);
-  const std::size_t host_base = hg.at(host_origin);
+  std::byte* const host_base = host + hg.at(host_origin);
   const std::array<std::size_t, 3> r{region[0], region[1], region[2]};
-  return enqueue(
-      q, CL_COMMAND_READ_BUFFER_RECT, HostUse::writes, n, list, event, blocking, [=, &rt] {
-        std::vector<Event> rows;
-        for (std::size_t z = 0; z < r[2]; ++z) {
-          for (std::size_t y = 0; y < r[1]; ++y) {
-            auto* out =
-                static_cast<std::byte*>(ptr) + host_base + z * hg.slice_pitch + y * hg.row_pitch;
-            rows.push_back(
-                rt.read(b, base + z * bg.slice_pitch + y * bg.row_pitch, std::span(out, r[0])));
-          }
-        }
-        return when_all(rows);
-      });
+  const cl_command_type type = to_host ? CL_COMMAND_READ_BUFFER_RECT : CL_COMMAND_WRITE_BUFFER_RECT;
+  return enqueue(q, type, to_host ? HostUse::writes : HostUse::reads, n, list, event, blocking,
+                 [=, &rt] {
+                   std::vector<Event> rows;
+                   for (std::size_t z = 0; z < r[2]; ++z) {
+                     for (std::size_t y = 0; y < r[1]; ++y) {
+                       const std::size_t at = base + z * bg.slice_pitch + y * bg.row_pitch;
+                       const std::span row(host_base + z * hg.slice_pitch + y * hg.row_pitch, r[0]);
+                       rows.push_back(to_host ? rt.read(b, at, row)
+                                              : rt.write(b, at, std::span<const std::byte>(row)));
+                     }
+                   }
+                   return when_all(rows);
+                 });
+}
+
+}  // namespace
+
+cl_int CL_API_CALL EnqueueReadBufferRect(cl_command_queue q, cl_mem mem, cl_bool blocking,
+                                         const size_t* buffer_origin, const size_t* host_origin,
+                                         const size_t* region, size_t buffer_row_pitch,
+                                         size_t buffer_slice_pitch, size_t host_row_pitch,
+                                         size_t host_slice_pitch, void* ptr, cl_uint n,
+                                         const cl_event* list, cl_event* event) {
+  return enqueue_host_rect(q, mem, blocking, true, buffer_origin, host_origin, region,
+                           buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
+                           static_cast<std::byte*>(ptr), n, list, event);
 }
 
 cl_int CL_API_CALL EnqueueWriteBufferRect(cl_command_queue q, cl_mem mem, cl_bool blocking,
@@ -326,35 +343,11 @@ cl_int CL_API_CALL EnqueueWriteBufferRect(cl_command_queue q, cl_mem mem, cl_boo
                                           size_t buffer_slice_pitch, size_t host_row_pitch,
                                           size_t host_slice_pitch, const void* ptr, cl_uint n,
                                           const cl_event* list, cl_event* event) {
-  if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
-  if (ptr == nullptr || buffer_origin == nullptr || host_origin == nullptr || region == nullptr ||
-      region[0] == 0 || region[1] == 0 || region[2] == 0) {
-    return CL_INVALID_VALUE;
-  }
-  RectGeometry bg{}, hg{};
-  if (rect_geometry(region, buffer_row_pitch, buffer_slice_pitch, bg) != CL_SUCCESS ||
-      rect_geometry(region, host_row_pitch, host_slice_pitch, hg) != CL_SUCCESS ||
-      rect_end(buffer_origin, region, bg) > mem->size) {
-    return CL_INVALID_VALUE;
-  }
-  Runtime& rt = PlatformState::get().runtime();
-  const BufferId b = mem->buffer;
-  const std::size_t base = mem->origin + bg.at(buffer_origin);
-  const std::size_t host_base = hg.at(host_origin);
-  const std::array<std::size_t, 3> r{region[0], region[1], region[2]};
-  return enqueue(
-      q, CL_COMMAND_WRITE_BUFFER_RECT, HostUse::reads, n, list, event, blocking, [=, &rt] {
-        std::vector<Event> rows;
-        for (std::size_t z = 0; z < r[2]; ++z) {
-          for (std::size_t y = 0; y < r[1]; ++y) {
-            const auto* in = static_cast<const std::byte*>(ptr) + host_base + z * hg.slice_pitch +
-                             y * hg.row_pitch;
-            rows.push_back(
-                rt.write(b, base + z * bg.slice_pitch + y * bg.row_pitch, std::span(in, r[0])));
-          }
-        }
-        return when_all(rows);
-      });
+  // The host bytes are only read (enqueue_host_rect writes them only when reading to the host).
+  return enqueue_host_rect(q, mem, blocking, false, buffer_origin, host_origin, region,
+                           buffer_row_pitch, buffer_slice_pitch, host_row_pitch, host_slice_pitch,
+                           const_cast<std::byte*>(static_cast<const std::byte*>(ptr)), n, list,
+                           event);
 }
 
 cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst,

@@ -38,15 +38,9 @@ namespace fs = std::filesystem;
 const bool kEnvironment = [] {
   const fs::path dir =
       fs::temp_directory_path() / ("unimem-platform-test-" + std::to_string(::getpid()));
-  fs::create_directories(dir);
-  std::string vendors;
-  for (const std::string& lib :
-       unimem::opencl::icd_libraries(unimem::opencl::IcdSearch::from_environment())) {
-    if (fs::path(lib).filename().string().starts_with("libunimem_opencl")) continue;
-    vendors += (vendors.empty() ? "" : ":") + lib;
-    std::ofstream(dir / ("vendor" + std::to_string(vendors.size()) + ".icd")) << lib << "\n";
-  }
-  std::ofstream(dir / "zz-unimem.icd") << UNIMEM_PLATFORM_LIBRARY_BUILD << "\n";
+  const std::string vendors =
+      unimem::opencl::other_vendor_libraries(unimem::opencl::IcdSearch::from_environment());
+  unimem::opencl::write_vendor_directory(dir.string(), vendors, UNIMEM_PLATFORM_LIBRARY_BUILD);
   ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
   ::setenv("UNIMEM_VENDOR_ICDS", vendors.c_str(), 1);
   ::setenv("POCL_DEVICES", "pthread pthread", 0);

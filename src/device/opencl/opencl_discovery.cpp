@@ -179,6 +179,36 @@ std::vector<std::string> vendor_libraries_from_environment() {
   return libraries;
 }
 
+std::string other_vendor_libraries(const IcdSearch& search) {
+  std::string out;
+  for (const std::string& library : icd_libraries(search)) {
+    if (std::filesystem::path(library).filename().string().starts_with("libunimem_opencl")) {
+      continue;
+    }
+    out += (out.empty() ? "" : ":") + library;
+  }
+  return out;
+}
+
+void write_vendor_directory(const std::string& dir, const std::string& vendors,
+                            const std::string& extra_library) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dir);
+  std::size_t index = 0;
+  std::string_view rest = vendors;
+  while (!rest.empty()) {
+    const std::size_t colon = rest.find(':');
+    const std::string_view library = rest.substr(0, colon);
+    if (!library.empty()) {
+      std::ofstream(fs::path(dir) / ("vendor" + std::to_string(index++) + ".icd"))
+          << library << "\n";
+    }
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+  }
+  if (!extra_library.empty())
+    std::ofstream(fs::path(dir) / "zz-extra.icd") << extra_library << "\n";
+}
+
 std::vector<DeviceInfo> list_devices() {
   (void)pocl_default();  // must precede the first OpenCL call: POCL reads POCL_DEVICES once
   const std::vector<std::string> vendors = vendor_libraries_from_environment();

@@ -70,6 +70,15 @@ struct IcdSearch {
 /// empty list when nothing is registered (or the vendor directory cannot be read).
 [[nodiscard]] std::vector<std::string> icd_libraries(const IcdSearch& search);
 
+/// The vendor ICD libraries the loader would load under `search`, without unimem's own platform
+/// library (libunimem_opencl*), colon-separated as UNIMEM_VENDOR_ICDS takes them.
+[[nodiscard]] std::string other_vendor_libraries(const IcdSearch& search);
+
+/// Makes `dir` a vendor directory (for OCL_ICD_VENDORS) holding an .icd file for each library of
+/// `vendors` (colon-separated) and, last in the loader's order, one for `extra_library`.
+void write_vendor_directory(const std::string& dir, const std::string& vendors,
+                            const std::string& extra_library);
+
 /// Whether every library is POCL's (libpocl*.so*) and there is at least one.
 [[nodiscard]] bool only_pocl(std::span<const std::string> libraries);
 
