@@ -28,24 +28,14 @@
 #include <thread>
 #include <vector>
 
-#include "device/opencl/opencl_discovery.hpp"
+#include "platform/platform_test_environment.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-// Before the first OpenCL call: the loader reads its vendors once.
-const bool kEnvironment = [] {
-  const fs::path dir =
-      fs::temp_directory_path() / ("unimem-platform-test-" + std::to_string(::getpid()));
-  const std::string vendors =
-      unimem::opencl::other_vendor_libraries(unimem::opencl::IcdSearch::from_environment());
-  unimem::opencl::write_vendor_directory(dir.string(), vendors, UNIMEM_PLATFORM_LIBRARY_BUILD);
-  ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
-  ::setenv("UNIMEM_VENDOR_ICDS", vendors.c_str(), 1);
-  ::setenv("POCL_DEVICES", "pthread pthread", 0);
-  return true;
-}();
+// Before the first OpenCL call (the loader reads its vendors once).
+const bool kEnvironment = unimem::testing::use_platform_and_vendors();
 
 std::string platform_name(cl_platform_id p) {
   char name[256] = {};
