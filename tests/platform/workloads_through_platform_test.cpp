@@ -74,8 +74,9 @@ TEST_P(WorkloadThroughPlatform, VerifiesSplitsEveryLaunchAndMovesTheMinimum) {
   fs::remove(report);
   const auto launches = r.at("launches").get<std::uint64_t>();
   EXPECT_GT(launches, 0u);
-  EXPECT_TRUE(r.at("fallbacks").empty()) << r.at("fallbacks").dump();
   EXPECT_EQ(r.at("devices").size(), c.devices);
+#if UNIMEM_WITH_ANALYSIS
+  EXPECT_TRUE(r.at("fallbacks").empty()) << r.at("fallbacks").dump();
   if (c.devices > 1) {
     EXPECT_EQ(r.at("split_launches").get<std::uint64_t>(), launches);
     for (const auto& [device, count] : r.at("partitions_per_device").items()) {
@@ -96,6 +97,10 @@ TEST_P(WorkloadThroughPlatform, VerifiesSplitsEveryLaunchAndMovesTheMinimum) {
         << "moved " << unimem::examples::to_string(moved) << ", minimum "
         << unimem::examples::to_string(min);
   }
+#else
+  // Without the kernel analysis the platform cannot split kernels: each runs on one device.
+  EXPECT_EQ(r.at("split_launches").get<std::uint64_t>(), 0u);
+#endif
 }
 
 std::vector<Case> cases() {
