@@ -140,7 +140,7 @@ std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string&
 
 Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::span<const Arg> user_args, const LaunchOptions& options,
-                          LaunchPlan* plan_out) {
+                          std::shared_ptr<const LaunchPlan>* plan_out) {
   const auto team = build_report_.teams.find(kernel);
   std::vector<Arg> team_args;
   std::span<const Arg> args = user_args;
@@ -151,27 +151,89 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   }
   std::vector<LaunchArg> launch_args;
   PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
-  const std::string analysis_note = attach_analysis(request, args, options);
-  if (team != build_report_.teams.end()) attach_team_spill(request, team->second);
   const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
-  if (measuring) {
-    std::lock_guard lock(profile_->mutex);
-    if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
+  // Measured balance changes its weights, descriptors may be anything, team spill areas grow:
+  // only plain launches are cached.
+  const std::string key =
+      measuring || !options.accesses.empty() || team != build_report_.teams.end()
+          ? std::string()
+          : plan_key(request, args, options);
+  CachedPlan cached;
+  if (!key.empty()) {
+    std::lock_guard lock(mutex_);
+    if (auto it = plan_cache_.find(key); it != plan_cache_.end()) cached = it->second;
   }
-  LaunchPlan plan = plan_with_fallback(request);
-  report_fallback(plan, analysis_note);
+  if (!cached.plan) {
+    cached.analysis_note = attach_analysis(request, args, options);
+    if (team != build_report_.teams.end()) attach_team_spill(request, team->second);
+    if (measuring) {
+      std::lock_guard lock(profile_->mutex);
+      if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
+    }
+    LaunchPlan plan = plan_with_fallback(request);
+    for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device);
+    cached.plan = std::make_shared<const LaunchPlan>(std::move(plan));
+    if (!key.empty()) {
+      std::lock_guard lock(mutex_);
+      if (plan_cache_.size() >= kPlanCacheEntries) plan_cache_.clear();
+      plan_cache_.emplace(key, cached);
+    }
+  }
+  const LaunchPlan& plan = *cached.plan;
+  report_fallback(plan, cached.analysis_note);
 
-  for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device);
   std::vector<Event> events;
   const auto start = std::chrono::steady_clock::now();
   Event all = runtime_.core().launch_partitioned(launch_args, plan.partitions, &events);
   if (measuring) time_partitions(kernel, plan, events, start);
-  if (plan_out != nullptr) *plan_out = plan;
+  if (plan_out != nullptr) *plan_out = cached.plan;
   {
     std::lock_guard lock(mutex_);
-    last_plan_ = std::move(plan);
+    last_plan_ = cached.plan;
   }
   return all;
+}
+
+// The plan cache's key: everything plan_launch and the analysis read from a launch (kernel,
+// range, devices, split dimension, analysis switches, each argument's kind with its buffer size,
+// scalar bytes or local size). Buffer identities are not in it: a plan speaks of argument
+// positions, so the same launch over other buffers of the same sizes shares it.
+std::string ProgramCore::plan_key(const PlanRequest& request, std::span<const Arg> args,
+                                  const LaunchOptions& options) {
+  std::string key = request.kernel;
+  key.push_back('\0');
+  const auto put = [&key](const auto& value) {
+    key.append(reinterpret_cast<const char*>(&value), sizeof value);
+  };
+  const NDRange& r = request.range;
+  put(r.dims);
+  for (std::uint32_t d = 0; d < 3; ++d) {
+    put(r.offset[d]);
+    put(r.global[d]);
+    put(r.local[d]);
+  }
+  put(request.devices.size());
+  for (std::size_t d : request.devices) put(d);
+  put(options.split_dimension.value_or(~0U));
+  put(options.use_analysis);
+  put(options.ignore_accesses);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    put(args[i].kind);
+    switch (args[i].kind) {
+      case Arg::Kind::buffer:
+        put(request.args[i].buffer_size);
+        break;
+      case Arg::Kind::scalar:
+        put(args[i].scalar_bytes.size());
+        key.append(reinterpret_cast<const char*>(args[i].scalar_bytes.data()),
+                   args[i].scalar_bytes.size());
+        break;
+      case Arg::Kind::local_memory:
+        put(args[i].local_bytes);
+        break;
+    }
+  }
+  return key;
 }
 
 // Step 1: the devices to split over (checked), the arguments as the planner and the runtime see
@@ -393,7 +455,7 @@ void ProgramCore::time_partitions(const std::string& kernel, const LaunchPlan& p
 
 LaunchPlan ProgramCore::last_plan() const {
   std::lock_guard lock(mutex_);
-  return last_plan_;
+  return *last_plan_;
 }
 
 void ProgramCore::set_log(std::function<void(const std::string&)> log) {

@@ -37,7 +37,8 @@ class ProgramCore {
   ProgramCore& operator=(const ProgramCore&) = delete;
   /// Program::launch; when plan is given, it receives this launch's plan.
   Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
-               const LaunchOptions& options = {}, LaunchPlan* plan = nullptr);
+               const LaunchOptions& options = {},
+               std::shared_ptr<const LaunchPlan>* plan = nullptr);
   [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
   [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
   [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }
@@ -65,6 +66,9 @@ class ProgramCore {
                       std::vector<Arg>& args);
   static void attach_team_spill(PlanRequest& request, const TeamFootprint& team);
   static LaunchPlan plan_with_fallback(PlanRequest& request);
+  static std::string plan_key(const PlanRequest& request, std::span<const Arg> args,
+                              const LaunchOptions& options);
+  static constexpr std::size_t kPlanCacheEntries = 256;
   void report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const;
   void time_partitions(const std::string& kernel, const LaunchPlan& plan,
                        const std::vector<Event>& events,
@@ -88,7 +92,15 @@ class ProgramCore {
     ThroughputProfile table{1, 1};  // skip the first launch (kernel compilation), time one
   };
   std::shared_ptr<Profile> profile_ = std::make_shared<Profile>();
-  LaunchPlan last_plan_;
+  std::shared_ptr<const LaunchPlan> last_plan_ = std::make_shared<LaunchPlan>();
+  /// Plans of earlier launches, by plan_key: a launch repeated with the same kernel, range,
+  /// devices and argument sizes and values reuses its plan (partitions, bytes, kernels) instead
+  /// of running the analysis and the range generation again. Bounded (cleared when full).
+  struct CachedPlan {
+    std::shared_ptr<const LaunchPlan> plan;
+    std::string analysis_note;
+  };
+  std::map<std::string, CachedPlan> plan_cache_;
   std::function<void(const std::string&)> log_;
   // Team kernels' spill areas (lazy strategy: scratch is never copied), by kernel name.
   std::mutex spill_mutex_;

@@ -538,9 +538,9 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   const std::string name = kernel->name;
   return enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
                  [built, name, range, args = std::move(args), options] {
-                   LaunchPlan plan;
+                   std::shared_ptr<const LaunchPlan> plan;
                    Event e = built->core().launch(name, range, args, options, &plan);
-                   PlatformState::get().record_launch(name, plan);
+                   PlatformState::get().record_launch(name, *plan);
                    return e;
                  });
 }
