@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -43,6 +44,10 @@ struct Case {
   unsigned devices;
   std::string strategy;  ///< UNIMEM_STRATEGY of the platform's runtime
 };
+
+void PrintTo(const Case& c, std::ostream* out) {
+  *out << c.workload << " on " << c.devices << " device(s), " << c.strategy;
+}
 
 class WorkloadThroughPlatform : public ::testing::TestWithParam<Case> {};
 
