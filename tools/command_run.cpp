@@ -41,6 +41,10 @@ namespace fs = std::filesystem;
 // (<prefix>/bin/unimem -> <prefix>/lib*/libunimem_opencl.so), or the build tree's.
 std::string platform_library() {
   if (const char* v = std::getenv("UNIMEM_PLATFORM_LIBRARY"); v != nullptr && *v != '\0') {
+    std::error_code ec;
+    if (!fs::is_regular_file(v, ec)) {
+      throw std::runtime_error(std::string("UNIMEM_PLATFORM_LIBRARY=") + v + " is not a file");
+    }
     return v;
   }
   std::error_code ec;
