@@ -50,7 +50,8 @@ class CompiledProgram {
   virtual ~CompiledProgram() = default;
   /// The kernel `name`, launchable on every device the program was built for. Throws DeviceError
   /// naming the kernel when the program has none by that name.
-  [[nodiscard]] virtual std::shared_ptr<const CompiledKernel> kernel(const std::string& name) const = 0;
+  [[nodiscard]] virtual std::shared_ptr<const CompiledKernel> kernel(
+      const std::string& name) const = 0;
 };
 
 /// One argument of a launch.
@@ -101,8 +102,11 @@ class Device {
   [[nodiscard]] virtual std::string name() const = 0;
   /// The driver's name ("host", "opencl").
   [[nodiscard]] virtual std::string driver() const = 0;
-  /// Bytes of device memory available for allocations.
+  /// Bytes of device memory available for allocations (OpenCL: CL_DEVICE_GLOBAL_MEM_SIZE).
   [[nodiscard]] virtual std::uint64_t capacity() const = 0;
+  /// The largest single allocation the device accepts (OpenCL: CL_DEVICE_MAX_MEM_ALLOC_SIZE).
+  /// Optional: the default is capacity().
+  [[nodiscard]] virtual std::uint64_t max_allocation() const { return capacity(); }
 
   /// Synchronous. Throws DeviceError when the device is out of memory.
   virtual DeviceAllocation allocate(std::uint64_t bytes) = 0;
