@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <unimem/errors.hpp>
+
 namespace unimem {
 namespace {
 
