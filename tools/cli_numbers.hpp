@@ -8,6 +8,8 @@
 
 #include <string>
 
+#include "common/byte_size.hpp"
+
 namespace unimem::tools {
 
 /// "must not be negative, got -5" when text is written with a minus sign, else "". Only the sign
@@ -22,5 +24,13 @@ inline std::string negative_number_error(const std::string& text) {
 /// `cmd->add_option("--size", size, "...")->check(not_negative)`. CLI11 puts the option's name
 /// in front of the message: "--size: must not be negative, got -5".
 inline const CLI::Validator not_negative{negative_number_error, "", "NOT_NEGATIVE"};
+
+/// A byte count with an optional K, M or G suffix ("4096", "64K", "256M"; common/byte_size.hpp):
+/// `->check(not_negative)->check(byte_size)`, then parse_byte_size(text) in the callback.
+inline const CLI::Validator byte_size{[](const std::string& text) {
+                                        const ByteSizeParse p = parse_byte_size(text);
+                                        return p.bytes ? std::string() : p.error;
+                                      },
+                                      "BYTES", "BYTE_SIZE"};
 
 }  // namespace unimem::tools

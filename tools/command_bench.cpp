@@ -61,6 +61,7 @@ struct BenchOptions {
 #endif
   bool json = false;
   bool overhead = true;
+  std::string device_memory;  // --device-memory: a byte count, "" for none
 };
 
 UpdateStrategy parse_strategy(const std::string& s) {
@@ -149,13 +150,17 @@ int run_bench(const BenchOptions& o) {
     modes.push_back(MeasurementMode::no_transfers);
     modes.push_back(MeasurementMode::no_coherence);
   }
+  RuntimeOptions runtime_options{strategy};
+  if (!o.device_memory.empty()) {
+    runtime_options.device_memory = require_byte_size(o.device_memory, "--device-memory");
+  }
   std::vector<Mode> runners;
   for (MeasurementMode mode : modes) {
     Mode r;
     // The warm-up runs in normal mode, so the mirrors the timed runs recycle hold real data:
     // beta and gamma kernels then compute on realistic values, not on never-written memory
     // (nbody ran 2-3x slower on it, which made overhead_fraction meaningless).
-    r.runtime = std::make_unique<Runtime>(registry(), RuntimeOptions{strategy});
+    r.runtime = std::make_unique<Runtime>(registry(), runtime_options);
     r.program = examples::build_program(*workload, *r.runtime);
     if (launch.ignore_accesses && !r.program->analyzed()) {
       throw PreconditionError("--access analysis: the kernel analysis cannot describe " +
@@ -174,13 +179,18 @@ int run_bench(const BenchOptions& o) {
   // processes and drift hit unimem and the hand-written version alike (the ratio is what counts).
   std::vector<double> alpha, beta, gamma, manual;
   examples::ProgramRunResult first;
+  std::vector<DeviceMemoryReport> first_memory;  // the device memory of the first timed run
   examples::ManualResult manual_result;
   for (unsigned i = 0; i < o.iters; ++i) {
     for (std::size_t mi = 0; mi < runners.size(); ++mi) {
+      if (mi == 0 && i == 0) runners[0].runtime->core().reset_device_memory_peaks();
       examples::ProgramRunResult r = examples::run_program_version(
           *workload, *runners[mi].runtime, *runners[mi].program, problem, inputs, launch);
       (mi == 0 ? alpha : mi == 1 ? beta : gamma).push_back(r.seconds);
-      if (mi == 0 && i == 0) first = std::move(r);
+      if (mi == 0 && i == 0) {
+        first = std::move(r);
+        first_memory = runners[0].runtime->core().device_memory();
+      }
     }
     examples::ManualResult r = workload->run_manual(platform, manual_devices, problem, inputs);
     manual.push_back(r.seconds);
@@ -235,6 +245,31 @@ int run_bench(const BenchOptions& o) {
     j["overhead_fraction"] = nullptr;
   }
   j["fallbacks"] = first.log.size();
+  // Device memory in the first timed run: the cap, per device the most bytes buffers held there
+  // and the bytes its partitions touch (the largest over the devices), and what eviction did.
+  std::uint64_t peak_held = 0;
+  std::uint64_t peak_need = 0;
+  nlohmann::ordered_json per_device = nlohmann::ordered_json::array();
+  for (const DeviceMemoryReport& d : first_memory) {
+    peak_held = std::max(peak_held, d.memory.peak_held_bytes);
+    peak_need = std::max(peak_need, d.peak_need_bytes);
+    per_device.push_back({{"limit", d.memory.limit},
+                          {"peak_device_bytes", d.memory.peak_held_bytes},
+                          {"exact_need_bytes", d.peak_need_bytes},
+                          {"evictions", d.memory.evictions},
+                          {"evicted_allocation_bytes", d.memory.evicted_bytes}});
+  }
+  if (o.device_memory.empty()) {
+    j["device_memory"] = nullptr;
+  } else {
+    j["device_memory"] = runtime_options.device_memory;
+  }
+  j["peak_device_bytes"] = peak_held;
+  j["exact_need_bytes"] = peak_need;
+  j["bytes_evicted"] = first.moved.evicted_bytes;
+  j["bytes_evicted_written_back"] = first.moved.eviction_writeback_bytes;
+  j["bytes_reloaded"] = first.moved.reloaded_bytes;
+  j["device_memory_per_device"] = std::move(per_device);
 
   if (!o.json) {
     std::cout << workload->name() << " (" << workload->description() << ")\n"
@@ -301,6 +336,11 @@ void add_bench_command(CLI::App& app) {
                   "kernel analysis reads the OpenCL C source; the default when unimem is built "
                   "with UNIMEM_WITH_ANALYSIS) or descriptors (the workload's hand-written access "
                   "descriptors; the default otherwise)");
+  cmd->add_option("--device-memory", o->device_memory,
+                  "cap on the memory unimem uses on each device, in bytes (K, M, G suffixes: "
+                  "256M); least recently used allocations are evicted to stay under it")
+      ->check(not_negative)
+      ->check(byte_size);
   cmd->add_flag("--json", o->json, "print only the JSON object");
   cmd->add_flag("!--no-overhead", o->overhead, "skip the beta/gamma overhead runs");
   cmd->callback([o] {

@@ -34,12 +34,26 @@ void add_selftest_command(CLI::App& app) {
       ->add_option("--max-buffer-size", options->max_buffer_size, "Largest buffer size in bytes")
       ->check(not_negative)
       ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 24));
+  auto device_memory = std::make_shared<std::string>();
+  coherence
+      ->add_option("--device-memory", *device_memory,
+                   "Cap on each device's memory in bytes (K, M, G suffixes: 64K); most "
+                   "operations evict when it is close to 3 x --max-buffer-size")
+      ->check(not_negative)
+      ->check(byte_size);
   coherence->add_flag("--no-peer", *no_peer,
                       "Forbid peer copies: device-to-device traffic goes through the host");
-  coherence->callback([options, strategy, no_peer] {
+  coherence->callback([options, strategy, no_peer, device_memory] {
     options->strategy = *parse_update_strategy(*strategy);
+    if (!device_memory->empty()) options->device_memory = *parse_byte_size(*device_memory).bytes;
     options->peer_copies = !*no_peer;
-    const CoherenceSelftestResult r = run_coherence_selftest(*options);
+    CoherenceSelftestResult r;
+    try {
+      r = run_coherence_selftest(*options);
+    } catch (const PreconditionError& e) {
+      std::cerr << "unimem selftest coherence: " << e.what() << "\n";
+      std::exit(2);
+    }
     std::cout << r.to_json(*options) << std::endl;
     if (!r.ok) std::exit(1);
   });

@@ -38,4 +38,11 @@ class DeviceError : public std::runtime_error {
   std::string code_name_;
 };
 
+/// A device cannot hold what an operation needs even after evicting every allocation no running
+/// operation uses. The message names the device, the buffer and the bytes.
+class OutOfDeviceMemory : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
 }  // namespace unimem

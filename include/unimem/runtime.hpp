@@ -36,6 +36,12 @@ struct RuntimeOptions {
   /// and the page faults of fresh memory). 0 frees everything at release. Kept memory counts as
   /// allocated on its device until the runtime is destroyed or the device runs out of memory.
   std::uint64_t recycle_bytes = std::uint64_t{256} << 20;
+  /// A cap on the device memory unimem uses on each device, in bytes, below the device's own
+  /// limit (CL_DEVICE_GLOBAL_MEM_SIZE). When a new allocation does not fit, the least recently
+  /// used allocations no running operation needs are evicted (their only valid bytes written
+  /// home first) and fetched again when needed. 0: the environment variable
+  /// UNIMEM_DEVICE_MEMORY ("256M", "1G", "65536") when set, else only the device's own limit.
+  std::uint64_t device_memory = 0;
 };
 
 /// Shared buffers over the host and N devices.

@@ -38,6 +38,12 @@ struct TransferStats {
   std::uint64_t prefetch_unread_bytes = 0;
   std::uint64_t replays = 0;         ///< adaptive: copy sequences replayed after a kernel
   std::uint64_t mispredictions = 0;  ///< adaptive: replayed sequences that did not recur
+  /// Device memory eviction (RuntimeOptions::device_memory): bytes current on a device that an
+  /// eviction dropped there, the part of them written home first because no other copy held
+  /// them (counted in d2h too), and bytes copied back to a device they had been evicted from.
+  std::uint64_t evicted_bytes = 0;
+  std::uint64_t eviction_writeback_bytes = 0;
+  std::uint64_t reloaded_bytes = 0;
 
   [[nodiscard]] std::uint64_t total_bytes() const {
     return host_to_device.bytes + device_to_host.bytes + device_to_device.bytes;
@@ -48,7 +54,8 @@ struct TransferStats {
   TransferStats& operator+=(const TransferStats& o);
   friend bool operator==(const TransferStats&, const TransferStats&) = default;
   /// {"h2d":{"bytes":..,"copies":..},"d2h":{..},"d2d":{..},"total":{..},"prefetch_bytes":..,
-  ///  "prefetch_unread_bytes":..,"replays":..,"mispredictions":..}
+  ///  "prefetch_unread_bytes":..,"replays":..,"mispredictions":..,"evicted_bytes":..,
+  ///  "eviction_writeback_bytes":..,"reloaded_bytes":..}
   [[nodiscard]] std::string to_json() const;
 };
 

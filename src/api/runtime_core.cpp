@@ -1,16 +1,26 @@
 #include "api/runtime_core.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
+#include "common/byte_size.hpp"
 #include "common/check.hpp"
 
 namespace unimem {
 
 namespace {
+
+// RuntimeOptions::device_memory, else UNIMEM_DEVICE_MEMORY, else 0 (no cap).
+std::uint64_t device_memory_cap(const RuntimeOptions& options) {
+  if (options.device_memory != 0) return options.device_memory;
+  const char* env = std::getenv("UNIMEM_DEVICE_MEMORY");
+  if (env == nullptr) return 0;
+  return require_byte_size(env, "UNIMEM_DEVICE_MEMORY");
+}
 
 std::string range_text(std::uint64_t offset, std::uint64_t size) {
   return Interval{offset, offset + size}.to_string();
@@ -20,9 +30,12 @@ std::string range_text(std::uint64_t offset, std::uint64_t size) {
 
 RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
     : registry_(std::move(devices)),
-      context_(CoherenceContext::of(registry_.pointers(), options.recycle_bytes)),
+      context_(CoherenceContext::of(registry_.pointers(), options.recycle_bytes,
+                                    device_memory_cap(options))),
       strategy_(options.strategy),
       measurement_(options.measurement, registry_.size()),
+      need_now_(registry_.size(), 0),
+      need_peak_(registry_.size(), 0),
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
   UNIMEM_REQUIRE(!registry_.empty(), "Runtime: at least one device is needed");
@@ -89,8 +102,13 @@ void RuntimeCore::release_buffer(BufferId id) {
     buffer_locked(id);
     auto it = buffers_.find(id.value);
     released_stats_ += it->second->stats();
+    it->second->retire();  // destroyed outside the lock: nothing may evict it meanwhile
     doomed = std::move(it->second);
     buffers_.erase(it);
+    if (auto t = touched_.find(id.value); t != touched_.end()) {
+      for (std::size_t d = 0; d < t->second.size(); ++d) need_now_[d] -= t->second[d].total_size();
+      touched_.erase(t);
+    }
   }
   doomed.reset();  // waits for its pending operations outside the lock
 }
@@ -196,6 +214,27 @@ struct RuntimeCore::PartitionUses {
   std::vector<BufferUse> uses;  // one entry per distinct buffer
 };
 
+// The buffers of a launch in use on their partitions' devices (SharedBuffer::begin_use), released
+// when the launch has published its writes or failed.
+class RuntimeCore::HeldBuffers {
+ public:
+  HeldBuffers() = default;
+  HeldBuffers(const HeldBuffers&) = delete;
+  HeldBuffers& operator=(const HeldBuffers&) = delete;
+  ~HeldBuffers() {
+    for (const auto& [buffer, agent] : held_) {
+      try {
+        buffer->end_use(agent);
+      } catch (...) {  // cannot fail for a buffer held here; a destructor must not throw
+      }
+    }
+  }
+  void add(SharedBuffer* buffer, Agent agent) { held_.emplace_back(buffer, agent); }
+
+ private:
+  std::vector<std::pair<SharedBuffer*, Agent>> held_;
+};
+
 Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
                                       std::span<const LaunchPartition> partitions,
                                       std::vector<Event>* partition_events) {
@@ -203,6 +242,9 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   // Everything is validated before any state changes, so a rejected launch changes nothing.
   std::vector<PartitionUses> plan = check_partitions(args, partitions);
   check_disjoint_writes(plan);
+  note_touched(plan);
+  HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
+  hold_buffers(plan, held);
   if (measurement_.coherent()) acquire_inputs(plan);  // gamma: no dependencies, no copies
   const EventList kernels = submit_kernels(args, plan, partition_events);
   if (measurement_.coherent()) publish_writes(plan, partitions[0].kernel->name());
@@ -276,6 +318,45 @@ void RuntimeCore::check_disjoint_writes(std::span<const PartitionUses> plan) {
           }
         }
       }
+    }
+  }
+}
+
+// Step 3a: each partition's buffers get (or keep) their allocations on its device and stay there
+// until the launch is over: a kernel's buffers are never evicted under it, and the strategies'
+// copies after the kernel never evict what it wrote before the directory knows it.
+void RuntimeCore::hold_buffers(std::span<const PartitionUses> plan, HeldBuffers& held) {
+  for (const PartitionUses& pu : plan) {
+    for (const BufferUse& u : pu.uses) {
+      try {
+        (void)u.buffer->begin_use(pu.agent);
+      } catch (const OutOfDeviceMemory& e) {
+        std::uint64_t total = 0;
+        for (const BufferUse& v : pu.uses) total += v.buffer->size();
+        const std::size_t device = device_of_agent(pu.agent);
+        throw OutOfDeviceMemory(
+            "launch of kernel '" + pu.source->kernel->name() + "' on device " +
+            std::to_string(device) + ": its " + std::to_string(pu.uses.size()) + " buffers need " +
+            std::to_string(total) + " bytes there at once, the limit is " +
+            std::to_string(context_.memory->limit(device)) +
+            " bytes (a partition larger than a device is not split yet): " + e.what());
+      }
+      held.add(u.buffer, pu.agent);
+    }
+  }
+}
+
+// The bytes each device's partitions touch, per buffer (DeviceMemoryReport::need_bytes).
+void RuntimeCore::note_touched(std::span<const PartitionUses> plan) {
+  for (const PartitionUses& pu : plan) {
+    const std::size_t d = device_of_agent(pu.agent);
+    for (const BufferUse& u : pu.uses) {
+      std::vector<IntervalSet>& per_device = touched_[u.buffer->id()];
+      per_device.resize(registry_.size());
+      const std::uint64_t before = per_device[d].total_size();
+      per_device[d] = per_device[d].unite(u.bytes.needed().unite(u.bytes.written()));
+      need_now_[d] += per_device[d].total_size() - before;
+      need_peak_[d] = std::max(need_peak_[d], need_now_[d]);
     }
   }
 }
@@ -428,6 +509,23 @@ std::string RuntimeCore::stats_json() const {
   out["total"] = nlohmann::ordered_json::parse(total.to_json());
   out["buffers"] = std::move(buffers);
   return out.dump();
+}
+
+std::vector<DeviceMemoryReport> RuntimeCore::device_memory() const {
+  std::lock_guard lock(mutex_);
+  std::vector<DeviceMemoryReport> out(registry_.size());
+  for (std::size_t d = 0; d < out.size(); ++d) {
+    out[d].memory = context_.memory->stats(d);
+    out[d].need_bytes = need_now_[d];
+    out[d].peak_need_bytes = need_peak_[d];
+  }
+  return out;
+}
+
+void RuntimeCore::reset_device_memory_peaks() {
+  std::lock_guard lock(mutex_);
+  context_.memory->reset_peaks();
+  need_peak_ = need_now_;
 }
 
 AgentMask RuntimeCore::valid_agents(BufferId id, std::uint64_t offset) const {

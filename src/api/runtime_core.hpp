@@ -65,6 +65,16 @@ struct Launch {
   std::vector<LaunchArg> args;
 };
 
+/// The device memory of one device as a run used it (RuntimeCore::device_memory).
+struct DeviceMemoryReport {
+  DeviceMemoryStats memory;  ///< limit, held and peak bytes, evictions (memory/device_memory.hpp)
+  /// Bytes the device's partitions touch (read, write or may-write) of the live buffers: now,
+  /// and the most since the start or reset_device_memory_peaks(). The goal of allocating only
+  /// what the partitions use is memory.peak_held_bytes == peak_need_bytes (BBMM Fig. 10b).
+  std::uint64_t need_bytes = 0;
+  std::uint64_t peak_need_bytes = 0;
+};
+
 /// The state and operations behind Runtime (<unimem/runtime.hpp>, whose members forward here):
 /// shared buffers over the host and N devices, kernel launches with exact per-buffer access sets,
 /// and host reads and writes of byte ranges.
@@ -118,6 +128,12 @@ class RuntimeCore {
   [[nodiscard]] TransferStats buffer_stats(BufferId buffer) const;
   [[nodiscard]] std::string stats_json() const;
 
+  /// Per device: its memory limit, the bytes buffers hold there (now and at the peak), the bytes
+  /// its partitions touch, and what eviction did.
+  [[nodiscard]] std::vector<DeviceMemoryReport> device_memory() const;
+  /// Starts the peaks of device_memory() over at the current values (to measure one run).
+  void reset_device_memory_peaks();
+
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
   [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
@@ -138,6 +154,9 @@ class RuntimeCore {
   EventList submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                            std::vector<Event>* partition_events);
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
+  class HeldBuffers;
+  void hold_buffers(std::span<const PartitionUses> plan, HeldBuffers& held);
+  void note_touched(std::span<const PartitionUses> plan);
 
   DeviceRegistry registry_;
   CoherenceContext context_;
@@ -147,6 +166,10 @@ class RuntimeCore {
   std::map<std::uint32_t, std::unique_ptr<SharedBuffer>> buffers_;
   std::uint32_t next_id_ = 1;
   TransferStats released_stats_;
+  // Per buffer id and device: the bytes partitions touched (DeviceMemoryReport::need_bytes).
+  std::map<std::uint32_t, std::vector<IntervalSet>> touched_;
+  std::vector<std::uint64_t> need_now_;
+  std::vector<std::uint64_t> need_peak_;
   EventList inflight_;
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches

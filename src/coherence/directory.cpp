@@ -125,6 +125,23 @@ std::vector<Transfer> Directory::apply_host_read(const IntervalSet& ranges) {
   return write_backs;
 }
 
+std::vector<Transfer> Directory::apply_device_eviction(Agent d, const IntervalSet& ranges) {
+  require_device(d, "apply_device_eviction");
+  require_in_bounds(ranges, "apply_device_eviction");
+  std::vector<Transfer> write_backs;
+  for (const Interval& r : ranges) {
+    map_.for_each_in(r, [&](const Interval& part, AgentMask mask) {
+      if (mask == AgentMask::of(d)) append_coalesced(write_backs, {part, d, kHostAgent});
+    });
+    map_.update(r, [d](AgentMask mask) {
+      if (mask == AgentMask::of(d)) return AgentMask::of(kHostAgent);
+      return mask.without(d);
+    });
+  }
+  check_if_enabled();
+  return write_backs;
+}
+
 void Directory::require_in_bounds(const IntervalSet& ranges, const char* what) const {
   if (!ranges.empty() && ranges.bounds().end > size_) {
     throw PreconditionError(std::string("Directory::") + what + ": range " +

@@ -67,6 +67,12 @@ class Directory {
   /// Table 1 "host read": bytes whose host copy is stale are written back from a device holder.
   std::vector<Transfer> apply_host_read(const IntervalSet& ranges);
 
+  /// Box-out of device agent d's copy of ranges (BBMM 001_9219257c3045faa0.txt Algorithm 4: an
+  /// evicted box is written back when dirty). Bytes d alone holds (Modified) are written back to
+  /// the host first - they are the returned transfers; afterwards d holds none of ranges, and
+  /// every byte is still valid somewhere.
+  std::vector<Transfer> apply_device_eviction(Agent d, const IntervalSet& ranges);
+
   /// Throws InvariantError if an invariant above does not hold.
   void check_invariants() const;
 

@@ -52,6 +52,15 @@ void PrefetchLedger::overwritten(const IntervalSet& bytes) {
   check_if_enabled();
 }
 
+void PrefetchLedger::evicted(Agent agent, const IntervalSet& bytes) {
+  IntervalSet& unread = unread_.at(agent);
+  if (!unread.empty()) {
+    overwritten_ += unread.intersect(bytes).total_size();
+    unread = unread.subtract(bytes);
+  }
+  check_if_enabled();
+}
+
 std::uint64_t PrefetchLedger::unread_bytes() const {
   std::uint64_t total = overwritten_;
   for (const IntervalSet& unread : unread_) total += unread.total_size();

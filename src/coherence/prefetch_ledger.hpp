@@ -41,6 +41,8 @@ class PrefetchLedger {
   void demand_read(Agent agent, const IntervalSet& bytes);
   /// bytes are being overwritten (by any agent): replayed copies of them nobody read are wasted.
   void overwritten(const IntervalSet& bytes);
+  /// agent's copy of bytes was evicted: replayed copies of them nobody read there are wasted.
+  void evicted(Agent agent, const IntervalSet& bytes);
 
   /// Bytes replays copied to agent that no demand read has used yet.
   [[nodiscard]] const IntervalSet& unread_on(Agent agent) const { return unread_.at(agent); }

@@ -7,10 +7,12 @@
 
 namespace unimem {
 
-CoherenceContext CoherenceContext::of(std::vector<Device*> devices, std::uint64_t recycle_budget) {
+CoherenceContext CoherenceContext::of(std::vector<Device*> devices, std::uint64_t recycle_budget,
+                                      std::uint64_t device_memory) {
   CoherenceContext c;
   c.devices = std::move(devices);
   c.allocations = std::make_shared<AllocationCache>(c.devices, recycle_budget);
+  c.memory = std::make_shared<DeviceMemory>(c.devices, *c.allocations, device_memory);
   const std::size_t n = c.devices.size();
   c.peer.assign(n, std::vector<char>(n, 0));
   for (std::size_t from = 0; from < n; ++from) {
@@ -29,8 +31,9 @@ SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t siz
       context_(context),
       home_(context.allocations->allocate_host(size)),  // not zeroed: see home_unwritten_
       home_unwritten_(Interval{0, size}),
-      residency_(size, context.devices.size(), *context.allocations),
+      residency_(size, context.devices.size(), *context.allocations, *context.memory, *this),
       directory_(size, context.agent_count()),
+      evicted_(context.agent_count()),
       trackers_(context.agent_count()),
       updates_(size, context.devices.size()),
       prefetch_(context.agent_count()),
@@ -75,6 +78,41 @@ DeviceAllocation SharedBuffer::mirror(Agent d) {
   return residency_.ensure_whole(device_of_agent(d)).allocation;
 }
 
+DeviceAllocation SharedBuffer::begin_use(Agent d) {
+  UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
+                 "SharedBuffer::begin_use: agent is not a device");
+  return residency_.begin_use(device_of_agent(d)).allocation;
+}
+
+void SharedBuffer::end_use(Agent d) {
+  UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
+                 "SharedBuffer::end_use: agent is not a device");
+  residency_.end_use(device_of_agent(d));
+}
+
+bool SharedBuffer::busy_on(std::size_t device) const {
+  for (const Event& e : trackers_.at(agent_of_device(device)).pending()) {
+    if (!e.is_complete()) return true;
+  }
+  return false;
+}
+
+void SharedBuffer::box_out(std::size_t device) {
+  const Agent a = agent_of_device(device);
+  const IntervalSet all(Interval{0, size_});
+  const IntervalSet held = all.subtract(directory_.missing_on(a, all));
+  // Bytes only this copy holds go home first (read from the allocation still there); then the
+  // copy holds nothing, and the allocation is freed once every operation on it has finished.
+  for (const Transfer& t : directory_.apply_device_eviction(a, all)) {
+    issue(t);
+    stats_.eviction_writeback_bytes += t.range.size();
+  }
+  prefetch_.evicted(a, held);
+  stats_.evicted_bytes += held.total_size();
+  evicted_[a] = evicted_[a].unite(held);
+  wait_all(trackers_[a].pending());
+}
+
 void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
   make_current(agent, bytes, demand);
   check_if_enabled();
@@ -102,8 +140,26 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.from].deps_for_read(r, deps);
   trackers_[t.to].deps_for_write(r, deps);
   Event e;
-  // The device allocations that hold the range on each side, and where in them it lies.
+  // The device allocations that hold the range on each side, and where in them it lies: the
+  // source holds it already (found, not touched: a box-out writes back through here, under
+  // DeviceMemory's lock); the destination is allocated if it has no room for it yet.
+  auto source = [&](Agent a) {
+    const std::optional<ResidentAllocation> found = residency_.find(device_of_agent(a), t.range);
+    if (!found) {
+      detail::throw_invariant(
+          describe() + ": copy " + t.to_string() + " from a device that holds no allocation for it",
+          __FILE__, __LINE__);
+    }
+    return *found;
+  };
   auto held = [&](Agent a) { return residency_.ensure(device_of_agent(a), t.range); };
+  if (t.to != kHostAgent) {
+    IntervalSet& gone = evicted_[t.to];
+    if (!gone.empty() && gone.intersects(r)) {
+      stats_.reloaded_bytes += gone.intersect(r).total_size();
+      gone = gone.subtract(r);
+    }
+  }
   if (t.from == kHostAgent) {
     prepare_home_read(r);
     Device& dst = *context_.devices[device_of_agent(t.to)];
@@ -113,14 +169,14 @@ void SharedBuffer::issue(const Transfer& t) {
   } else if (t.to == kHostAgent) {
     home_written(r);
     Device& src = *context_.devices[device_of_agent(t.from)];
-    const ResidentAllocation from = held(t.from);
+    const ResidentAllocation from = source(t.from);
     e = src.copy_device_to_host(from.allocation, from.offset_of(off), home_.get() + off, len, deps);
     stats_.device_to_host.add(len);
   } else {
     Device& src = *context_.devices[device_of_agent(t.from)];
     Device& dst = *context_.devices[device_of_agent(t.to)];
-    const ResidentAllocation from = held(t.from);
     const ResidentAllocation to = held(t.to);
+    const ResidentAllocation from = source(t.from);
     e = dst.copy_from_peer(src, from.allocation, from.offset_of(off), to.allocation,
                            to.offset_of(off), len, deps);
     stats_.device_to_device.add(len);
@@ -158,9 +214,21 @@ void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy str
   check_if_enabled();
 }
 
+bool SharedBuffer::make_current_if_room(Agent agent, const IntervalSet& bytes) {
+  if (agent != kHostAgent && !bytes.empty()) {
+    try {
+      (void)residency_.ensure(device_of_agent(agent), bytes.bounds());
+    } catch (const OutOfDeviceMemory&) {
+      return false;  // an eager copy is an optimisation: the reader fetches on demand instead
+    }
+  }
+  make_current(agent, bytes, false);
+  return true;
+}
+
 void SharedBuffer::perform(const PostWriteActions& actions) {
   if (!actions.replay) {
-    for (const EagerCopy& c : actions.copies) make_current(c.agent, c.bytes, false);
+    for (const EagerCopy& c : actions.copies) (void)make_current_if_room(c.agent, c.bytes);
     return;
   }
   // The copies of a replay are prefetches: accounted until a demand read uses them.
@@ -171,8 +239,7 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
   } end_replay{prefetch_};
   for (const EagerCopy& c : actions.copies) {
     prefetch_.replay_to(c.agent);
-    make_current(c.agent, c.bytes, false);
-    history_.note_prefetched(c.agent, c.bytes);
+    if (make_current_if_room(c.agent, c.bytes)) history_.note_prefetched(c.agent, c.bytes);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
 #include "memory/allocation_cache.hpp"
+#include "memory/device_memory.hpp"
 #include "memory/residency.hpp"
 
 namespace unimem {
@@ -36,9 +37,14 @@ struct CoherenceContext {
   /// Where buffers get their device allocations and home copies and return them
   /// (memory/allocation_cache.hpp).
   std::shared_ptr<AllocationCache> allocations;
+  /// The limit, use counts and LRU eviction of every device's memory (memory/device_memory.hpp);
+  /// buffers' allocations are made through it.
+  std::shared_ptr<DeviceMemory> memory;
 
   /// recycle_budget: bytes of released buffers' memory kept per agent for reuse (0: none).
-  static CoherenceContext of(std::vector<Device*> devices, std::uint64_t recycle_budget = 0);
+  /// device_memory: bytes allowed per device (0: each device's own capacity).
+  static CoherenceContext of(std::vector<Device*> devices, std::uint64_t recycle_budget = 0,
+                             std::uint64_t device_memory = 0);
   [[nodiscard]] std::size_t agent_count() const { return devices.size() + 1; }
   [[nodiscard]] bool can_peer(Agent from, Agent to) const {
     return peer[device_of_agent(from)][device_of_agent(to)] != 0;
@@ -52,19 +58,27 @@ struct CoherenceContext {
 /// recorded by the caller is ordered through per-copy HazardTrackers, so the directory always
 /// describes the state after everything issued so far has run.
 ///
-/// Not thread-safe: the owner (Runtime) serialises calls. The context's devices must outlive the
-/// buffer; the destructor waits for the buffer's pending operations and hands its device
-/// allocations and home copy back to the context's AllocationCache.
+/// Device memory is limited (CoherenceContext::memory): when another buffer needs room on a
+/// device, DeviceMemory may evict this buffer's allocation there unless a launch is using it
+/// (begin_use / end_use). box_out() then writes home the bytes only that copy holds, marks the
+/// copy invalid in the directory (BBMM 001_9219257c3045faa0.txt Algorithm 4, box-out) and waits
+/// for the operations using it; a later acquire fetches what it needs again (box-in) through
+/// the usual Table 1 actions. No byte is ever lost: the directory never drops its last holder.
+///
+/// Not thread-safe: the owner (Runtime) serialises calls; retire() before handing the buffer to
+/// another thread for destruction. The context's devices must outlive the buffer; the destructor
+/// waits for the buffer's pending operations and hands its device allocations and home copy back
+/// to the context's AllocationCache.
 ///
 /// The home copy is not zeroed when the buffer is created (a 16 MiB memset with page faults took
 /// 5-12 ms of the critical path of every workload run): the bytes never written yet are tracked
 /// and zeroed just before something reads them (a host read or a copy to a device), so a new
 /// buffer still reads as zeros and memory recycled from a released buffer never leaks its bytes.
-class SharedBuffer {
+class SharedBuffer final : public EvictionClient {
  public:
   SharedBuffer(std::uint32_t id, std::string name, std::uint64_t size,
                const CoherenceContext& context);
-  ~SharedBuffer();
+  ~SharedBuffer() override;
   SharedBuffer(const SharedBuffer&) = delete;
   SharedBuffer& operator=(const SharedBuffer&) = delete;
 
@@ -72,7 +86,7 @@ class SharedBuffer {
   [[nodiscard]] const std::string& name() const { return name_; }
   [[nodiscard]] std::uint64_t size() const { return size_; }
   /// "buffer 'name' (#id, N bytes)", for error messages.
-  [[nodiscard]] std::string describe() const;
+  [[nodiscard]] std::string describe() const override;
   /// Throws PreconditionError naming the buffer, `what` and the range unless ranges lie inside.
   void require_inside(const IntervalSet& ranges, const std::string& what) const;
 
@@ -92,6 +106,13 @@ class SharedBuffer {
   /// index buffers from their start), allocated on first use (fresh or recycled memory: its bytes
   /// are unspecified until a copy or kernel writes them).
   DeviceAllocation mirror(Agent d);
+  /// mirror(d), kept on its device (not evictable) until the matching end_use(d): a launch holds
+  /// every buffer it uses from its input copies to the publication of its writes.
+  DeviceAllocation begin_use(Agent d);
+  void end_use(Agent d);
+  /// The buffer is about to be destroyed (possibly on another thread): nothing may evict its
+  /// allocations any more. Only destruction may follow.
+  void retire() { residency_.retire(); }
   /// The buffer's allocations on each device.
   [[nodiscard]] const Residency& residency() const { return residency_; }
 
@@ -117,6 +138,14 @@ class SharedBuffer {
   /// post-write copies (batch pushes them out).
   void after_host_write(const IntervalSet& bytes, UpdateStrategy strategy);
 
+  /// EvictionClient (called by DeviceMemory, under its lock): whether operations on the copy of
+  /// device `device` are still running, and the box-out of that copy.
+  [[nodiscard]] bool busy_on(std::size_t device) const override;
+  void box_out(std::size_t device) override;
+  /// Bytes that were current on agent when its copy was evicted and have not been copied back
+  /// since (a copy of them counts as reloaded_bytes).
+  [[nodiscard]] const IntervalSet& evicted_on(Agent a) const { return evicted_.at(a); }
+
   /// Unfinished operations on any copy of the buffer.
   [[nodiscard]] EventList pending() const;
 
@@ -132,8 +161,11 @@ class SharedBuffer {
   void make_current(Agent agent, const IntervalSet& bytes, bool demand);
   void check_if_enabled() const;
   void issue(const Transfer& t);
-  /// Issues a strategy's post-write copies; a replay's are accounted as prefetches.
+  /// Issues a strategy's post-write copies; a replay's are accounted as prefetches. A copy to a
+  /// device that has no room even after eviction is skipped (the bytes stay current elsewhere).
   void perform(const PostWriteActions& actions);
+  /// make_current for a strategy's eager copy: false (nothing done) when the device has no room.
+  bool make_current_if_room(Agent agent, const IntervalSet& bytes);
 
   std::uint32_t id_;
   std::string name_;
@@ -143,6 +175,7 @@ class SharedBuffer {
   IntervalSet home_unwritten_;  // home bytes never written: they read as zero
   Residency residency_;
   Directory directory_;
+  std::vector<IntervalSet> evicted_;  // per agent: see evicted_on
   std::vector<HazardTracker> trackers_;
   AdaptiveHistory history_;
   UpdatePolicy updates_;

@@ -23,6 +23,9 @@ TransferStats& TransferStats::operator+=(const TransferStats& o) {
   prefetch_unread_bytes += o.prefetch_unread_bytes;
   replays += o.replays;
   mispredictions += o.mispredictions;
+  evicted_bytes += o.evicted_bytes;
+  eviction_writeback_bytes += o.eviction_writeback_bytes;
+  reloaded_bytes += o.reloaded_bytes;
   return *this;
 }
 
@@ -36,6 +39,9 @@ std::string TransferStats::to_json() const {
   j["prefetch_unread_bytes"] = prefetch_unread_bytes;
   j["replays"] = replays;
   j["mispredictions"] = mispredictions;
+  j["evicted_bytes"] = evicted_bytes;
+  j["eviction_writeback_bytes"] = eviction_writeback_bytes;
+  j["reloaded_bytes"] = reloaded_bytes;
   return j.dump();
 }
 

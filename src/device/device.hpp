@@ -107,8 +107,11 @@ class Device {
   [[nodiscard]] virtual std::string name() const = 0;
   /// The driver's name ("host", "opencl").
   [[nodiscard]] virtual std::string driver() const = 0;
-  /// Bytes of device memory available for allocations.
+  /// Bytes of device memory available for allocations (OpenCL: CL_DEVICE_GLOBAL_MEM_SIZE).
   [[nodiscard]] virtual std::uint64_t capacity() const = 0;
+  /// The largest single allocation the device accepts (OpenCL: CL_DEVICE_MAX_MEM_ALLOC_SIZE).
+  /// Optional: the default is capacity().
+  [[nodiscard]] virtual std::uint64_t max_allocation() const { return capacity(); }
 
   /// Synchronous. Throws DeviceError when the device is out of memory.
   virtual DeviceAllocation allocate(std::uint64_t bytes) = 0;

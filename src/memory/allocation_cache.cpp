@@ -35,6 +35,19 @@ void AllocationCache::clear() {
   check_if_enabled_locked();
 }
 
+void AllocationCache::trim(std::size_t device) {
+  UNIMEM_REQUIRE(device < devices_.size(), "AllocationCache::trim: unknown device");
+  std::lock_guard lock(mutex_);
+  free_device_locked(device);
+  check_if_enabled_locked();
+}
+
+bool AllocationCache::keeps(std::size_t device, std::uint64_t bytes) const {
+  UNIMEM_REQUIRE(device < devices_.size(), "AllocationCache::keeps: unknown device");
+  std::lock_guard lock(mutex_);
+  return device_kept_[device].contains(bytes);
+}
+
 DeviceAllocation AllocationCache::allocate(std::size_t device, std::uint64_t bytes) {
   UNIMEM_REQUIRE(device < devices_.size(), "AllocationCache::allocate: unknown device");
   std::lock_guard lock(mutex_);

@@ -58,6 +58,11 @@ class AllocationCache {
 
   /// Frees everything kept.
   void clear();
+  /// Frees what is kept on device `device` (to make room under a device memory limit).
+  void trim(std::size_t device);
+  /// Whether an allocation of exactly `bytes` is kept on device `device` (allocate() would reuse
+  /// it).
+  [[nodiscard]] bool keeps(std::size_t device, std::uint64_t bytes) const;
 
   struct Counts {
     std::uint64_t reused = 0;     ///< allocations served from kept memory

@@ -66,6 +66,12 @@ std::string CoherenceSelftestResult::to_json(const CoherenceSelftestOptions& o) 
   j["partitioned_launches"] = partitioned_launches;
   j["host_reads"] = host_reads;
   j["host_writes"] = host_writes;
+  j["device_memory"] = o.device_memory;
+  j["evictions"] = evictions;
+  j["evicted_bytes"] = evicted_bytes;
+  j["eviction_writeback_bytes"] = eviction_writeback_bytes;
+  j["reloaded_bytes"] = reloaded_bytes;
+  j["peak_device_bytes"] = peak_device_bytes;
   j["error"] = error;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -74,6 +80,13 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
   UNIMEM_REQUIRE(opt.devices >= 1 && opt.devices <= 16, "selftest: devices must be in 1..16");
   UNIMEM_REQUIRE(opt.buffers >= 1 && opt.buffers <= 64, "selftest: buffers must be in 1..64");
   UNIMEM_REQUIRE(opt.max_buffer_size >= 1, "selftest: max buffer size must be positive");
+  if (opt.device_memory != 0 && opt.device_memory < 3 * opt.max_buffer_size) {
+    throw PreconditionError("selftest: a device memory cap of " +
+                            std::to_string(opt.device_memory) +
+                            " bytes cannot hold the 3 buffers a kernel may use (up to " +
+                            std::to_string(opt.max_buffer_size) + " bytes each): use at least " +
+                            std::to_string(3 * opt.max_buffer_size));
+  }
   CoherenceSelftestResult result;
   ProgramGenerator gen(opt.seed);
 
@@ -93,7 +106,9 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
 
   HostDeviceOptions dev_opt;
   dev_opt.peer_copies = opt.peer_copies;
-  Runtime rt(make_host_devices(opt.devices, dev_opt), RuntimeOptions{opt.strategy});
+  RuntimeOptions rt_opt{opt.strategy};
+  rt_opt.device_memory = opt.device_memory;
+  Runtime rt(make_host_devices(opt.devices, dev_opt), rt_opt);
   std::vector<BufferId> ids;
   for (std::size_t b = 0; b < opt.buffers; ++b) {
     ids.push_back(rt.create_buffer(sizes[b], "b" + std::to_string(b)));
@@ -243,16 +258,28 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
     result.mispredictions = s.mispredictions;
     result.prefetch_bytes = s.prefetch_bytes;
     result.prefetch_unread_bytes = s.prefetch_unread_bytes;
+    result.evicted_bytes = s.evicted_bytes;
+    result.eviction_writeback_bytes = s.eviction_writeback_bytes;
+    result.reloaded_bytes = s.reloaded_bytes;
+    for (const DeviceMemoryReport& d : rt.core().device_memory()) {
+      result.evictions += d.memory.evictions;
+      result.peak_device_bytes = std::max(result.peak_device_bytes, d.memory.peak_held_bytes);
+      if (opt.device_memory != 0 && d.memory.peak_held_bytes > opt.device_memory) {
+        result.error = "a device held " + std::to_string(d.memory.peak_held_bytes) +
+                       " bytes, over the cap of " + std::to_string(opt.device_memory);
+      }
+    }
   } catch (const std::exception& e) {
     result.error = e.what();
   }
   result.minimum_bytes = oracle.minimum_bytes();
   // Lazy copies exactly the minimum. Adaptive, with peer copies, copies the minimum plus the
   // replayed bytes no reader used (a replay that was read replaced the demand copy byte for byte).
-  const bool lazy_exact =
-      opt.strategy != UpdateStrategy::lazy || result.bytes_copied == result.minimum_bytes;
+  const bool evicted = result.evictions != 0;
+  const bool lazy_exact = evicted || opt.strategy != UpdateStrategy::lazy ||
+                          result.bytes_copied == result.minimum_bytes;
   const bool adaptive_exact =
-      opt.strategy != UpdateStrategy::adaptive || !opt.peer_copies ||
+      evicted || opt.strategy != UpdateStrategy::adaptive || !opt.peer_copies ||
       result.bytes_copied == result.minimum_bytes + result.prefetch_unread_bytes;
   result.ok = result.error.empty() && result.mismatched_bytes == 0 && lazy_exact && adaptive_exact;
   return result;

@@ -1,7 +1,8 @@
 #pragma once
 
 // `unimem selftest coherence`: the randomized differential check of the coherence layer and the
-// runtime (a random program on host-driver devices against a flat memory, selftest/flat_memory.hpp).
+// runtime (a random program on host-driver devices against a flat memory,
+// selftest/flat_memory.hpp).
 
 #include <cstddef>
 #include <cstdint>
@@ -19,6 +20,10 @@ struct CoherenceSelftestOptions {
   UpdateStrategy strategy = UpdateStrategy::lazy;
   bool peer_copies = true;  ///< false forces device-to-device traffic through the host
   std::uint64_t max_buffer_size = 512;
+  /// Device memory cap per device (RuntimeOptions::device_memory; 0: none). A kernel uses at
+  /// most 3 buffers, so a cap of at least 3 * max_buffer_size always fits a launch; smaller caps
+  /// are rejected up front. Caps close to that make most operations evict.
+  std::uint64_t device_memory = 0;
 };
 
 struct CoherenceSelftestResult {
@@ -35,7 +40,12 @@ struct CoherenceSelftestResult {
   std::size_t partitioned_launches = 0;
   std::size_t host_reads = 0;
   std::size_t host_writes = 0;
-  std::string error;  ///< exception text if the run threw
+  std::uint64_t evictions = 0;                 ///< allocations evicted, over all devices
+  std::uint64_t evicted_bytes = 0;             ///< current bytes dropped by evictions
+  std::uint64_t eviction_writeback_bytes = 0;  ///< of them, written home first
+  std::uint64_t reloaded_bytes = 0;            ///< bytes copied back after an eviction
+  std::uint64_t peak_device_bytes = 0;         ///< most bytes held on one device
+  std::string error;                           ///< exception text if the run threw
   /// One JSON line: {"ok":..,"seed":..,"ops":..,"devices":..,"buffers":..,"strategy":..,
   /// "mismatched_bytes":..,"bytes_copied":..,"minimum_bytes":..,...}
   [[nodiscard]] std::string to_json(const CoherenceSelftestOptions& options) const;
@@ -47,8 +57,10 @@ struct CoherenceSelftestResult {
 /// devices and, op by op, on one flat memory. Every host read and the final contents must match
 /// byte for byte; under the lazy strategy the bytes copied must equal the protocol's minimum
 /// (each byte a reader lacks is copied once, plus a write-back when no peer path exists); under
-/// adaptive with peer copies, the minimum plus the replayed bytes no reader used. The same
-/// options always generate the same program.
+/// adaptive with peer copies, the minimum plus the replayed bytes no reader used (both only when
+/// no eviction happened: an eviction adds its write-back and the re-fetches). Under a device
+/// memory cap no device may ever hold more than the cap. The same options always generate the
+/// same program.
 CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& options);
 
 }  // namespace unimem

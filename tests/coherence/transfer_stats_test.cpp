@@ -18,6 +18,9 @@ TransferStats example_stats(std::uint64_t d2d_bytes = 8) {
   s.prefetch_unread_bytes = 5;
   s.replays = 6;
   s.mispredictions = 7;
+  s.evicted_bytes = 9;
+  s.eviction_writeback_bytes = 10;
+  s.reloaded_bytes = 11;
   return s;
 }
 
@@ -25,7 +28,8 @@ TEST(TransferStats, JsonHasEveryDirectionTheTotalAndTheAdaptiveCounts) {
   EXPECT_EQ(example_stats().to_json(),
             "{\"h2d\":{\"bytes\":32,\"copies\":1},\"d2h\":{\"bytes\":16,\"copies\":2},"
             "\"d2d\":{\"bytes\":8,\"copies\":3},\"total\":{\"bytes\":56,\"copies\":6},"
-            "\"prefetch_bytes\":4,\"prefetch_unread_bytes\":5,\"replays\":6,\"mispredictions\":7}");
+            "\"prefetch_bytes\":4,\"prefetch_unread_bytes\":5,\"replays\":6,\"mispredictions\":7,"
+            "\"evicted_bytes\":9,\"eviction_writeback_bytes\":10,\"reloaded_bytes\":11}");
 }
 
 TEST(TransferStats, JsonWritesLargeCountsAsUnsignedIntegers) {
@@ -39,7 +43,8 @@ TEST(TransferStats, EmptyStatsAreAllZero) {
   EXPECT_EQ(TransferStats{}.to_json(),
             "{\"h2d\":{\"bytes\":0,\"copies\":0},\"d2h\":{\"bytes\":0,\"copies\":0},"
             "\"d2d\":{\"bytes\":0,\"copies\":0},\"total\":{\"bytes\":0,\"copies\":0},"
-            "\"prefetch_bytes\":0,\"prefetch_unread_bytes\":0,\"replays\":0,\"mispredictions\":0}");
+            "\"prefetch_bytes\":0,\"prefetch_unread_bytes\":0,\"replays\":0,\"mispredictions\":0,"
+            "\"evicted_bytes\":0,\"eviction_writeback_bytes\":0,\"reloaded_bytes\":0}");
 }
 
 TEST(TransferStats, SumAddsEveryField) {
@@ -52,6 +57,9 @@ TEST(TransferStats, SumAddsEveryField) {
   EXPECT_EQ(sum.total_bytes(), 112u);
   EXPECT_EQ(sum.total_copies(), 12u);
   EXPECT_EQ(sum.mispredictions, 14u);
+  EXPECT_EQ(sum.evicted_bytes, 18u);
+  EXPECT_EQ(sum.eviction_writeback_bytes, 20u);
+  EXPECT_EQ(sum.reloaded_bytes, 22u);
 }
 
 }  // namespace

@@ -30,6 +30,11 @@ std::uint64_t HostDevice::allocated_bytes() const {
 
 DeviceAllocation HostDevice::allocate(std::uint64_t bytes) {
   UNIMEM_REQUIRE(bytes > 0, "HostDevice::allocate: size must be positive");
+  if (bytes > max_allocation()) {
+    throw DeviceError("allocate on device " + name_ + ": " + std::to_string(bytes) +
+                      " bytes requested, more than its largest allocation of " +
+                      std::to_string(max_allocation()) + " bytes");
+  }
   std::lock_guard lock(mutex_);
   if (bytes > options_.capacity - allocated_) {
     throw DeviceError("allocate on device " + name_ + ": " + std::to_string(bytes) +

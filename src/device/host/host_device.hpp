@@ -16,6 +16,8 @@ namespace unimem {
 struct HostDeviceOptions {
   /// Bytes that allocations on this device may use in total.
   std::uint64_t capacity = std::uint64_t{1} << 30;
+  /// The largest single allocation (0: capacity), like CL_DEVICE_MAX_MEM_ALLOC_SIZE.
+  std::uint64_t max_allocation = 0;
   /// Whether copy_from_peer may read other host devices' memory directly (both devices must
   /// allow it). Off forces every device-to-device transfer through the host.
   bool peer_copies = true;
@@ -35,6 +37,9 @@ class HostDevice final : public Device {
   [[nodiscard]] std::string name() const override { return name_; }
   [[nodiscard]] std::string driver() const override { return "host"; }
   [[nodiscard]] std::uint64_t capacity() const override { return options_.capacity; }
+  [[nodiscard]] std::uint64_t max_allocation() const override {
+    return options_.max_allocation == 0 ? options_.capacity : options_.max_allocation;
+  }
   /// Bytes currently allocated.
   [[nodiscard]] std::uint64_t allocated_bytes() const;
 

@@ -46,6 +46,8 @@ class OpenCLDevice final : public Device {
   [[nodiscard]] std::string driver() const override { return "opencl"; }
   /// CL_DEVICE_GLOBAL_MEM_SIZE; allocate() refuses to go beyond it.
   [[nodiscard]] std::uint64_t capacity() const override { return info_.global_mem_bytes; }
+  /// CL_DEVICE_MAX_MEM_ALLOC_SIZE; allocate() refuses larger allocations.
+  [[nodiscard]] std::uint64_t max_allocation() const override { return info_.max_alloc_bytes; }
 
   DeviceAllocation allocate(std::uint64_t bytes) override;
   void free(DeviceAllocation allocation) override;

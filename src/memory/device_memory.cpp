@@ -1,0 +1,256 @@
+#include "memory/device_memory.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include <unimem/errors.hpp>
+#include "common/check.hpp"
+#include "memory/residency.hpp"
+
+namespace unimem {
+
+DeviceMemory::DeviceMemory(std::vector<Device*> devices, AllocationCache& cache, std::uint64_t cap)
+    : devices_(std::move(devices)), cache_(cache), cap_(cap), per_device_(devices_.size()) {
+  for (std::size_t d = 0; d < devices_.size(); ++d) per_device_[d].stats.limit = limit(d);
+}
+
+std::uint64_t DeviceMemory::limit(std::size_t device) const {
+  UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory::limit: unknown device");
+  const std::uint64_t own = devices_[device]->capacity();
+  return cap_ == 0 ? own : std::min(cap_, own);
+}
+
+DeviceMemory::Entry& DeviceMemory::entry_locked(std::size_t device, EntryId id, const char* what) {
+  UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory: unknown device");
+  auto it = per_device_[device].entries.find(id);
+  if (it == per_device_[device].entries.end()) {
+    throw PreconditionError(std::string("DeviceMemory::") + what + ": device " +
+                            std::to_string(device) + " holds no allocation #" + std::to_string(id));
+  }
+  return it->second;
+}
+
+DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t bytes,
+                                           Residency& owner) {
+  UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory::allocate: unknown device");
+  UNIMEM_REQUIRE(bytes > 0, "DeviceMemory::allocate: an allocation needs at least one byte");
+  std::lock_guard lock(mutex_);
+  PerDevice& pd = per_device_[device];
+  Device& dev = *devices_[device];
+  const std::uint64_t lim = limit(device);
+  auto refuse = [&](const std::string& why) {
+    return OutOfDeviceMemory("device " + std::to_string(device) + " (" + dev.name() +
+                             "): " + owner.describe() + " needs an allocation of " +
+                             std::to_string(bytes) + " bytes: " + why);
+  };
+  if (bytes > lim) {
+    throw refuse("more than the device memory limit of " + std::to_string(lim) + " bytes (" +
+                 (cap_ != 0 && cap_ < dev.capacity()
+                      ? std::string("the cap: RuntimeOptions::device_memory, "
+                                    "UNIMEM_DEVICE_MEMORY or --device-memory")
+                      : std::string("the device's own capacity")) +
+                 ")");
+  }
+  if (bytes > dev.max_allocation()) {
+    throw refuse("more than the device's largest allocation of " +
+                 std::to_string(dev.max_allocation()) + " bytes");
+  }
+  DeviceAllocation got;
+  for (;;) {
+    // Memory the cache keeps counts against the limit too, unless it is what will be reused.
+    const std::uint64_t kept = cache_.kept_device_bytes(device);
+    if (!cache_.keeps(device, bytes) && pd.stats.held_bytes + kept + bytes > lim) {
+      if (kept > 0) {
+        cache_.trim(device);
+      } else if (!evict_one_locked(device)) {
+        throw refuse(std::to_string(pd.stats.held_bytes) + " of the limit of " +
+                     std::to_string(lim) +
+                     " bytes are held by allocations that running "
+                     "operations need (" +
+                     std::to_string(pd.in_use.size()) + " in use)");
+      }
+      continue;
+    }
+    try {
+      got = cache_.allocate(device, bytes);
+      break;
+    } catch (const DeviceError& e) {
+      // The driver refused under the limit (other users of the device, fragmentation, an
+      // injected fault): make room and try again while anything can be evicted.
+      ++pd.stats.refusals;
+      if (!evict_one_locked(device)) {
+        throw refuse("the driver refused it and nothing is left to evict (" +
+                     std::to_string(pd.stats.held_bytes) + " bytes held, " +
+                     std::to_string(pd.in_use.size()) + " allocations in use): " + e.what());
+      }
+    }
+  }
+  const EntryId id = next_id_++;
+  Entry& e = pd.entries[id];
+  e.allocation = got;
+  e.owner = &owner;
+  e.position = pd.unused.insert(pd.unused.end(), id);
+  owner.adopt(device, got, id);
+  pd.stats.held_bytes += got.size;
+  pd.stats.peak_held_bytes = std::max(pd.stats.peak_held_bytes, pd.stats.held_bytes);
+  check_if_enabled_locked();
+  return Grant{got, id};
+}
+
+bool DeviceMemory::evict_one_locked(std::size_t device) {
+  PerDevice& pd = per_device_[device];
+  if (pd.unused.empty()) return false;
+  // Least recently used first; one whose operations have all finished before a busy one.
+  auto victim = std::find_if(pd.unused.begin(), pd.unused.end(),
+                             [&](EntryId id) { return !pd.entries.at(id).owner->busy_on(device); });
+  if (victim == pd.unused.end()) victim = pd.unused.begin();
+  const EntryId id = *victim;
+  Entry& e = pd.entries.at(id);
+  // Box-out: the owner writes home the bytes only this copy holds, waits for the operations on
+  // it and forgets it. If that throws, the allocation stays where it was.
+  const DeviceAllocation doomed = e.owner->evict(device);
+  pd.unused.erase(e.position);
+  pd.entries.erase(id);
+  pd.stats.held_bytes -= doomed.size;
+  pd.stats.evicted_bytes += doomed.size;
+  ++pd.stats.evictions;
+  try {
+    devices_[device]->free(doomed);
+  } catch (...) {  // a driver that cannot free leaks; the bytes are no longer ours either way
+  }
+  return true;
+}
+
+void DeviceMemory::release(std::size_t device, EntryId id) {
+  std::lock_guard lock(mutex_);
+  Entry& e = entry_locked(device, id, "release");
+  PerDevice& pd = per_device_[device];
+  const DeviceAllocation a = e.allocation;
+  (void)e.owner->forget(device);
+  (e.uses > 0 ? pd.in_use : pd.unused).erase(e.position);
+  pd.entries.erase(id);
+  pd.stats.held_bytes -= a.size;
+  try {
+    cache_.release(device, a, a.size);
+  } catch (...) {  // a driver that cannot free leaks; the caller may be a destructor
+  }
+  check_if_enabled_locked();
+}
+
+void DeviceMemory::use(std::size_t device, EntryId id) {
+  std::lock_guard lock(mutex_);
+  Entry& e = entry_locked(device, id, "use");
+  PerDevice& pd = per_device_[device];
+  if (e.uses++ == 0) {
+    pd.unused.erase(e.position);
+    e.position = pd.in_use.insert(pd.in_use.end(), id);
+  }
+  check_if_enabled_locked();
+}
+
+void DeviceMemory::unuse(std::size_t device, EntryId id) {
+  std::lock_guard lock(mutex_);
+  Entry& e = entry_locked(device, id, "unuse");
+  UNIMEM_REQUIRE(e.uses > 0, "DeviceMemory::unuse: the allocation is not in use");
+  PerDevice& pd = per_device_[device];
+  if (--e.uses == 0) {
+    pd.in_use.erase(e.position);
+    e.position = pd.unused.insert(pd.unused.end(), id);  // most recently used
+  }
+  check_if_enabled_locked();
+}
+
+void DeviceMemory::touch(std::size_t device, EntryId id) {
+  std::lock_guard lock(mutex_);
+  Entry& e = entry_locked(device, id, "touch");
+  if (e.uses == 0) {
+    PerDevice& pd = per_device_[device];
+    pd.unused.splice(pd.unused.end(), pd.unused, e.position);
+  }
+}
+
+std::uint32_t DeviceMemory::uses(std::size_t device, EntryId id) const {
+  std::lock_guard lock(mutex_);
+  UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory::uses: unknown device");
+  auto it = per_device_[device].entries.find(id);
+  UNIMEM_REQUIRE(it != per_device_[device].entries.end(), "DeviceMemory::uses: unknown allocation");
+  return it->second.uses;
+}
+
+DeviceMemoryStats DeviceMemory::stats(std::size_t device) const {
+  std::lock_guard lock(mutex_);
+  UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory::stats: unknown device");
+  return per_device_[device].stats;
+}
+
+void DeviceMemory::reset_peaks() {
+  std::lock_guard lock(mutex_);
+  for (PerDevice& pd : per_device_) pd.stats.peak_held_bytes = pd.stats.held_bytes;
+}
+
+void DeviceMemory::check_invariants() const {
+  std::lock_guard lock(mutex_);
+  check_locked();
+}
+
+void DeviceMemory::check_if_enabled_locked() const {
+#if UNIMEM_INVARIANTS_ENABLED
+  // Whole-structure checks only while the lists are small, like the directory's.
+  std::size_t total = 0;
+  for (const PerDevice& pd : per_device_) total += pd.entries.size();
+  if (total <= 1024) check_locked();
+#endif
+}
+
+void DeviceMemory::check_locked() const {
+  for (std::size_t d = 0; d < per_device_.size(); ++d) {
+    const PerDevice& pd = per_device_[d];
+    auto fail = [d](const std::string& what) {
+      detail::throw_invariant("DeviceMemory: device " + std::to_string(d) + ": " + what, __FILE__,
+                              __LINE__);
+    };
+    if (pd.in_use.size() + pd.unused.size() != pd.entries.size()) {
+      fail(std::to_string(pd.entries.size()) + " allocations but " +
+           std::to_string(pd.in_use.size()) + " in use and " + std::to_string(pd.unused.size()) +
+           " unused on the lists");
+    }
+    auto check_list = [&](const std::list<EntryId>& list, bool in_use) {
+      for (auto it = list.begin(); it != list.end(); ++it) {
+        auto e = pd.entries.find(*it);
+        if (e == pd.entries.end())
+          fail("a list names the unknown allocation #" + std::to_string(*it));
+        if (e->second.position != it)
+          fail("allocation #" + std::to_string(*it) + " is listed twice");
+        if ((e->second.uses > 0) != in_use) {
+          fail("allocation #" + std::to_string(*it) + " with use count " +
+               std::to_string(e->second.uses) + " is on the " + (in_use ? "in-use" : "unused") +
+               " list");
+        }
+      }
+    };
+    check_list(pd.in_use, true);
+    check_list(pd.unused, false);
+    std::uint64_t held = 0;
+    for (const auto& [id, e] : pd.entries) {
+      if (!e.allocation.valid() || e.owner == nullptr) {
+        fail("allocation #" + std::to_string(id) + " is null or has no owner");
+      }
+      if (!e.owner->holds(d, e.allocation)) {
+        fail("allocation #" + std::to_string(id) + " is not held by its owner " +
+             e.owner->describe());
+      }
+      held += e.allocation.size;
+    }
+    if (held != pd.stats.held_bytes) {
+      fail("allocations of " + std::to_string(held) + " bytes but " +
+           std::to_string(pd.stats.held_bytes) + " counted");
+    }
+    if (pd.stats.peak_held_bytes < held) {
+      fail("peak " + std::to_string(pd.stats.peak_held_bytes) + " below the " +
+           std::to_string(held) + " bytes held");
+    }
+  }
+}
+
+}  // namespace unimem

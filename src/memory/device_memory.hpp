@@ -1,0 +1,126 @@
+#pragma once
+
+// The device memory of one runtime: per device a limit, the allocations shared buffers hold
+// there, and the eviction that makes room when a new allocation does not fit.
+//
+// BBMM (seed 001_9219257c3045faa0.txt, sections 5-6, Algorithms 3-4) keeps per GPU an in-use list
+// (boxes the running tiles need, with use counts) and an unused list (boxes no running tile
+// needs, least recently used first); an allocation that does not fit evicts unused boxes from
+// the front, writing dirty ones back first (box-out), and a later tile fetches them again
+// (box-in). Here a box is one Residency allocation (today a buffer's full-size mirror on the
+// device). This layer chooses the victims; what must be written home before a victim is freed is
+// decided by the directory, one layer up: Residency::evict asks its EvictionClient (the
+// SharedBuffer, coherence layer) to box the bytes out.
+//
+// Use counts: an allocation is in use while an operation being issued needs it (use() / unuse()
+// bracket a whole launch, from its input copies to the publication of its writes, so the
+// strategies' copies after a kernel can never evict what the kernel writes). Operations already
+// issued and still running on an unused allocation make it busy (EvictionClient::busy_on): busy
+// victims are taken only when no idle one is left, and box-out waits for their operations.
+//
+// Thread-safe (one mutex; eviction calls back into the victim's owner under it, so an owner's
+// box-out must not call back into this object).
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "device/device.hpp"
+#include "memory/allocation_cache.hpp"
+
+namespace unimem {
+
+class Residency;
+
+/// The memory of one device as DeviceMemory accounts it.
+struct DeviceMemoryStats {
+  std::uint64_t limit = 0;            ///< bytes the runtime may allocate on the device
+  std::uint64_t held_bytes = 0;       ///< bytes of the allocations buffers hold now
+  std::uint64_t peak_held_bytes = 0;  ///< most held_bytes since the start or reset_peaks()
+  std::uint64_t evicted_bytes = 0;    ///< bytes of allocations freed by eviction
+  std::uint64_t evictions = 0;        ///< allocations freed by eviction
+  std::uint64_t refusals = 0;         ///< allocations the driver refused under the limit
+};
+
+class DeviceMemory {
+ public:
+  using EntryId = std::uint64_t;
+
+  /// devices: not owned, they must outlive this object; allocations come from and go back to
+  /// cache. cap: bytes allowed per device (0: the device's own capacity); the limit of a device
+  /// is the smaller of the two.
+  DeviceMemory(std::vector<Device*> devices, AllocationCache& cache, std::uint64_t cap);
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+
+  [[nodiscard]] std::size_t device_count() const { return devices_.size(); }
+  /// The limit of device: min(cap, Device::capacity()).
+  [[nodiscard]] std::uint64_t limit(std::size_t device) const;
+
+  struct Grant {
+    DeviceAllocation allocation;
+    EntryId id = 0;
+  };
+  /// An allocation of `bytes` on device for owner (handed to it through Residency::adopt before
+  /// this returns), unused and most recently used. When it does
+  /// not fit under the limit (memory kept by the cache counts too), or the driver refuses it,
+  /// first the cache's kept memory and then least recently used unused allocations are evicted
+  /// (idle ones before busy ones) until it fits. Throws OutOfDeviceMemory naming the device,
+  /// owner->describe() and the bytes when it cannot fit even then (larger than the limit or the
+  /// device's largest allocation, or everything left is in use).
+  Grant allocate(std::size_t device, std::uint64_t bytes, Residency& owner);
+  /// The owner gives the allocation back (no operation may still use it); it goes to the cache
+  /// and the owner forgets it.
+  void release(std::size_t device, EntryId id);
+  /// Use count +1 (the allocation moves to the in-use list) / -1 (at 0 it becomes the most
+  /// recently used of the unused list).
+  void use(std::size_t device, EntryId id);
+  void unuse(std::size_t device, EntryId id);
+  /// The allocation was used: it becomes the most recently used of its list.
+  void touch(std::size_t device, EntryId id);
+  /// The use count of an allocation (for tests).
+  [[nodiscard]] std::uint32_t uses(std::size_t device, EntryId id) const;
+
+  [[nodiscard]] DeviceMemoryStats stats(std::size_t device) const;
+  /// Starts the peaks over at the bytes held now (to measure one run of a program).
+  void reset_peaks();
+
+  /// Throws InvariantError unless, per device, every allocation is on exactly one list (in use
+  /// iff its use count is positive), its owner agrees it holds it, the held bytes are the sum of
+  /// the allocations, and the peak is at least what is held.
+  void check_invariants() const;
+
+ private:
+  struct Entry {
+    DeviceAllocation allocation;
+    Residency* owner = nullptr;
+    std::uint32_t uses = 0;
+    std::list<EntryId>::iterator position;  // in in_use or unused
+  };
+  struct PerDevice {
+    std::unordered_map<EntryId, Entry> entries;
+    std::list<EntryId> in_use;  // order of first use; any order would do
+    std::list<EntryId> unused;  // least recently used first
+    DeviceMemoryStats stats;
+  };
+
+  Entry& entry_locked(std::size_t device, EntryId id, const char* what);
+  /// Evicts the least recently used unused allocation (an idle one if there is one); false when
+  /// there is none.
+  bool evict_one_locked(std::size_t device);
+  void check_locked() const;
+  void check_if_enabled_locked() const;
+
+  std::vector<Device*> devices_;
+  AllocationCache& cache_;
+  std::uint64_t cap_;
+  mutable std::mutex mutex_;
+  std::vector<PerDevice> per_device_;
+  EntryId next_id_ = 1;
+};
+
+}  // namespace unimem

@@ -1,0 +1,108 @@
+// DeviceMemory: per device limit, use counts, in-use / unused LRU lists and eviction.
+#include "memory/device_memory.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "device/host/host_platform.hpp"
+#include "memory/residency.hpp"
+
+namespace unimem {
+namespace {
+
+// Records the box-outs DeviceMemory asks for.
+struct RecordingClient final : EvictionClient {
+  std::string name;
+  std::vector<std::size_t> boxed_out;
+  bool busy = false;
+  explicit RecordingClient(std::string n) : name(std::move(n)) {}
+  [[nodiscard]] bool busy_on(std::size_t) const override { return busy; }
+  void box_out(std::size_t device) override { boxed_out.push_back(device); }
+  [[nodiscard]] std::string describe() const override { return name; }
+};
+
+TEST(DeviceMemory, EvictsTheLeastRecentlyUsedUnusedAllocationWhenOverTheCap) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 300);
+  EXPECT_EQ(memory.limit(0), 300u);
+  RecordingClient ca("a"), cb("b"), cc("c");
+  Residency a(100, 1, cache, memory, ca), b(100, 1, cache, memory, cb),
+      c(150, 1, cache, memory, cc);
+  (void)a.ensure_whole(0);
+  (void)b.ensure_whole(0);
+  (void)a.ensure_whole(0);  // a is now more recently used than b
+  (void)c.ensure_whole(0);  // 350 > 300: b goes
+  EXPECT_EQ(cb.boxed_out, std::vector<std::size_t>{0});
+  EXPECT_TRUE(ca.boxed_out.empty());
+  EXPECT_FALSE(b.covers(0, Interval{0, 1}));
+  EXPECT_TRUE(a.covers(0, Interval{0, 1}));
+  EXPECT_EQ(memory.stats(0).held_bytes, 250u);
+  EXPECT_EQ(memory.stats(0).evicted_bytes, 100u);
+  EXPECT_EQ(memory.stats(0).evictions, 1u);
+  EXPECT_LE(memory.stats(0).peak_held_bytes, 300u);
+  memory.check_invariants();
+}
+
+TEST(DeviceMemory, InUseAllocationsAreNeverEvictedAndAFullDeviceIsAClearError) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 250);
+  RecordingClient ca("buffer 'a'"), cb("buffer 'b'"), cc("buffer 'c'");
+  Residency a(100, 1, cache, memory, ca), b(100, 1, cache, memory, cb),
+      c(100, 1, cache, memory, cc);
+  (void)a.begin_use(0);
+  (void)b.begin_use(0);
+  try {
+    (void)c.ensure_whole(0);
+    FAIL() << "no room expected";
+  } catch (const OutOfDeviceMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("device 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("buffer 'c'"), std::string::npos) << what;
+    EXPECT_NE(what.find("100 bytes"), std::string::npos) << what;
+  }
+  EXPECT_TRUE(ca.boxed_out.empty());
+  EXPECT_TRUE(cb.boxed_out.empty());
+  b.end_use(0);
+  (void)c.ensure_whole(0);  // now b can go
+  EXPECT_EQ(cb.boxed_out.size(), 1u);
+  EXPECT_THROW((void)Residency(300, 1, cache, memory, cc).ensure_whole(0), OutOfDeviceMemory);
+  memory.check_invariants();
+}
+
+TEST(DeviceMemory, ADriverRefusalUnderTheCapIsRecoveredByEviction) {
+  HostDeviceOptions small;
+  small.capacity = 1000;  // the driver's own limit
+  const DeviceRegistry devices = make_host_devices(1, small);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);  // no cap: only the driver refuses
+  RecordingClient ca("a"), cb("b");
+  Residency a(600, 1, cache, memory, ca), b(600, 1, cache, memory, cb);
+  (void)a.ensure_whole(0);
+  (void)b.ensure_whole(0);  // 1200 > 1000: a is evicted
+  EXPECT_EQ(ca.boxed_out.size(), 1u);
+  EXPECT_TRUE(b.covers(0, Interval{0, 600}));
+  memory.check_invariants();
+}
+
+TEST(DeviceMemory, IdleVictimsGoBeforeBusyOnes) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 200);
+  RecordingClient ca("a"), cb("b"), cc("c");
+  Residency a(100, 1, cache, memory, ca), b(100, 1, cache, memory, cb),
+      c(100, 1, cache, memory, cc);
+  (void)a.ensure_whole(0);
+  (void)b.ensure_whole(0);
+  ca.busy = true;  // a is least recently used but its operations still run
+  (void)c.ensure_whole(0);
+  EXPECT_TRUE(ca.boxed_out.empty());
+  EXPECT_EQ(cb.boxed_out.size(), 1u);
+  memory.check_invariants();
+}
+
+}  // namespace
+}  // namespace unimem
