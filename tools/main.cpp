@@ -4,8 +4,8 @@
 #include <exception>
 #include <iostream>
 
-#include "commands.hpp"
 #include <unimem/version.hpp>
+#include "commands.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{

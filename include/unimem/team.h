@@ -94,15 +94,15 @@ typedef struct um_team {
  * memory and `team`, a um_team* used by everything below. */
 #define UM_TEAM_BEGIN(team, n)                                                              \
   __local ulong UM_TEAM_NAME_(um_team_slots_, team)[UM_TEAM_SLOTS > 0 ? UM_TEAM_SLOTS : 1]; \
-  um_team UM_TEAM_NAME_(um_team_state_, team) = um_team_make_(                          \
-      UM_TEAM_NAME_(um_team_slots_, team),                                              \
+  um_team UM_TEAM_NAME_(um_team_state_, team) = um_team_make_(                              \
+      UM_TEAM_NAME_(um_team_slots_, team),                                                  \
       UM_TEAM_SPILL_NAME(n) + (ulong)UM_TEAM_NUMBER_() * UM_TEAM_SPILL_WORDS_(n), (n));     \
   um_team* team = &UM_TEAM_NAME_(um_team_state_, team)
 #define UM_TEAM_END(team) um_team_sync(team)
 
 /* Sequential code: the master alone runs the block; the others wait at its closing barrier. */
-#define UM_MASTER(team)  \
-  um_team_sync(team);    \
+#define UM_MASTER(team) \
+  um_team_sync(team);   \
   if ((team)->master) {
 #define UM_END_MASTER(team) \
   }                         \
@@ -166,10 +166,16 @@ static inline ulong um_shared_word(const um_team* team, uint i) {
 static inline void um_share_int(const um_team* t, uint i, int v) {
   um_share_word(t, i, (ulong)(uint)v);
 }
-static inline int um_shared_int(const um_team* t, uint i) { return (int)(uint)um_shared_word(t, i); }
-static inline void um_share_uint(const um_team* t, uint i, uint v) { um_share_word(t, i, (ulong)v); }
+static inline int um_shared_int(const um_team* t, uint i) {
+  return (int)(uint)um_shared_word(t, i);
+}
+static inline void um_share_uint(const um_team* t, uint i, uint v) {
+  um_share_word(t, i, (ulong)v);
+}
 static inline uint um_shared_uint(const um_team* t, uint i) { return (uint)um_shared_word(t, i); }
-static inline void um_share_long(const um_team* t, uint i, long v) { um_share_word(t, i, (ulong)v); }
+static inline void um_share_long(const um_team* t, uint i, long v) {
+  um_share_word(t, i, (ulong)v);
+}
 static inline long um_shared_long(const um_team* t, uint i) { return (long)um_shared_word(t, i); }
 static inline void um_share_ulong(const um_team* t, uint i, ulong v) { um_share_word(t, i, v); }
 static inline ulong um_shared_ulong(const um_team* t, uint i) { return um_shared_word(t, i); }

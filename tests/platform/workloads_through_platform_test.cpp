@@ -134,10 +134,10 @@ TEST(PlatformDevices, OneBufferStaysCoherentAcrossTheDevicesOfAContext) {
   const char* expected[] = {"1 devices", "2 devices", "3 devices"};
   const char* modes[] = {"aggregate", "each", "both"};
   for (int i = 0; i < 3; ++i) {
-    const Output out = run(kEnv.substr(0, kEnv.find("POCL_DEVICES")) +
-                           "POCL_DEVICES='pthread pthread' " + UNIMEM_CLI +
-                           std::string(" run --quiet --platform-devices ") + modes[i] + " -- " +
-                           UNIMEM_EACH_DEVICE_PROGRAM);
+    const Output out =
+        run(kEnv.substr(0, kEnv.find("POCL_DEVICES")) + "POCL_DEVICES='pthread pthread' " +
+            UNIMEM_CLI + std::string(" run --quiet --platform-devices ") + modes[i] + " -- " +
+            UNIMEM_EACH_DEVICE_PROGRAM);
     EXPECT_EQ(out.status, 0) << modes[i] << ": " << out.text;
     EXPECT_NE(out.text.find(expected[i]), std::string::npos) << modes[i] << ": " << out.text;
   }
