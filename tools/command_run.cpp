@@ -94,8 +94,11 @@ int run_program(const std::vector<std::string>& command, const std::string& repo
     throw std::runtime_error("unimem run: no program given (unimem run -- PROGRAM ARGS...)");
   const std::string library = platform_library();
   (void)opencl::pocl_default();  // the child inherits the POCL_DEVICES decision
-  std::string vendors = opencl::other_vendor_libraries(opencl::IcdSearch::from_environment());
-  if (const char* v = std::getenv(opencl::kVendorIcdsEnvironmentVariable); v && *v) vendors = v;
+  const char* given = std::getenv(opencl::kVendorIcdsEnvironmentVariable);
+  const std::string vendors =
+      given != nullptr && *given != '\0'
+          ? std::string(given)
+          : opencl::other_vendor_libraries(opencl::IcdSearch::from_environment());
   if (vendors.empty()) {
     throw std::runtime_error("unimem run: no OpenCL implementation is registered to run on");
   }

@@ -517,8 +517,17 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   }
   if (local != nullptr) {
     std::size_t max_group = 0;
-    GetKernelWorkGroupInfo(kernel, q->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_group,
-                           &max_group, nullptr);
+    {
+      std::lock_guard lock(kernel->mutex);
+      auto it = kernel->max_group_size.find(q->device);
+      if (it != kernel->max_group_size.end()) max_group = it->second;
+    }
+    if (max_group == 0 &&
+        GetKernelWorkGroupInfo(kernel, q->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_group,
+                               &max_group, nullptr) == CL_SUCCESS) {
+      std::lock_guard lock(kernel->mutex);
+      kernel->max_group_size[q->device] = max_group;
+    }
     if (max_group != 0 && group_items > max_group) return CL_INVALID_WORK_GROUP_SIZE;
   }
   std::vector<Arg> args;

@@ -288,9 +288,7 @@ cl_int CL_API_CALL GetDeviceIDs(cl_platform_id platform, cl_device_type type, cl
   }
   std::vector<cl_device_id> matching;
   const auto all = PlatformState::get().devices();
-  if (all.empty() && std::getenv("UNIMEM_PLATFORM_VERBOSE") != nullptr) {
-    std::fprintf(stderr, "unimem platform: no device: %s\n", PlatformState::get().error().c_str());
-  }
+  if (all.empty()) say("unimem platform: no device: " + PlatformState::get().error());
   for (std::size_t i = 0; i < all.size(); ++i) {
     cl_device_type t = underlying_value<cl_device_type>(all[i]->underlying, CL_DEVICE_TYPE) &
                        ~cl_device_type{CL_DEVICE_TYPE_DEFAULT};

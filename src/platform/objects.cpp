@@ -14,6 +14,14 @@ namespace unimem::platform {
 
 namespace {
 
+// The vendor's kernel behind `name` of `built` on runtime device `device`.
+const opencl::OpenCLKernel& underlying_kernel(const Program& built, const std::string& name,
+                                              std::size_t device) {
+  const auto compiled = built.core().kernel_for(name, device);
+  // The program keeps its kernels alive (ProgramCore caches them), so the reference stays valid.
+  return dynamic_cast<const opencl::OpenCLKernel&>(*compiled);
+}
+
 bool context_has(cl_context context, cl_device_id device) {
   return std::find(context->devices.begin(), context->devices.end(), device) !=
          context->devices.end();
@@ -330,9 +338,7 @@ cl_int check_devices(cl_context context, cl_uint num_devices, const cl_device_id
   return CL_SUCCESS;
 }
 
-// Builds program->source with options for the platform's runtime. Kernel argument information
-// is always requested underneath: the platform needs each parameter's address space to tell
-// buffers from scalars.
+// Builds program->source with options for the platform's runtime.
 cl_int build(cl_program program, const char* options, cl_int failure) {
   std::lock_guard lock(program->mutex);
   if (program->kernels_attached > 0) return CL_INVALID_OPERATION;
@@ -342,24 +348,11 @@ cl_int build(cl_program program, const char* options, cl_int failure) {
   program->kernel_names.clear();
   try {
     PlatformState& state = PlatformState::get();
-    auto built = std::make_shared<Program>(state.runtime(), program->source,
-                                           program->options + " -cl-kernel-arg-info");
-    built->set_log([](const std::string& message) {
-      if (std::getenv("UNIMEM_PLATFORM_VERBOSE") != nullptr) {
-        std::fprintf(stderr, "%s\n", message.c_str());
-      }
-    });
-    const auto& compiled = dynamic_cast<const opencl::OpenCLProgram&>(built->core().compiled(0));
-    std::size_t n = 0;
-    clGetProgramInfo(compiled.handle(), CL_PROGRAM_KERNEL_NAMES, 0, nullptr, &n);
-    std::string names(n, '\0');
-    clGetProgramInfo(compiled.handle(), CL_PROGRAM_KERNEL_NAMES, n, names.data(), nullptr);
-    names.resize(std::strlen(names.c_str()));
-    for (std::size_t start = 0; start < names.size();) {
-      const std::size_t end = std::min(names.find(';', start), names.size());
-      if (end > start) program->kernel_names.push_back(names.substr(start, end - start));
-      start = end + 1;
-    }
+    // Program adds -cl-kernel-arg-info to every build: the platform reads each parameter's
+    // address space from it to tell buffers from scalars.
+    auto built = std::make_shared<Program>(state.runtime(), program->source, program->options);
+    built->set_log([](const std::string& message) { say(message); });
+    program->kernel_names = built->core().compiled(0).kernel_names();
     program->built = std::move(built);
     program->status = CL_BUILD_SUCCESS;
     program->log.clear();
@@ -549,8 +542,7 @@ cl_kernel new_kernel(cl_program program, const std::string& name, cl_int* errcod
   k->built = built;
   k->name = name;
   try {
-    const auto compiled = built->core().kernel_for(name, 0);
-    const auto& kernel = dynamic_cast<const opencl::OpenCLKernel&>(*compiled);
+    const opencl::OpenCLKernel& kernel = underlying_kernel(*built, name, 0);
     for (cl_uint i = 0; i < kernel.argument_count(); ++i) {
       cl_kernel_arg_address_qualifier q = CL_KERNEL_ARG_ADDRESS_PRIVATE;
       clGetKernelArgInfo(kernel.handle(), i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q,
@@ -649,12 +641,9 @@ cl_int CL_API_CALL SetKernelArg(cl_kernel kernel, cl_uint index, size_t size, co
     if (mem->origin != 0) {
       // Kernels index from the start of the shared buffer; a sub-buffer at an offset would need
       // its pointer rebased on every device.
-      if (std::getenv("UNIMEM_PLATFORM_VERBOSE") != nullptr) {
-        std::fprintf(stderr,
-                     "unimem platform: kernel %s argument %u: a sub-buffer at offset %zu "
-                     "cannot be a kernel argument\n",
-                     kernel->name.c_str(), index, mem->origin);
-      }
+      say("unimem platform: kernel " + kernel->name + " argument " + std::to_string(index) +
+          ": a sub-buffer at offset " + std::to_string(mem->origin) +
+          " cannot be a kernel argument");
       return CL_INVALID_MEM_OBJECT;
     }
     arg = Arg::buffer(mem->buffer);
@@ -687,9 +676,8 @@ cl_int CL_API_CALL GetKernelInfo(cl_kernel kernel, cl_kernel_info param, size_t 
       return answer_value(kernel->program, size, value, size_ret);
     case CL_KERNEL_ATTRIBUTES: {
       try {
-        const auto compiled = kernel->built->core().kernel_for(kernel->name, 0);
-        const auto& k = dynamic_cast<const opencl::OpenCLKernel&>(*compiled);
-        return clGetKernelInfo(k.handle(), param, size, value, size_ret);
+        return clGetKernelInfo(underlying_kernel(*kernel->built, kernel->name, 0).handle(), param,
+                               size, value, size_ret);
       } catch (...) {
         return error_of_current_exception(kernel->program->context, CL_OUT_OF_RESOURCES);
       }
@@ -711,9 +699,8 @@ cl_int CL_API_CALL GetKernelArgInfo(cl_kernel kernel, cl_uint index, cl_kernel_a
   }
   if (!requested) return CL_KERNEL_ARG_INFO_NOT_AVAILABLE;
   try {
-    const auto compiled = kernel->built->core().kernel_for(kernel->name, 0);
-    const auto& k = dynamic_cast<const opencl::OpenCLKernel&>(*compiled);
-    return clGetKernelArgInfo(k.handle(), index, param, size, value, size_ret);
+    return clGetKernelArgInfo(underlying_kernel(*kernel->built, kernel->name, 0).handle(), index,
+                              param, size, value, size_ret);
   } catch (...) {
     return error_of_current_exception(kernel->program->context, CL_OUT_OF_RESOURCES);
   }
@@ -742,8 +729,7 @@ cl_int CL_API_CALL GetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device,
     // and the maximum of memory sizes (what holds on every device it splits over).
     std::vector<std::byte> best;
     for (std::size_t i : indices) {
-      const auto compiled = kernel->built->core().kernel_for(kernel->name, i);
-      const auto& k = dynamic_cast<const opencl::OpenCLKernel&>(*compiled);
+      const opencl::OpenCLKernel& k = underlying_kernel(*kernel->built, kernel->name, i);
       std::size_t n = 0;
       cl_int e = clGetKernelWorkGroupInfo(k.handle(), state.underlying(i), param, 0, nullptr, &n);
       if (e != CL_SUCCESS) return e;

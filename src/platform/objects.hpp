@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -166,6 +167,8 @@ struct _cl_kernel {
   std::mutex mutex;  // guards args
   std::vector<std::optional<unimem::Arg>> args;
   std::vector<cl_mem> arg_mems;  ///< the cl_mem given for a buffer argument (not retained)
+  /// CL_KERNEL_WORK_GROUP_SIZE per device, asked once (every NDRange with a local size checks it).
+  std::map<cl_device_id, std::size_t> max_group_size;
 };
 
 struct _cl_event {

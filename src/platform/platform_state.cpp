@@ -2,10 +2,7 @@
 
 #include "platform/platform_state.hpp"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <unordered_map>
 
@@ -35,22 +32,6 @@ std::unordered_map<const void*, ObjectKind>& registry() {
 std::string environment(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
-}
-
-// The file this library was loaded from.
-std::string own_library() {
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<const void*>(&own_library), &info) == 0 || !info.dli_fname) {
-    return {};
-  }
-  std::error_code ec;
-  const auto path = std::filesystem::canonical(info.dli_fname, ec);
-  return ec ? std::string(info.dli_fname) : path.string();
-}
-
-bool same_file(const std::string& a, const std::string& b) {
-  std::error_code ec;
-  return !a.empty() && !b.empty() && std::filesystem::equivalent(a, b, ec) && !ec;
 }
 
 ExposedDevices exposed_from_environment(std::string& error) {
@@ -120,22 +101,11 @@ void PlatformState::discover() {
   const ExposedDevices exposed = exposed_from_environment(error_);
   if (!error_.empty()) return;
   if (opencl::vendor_libraries_from_environment().empty()) {
-    // The loader's own search (OCL_ICD_VENDORS, ...) without this library; when that leaves
-    // nothing (OCL_ICD_VENDORS names only unimem.icd), the system's vendor directory.
-    const std::string self = own_library();
-    const auto others = [&](const opencl::IcdSearch& search) {
-      std::string libraries;
-      for (const std::string& library : opencl::icd_libraries(search)) {
-        if (same_file(library, self) ||
-            std::filesystem::path(library).filename() == std::filesystem::path(self).filename()) {
-          continue;
-        }
-        libraries += (libraries.empty() ? "" : ":") + library;
-      }
-      return libraries;
-    };
-    std::string libraries = others(opencl::IcdSearch::from_environment());
-    if (libraries.empty()) libraries = others(opencl::IcdSearch{});
+    // The loader's own search (OCL_ICD_VENDORS, ...) without unimem's library; when that leaves
+    // nothing (OCL_ICD_VENDORS names only unimem.icd), the system's vendor directory. A renamed
+    // copy of this library is still never loaded as a vendor: list_devices skips the marker.
+    std::string libraries = opencl::other_vendor_libraries(opencl::IcdSearch::from_environment());
+    if (libraries.empty()) libraries = opencl::other_vendor_libraries(opencl::IcdSearch{});
     if (libraries.empty()) {
       error_ = "no OpenCL implementation besides unimem is registered";
       return;
@@ -244,6 +214,11 @@ void PlatformState::write_report() {
   out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
 }
 
+void say(const std::string& message) {
+  static const bool verbose = std::getenv("UNIMEM_PLATFORM_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "%s\n", message.c_str());
+}
+
 cl_int error_of_current_exception(cl_context context, cl_int fallback) {
   std::string message;
   cl_int code = fallback;
@@ -261,9 +236,7 @@ cl_int error_of_current_exception(cl_context context, cl_int fallback) {
   if (context != nullptr && context->notify != nullptr) {
     context->notify(message.c_str(), nullptr, 0, context->notify_data);
   }
-  if (!environment("UNIMEM_PLATFORM_VERBOSE").empty()) {
-    std::fprintf(stderr, "unimem platform: %s\n", message.c_str());
-  }
+  say("unimem platform: " + message);
   return code;
 }
 

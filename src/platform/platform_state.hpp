@@ -112,6 +112,9 @@ inline void set_error(cl_int* errcode_ret, cl_int code) {
   if (errcode_ret != nullptr) *errcode_ret = code;
 }
 
+/// Prints message to stderr when UNIMEM_PLATFORM_VERBOSE is set (refused calls, fallbacks).
+void say(const std::string& message);
+
 /// The OpenCL error for the exception in flight (DeviceError carries the vendor's code), after
 /// reporting its message to the context's notify callback when there is one.
 cl_int error_of_current_exception(cl_context context, cl_int fallback);
