@@ -46,7 +46,7 @@ RuntimeCore::~RuntimeCore() {
   EventList all;
   {
     std::lock_guard lock(mutex_);
-    all = inflight_;
+    all = inflight_events();
   }
   for (const Event& e : all) {
     try {
@@ -71,14 +71,21 @@ UpdateStrategy RuntimeCore::strategy_for(const SharedBuffer& b) const {
   return b.strategy_override().value_or(strategy_);
 }
 
-void RuntimeCore::track(const Event& e) {
+void RuntimeCore::track(const Event& e, std::shared_ptr<const CompiledKernel> kernel) {
   // Finished events are dropped when the list has doubled since the last pass: amortised O(1)
   // completion queries per operation instead of one per in-flight event (a driver call each).
   if (inflight_.size() >= prune_inflight_at_) {
-    std::erase_if(inflight_, [](const Event& x) { return x.is_complete(); });
+    std::erase_if(inflight_, [](const InFlight& x) { return x.event.is_complete(); });
     prune_inflight_at_ = std::max<std::size_t>(64, 2 * inflight_.size());
   }
-  if (!e.is_null()) inflight_.push_back(e);
+  if (!e.is_null()) inflight_.push_back({e, std::move(kernel)});
+}
+
+EventList RuntimeCore::inflight_events() const {
+  EventList all;
+  all.reserve(inflight_.size());
+  for (const InFlight& f : inflight_) all.push_back(f.event);
+  return all;
 }
 
 BufferId RuntimeCore::create_buffer(std::uint64_t size, std::string name,
@@ -260,23 +267,30 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
   AgentMask devices_used;
   for (std::size_t pi = 0; pi < partitions.size(); ++pi) {
     const LaunchPartition& p = partitions[pi];
-    const std::string kname = p.kernel ? "'" + p.kernel->name() + "'" : std::string("(null)");
+    // Error wording only: a launch that passes its checks builds no strings.
+    const auto kname = [&p] {
+      if (!p.kernel) return std::string("(null)");
+      std::string quoted = "'";
+      quoted += p.kernel->name();
+      quoted += '\'';
+      return quoted;
+    };
     if (!p.kernel)
       throw PreconditionError("launch: partition " + std::to_string(pi) + " has no kernel");
     if (p.device >= registry_.size()) {
-      throw PreconditionError("launch of kernel " + kname + ": unknown device " +
+      throw PreconditionError("launch of kernel " + kname() + ": unknown device " +
                               std::to_string(p.device) + " (the runtime has " +
                               std::to_string(registry_.size()) + " devices)");
     }
     const Agent agent = agent_of_device(p.device);
     if (devices_used.contains(agent)) {
-      throw PreconditionError("launch of kernel " + kname + ": device " + std::to_string(p.device) +
+      throw PreconditionError("launch of kernel " + kname() + ": device " + std::to_string(p.device) +
                               " has more than one partition");
     }
     devices_used = devices_used.with(agent);
     for (const auto& [index, access] : p.accesses) {
       if (index >= args.size() || args[index].kind != KernelArg::Kind::buffer) {
-        throw PreconditionError("launch of kernel " + kname + ": access sets given for argument " +
+        throw PreconditionError("launch of kernel " + kname() + ": access sets given for argument " +
                                 std::to_string(index) + ", which is not a buffer argument");
       }
     }
@@ -290,10 +304,12 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
       auto it = p.accesses.find(static_cast<std::uint32_t>(i));
       const AccessBytes none;
       const AccessBytes& acc = it == p.accesses.end() ? none : it->second;
-      const std::string where = "kernel " + kname + " argument " + std::to_string(i);
-      b.require_inside(acc.reads, where + " read set");
-      b.require_inside(acc.writes, where + " write set");
-      b.require_inside(acc.may_writes, where + " may-write set");
+      const auto where = [&](const char* set) {
+        return "kernel " + kname() + " argument " + std::to_string(i) + " " + set;
+      };
+      b.require_inside(acc.reads, [&] { return where("read set"); });
+      b.require_inside(acc.writes, [&] { return where("write set"); });
+      b.require_inside(acc.may_writes, [&] { return where("may-write set"); });
       auto use = std::find_if(pu.uses.begin(), pu.uses.end(),
                               [&](const BufferUse& u) { return u.buffer == &b; });
       if (use == pu.uses.end()) use = pu.uses.insert(pu.uses.end(), BufferUse{&b, {}});
@@ -353,8 +369,10 @@ void RuntimeCore::note_touched(std::span<const PartitionUses> plan) {
     for (const BufferUse& u : pu.uses) {
       std::vector<IntervalSet>& per_device = touched_[u.buffer->id()];
       per_device.resize(registry_.size());
+      const IntervalSet touched = u.bytes.needed().unite(u.bytes.written());
+      if (per_device[d].contains(touched)) continue;  // a repeated launch touches nothing new
       const std::uint64_t before = per_device[d].total_size();
-      per_device[d] = per_device[d].unite(u.bytes.needed().unite(u.bytes.written()));
+      per_device[d] = per_device[d].unite(touched);
       need_now_[d] += per_device[d].total_size() - before;
       need_peak_[d] = std::max(need_peak_[d], need_now_[d]);
     }
@@ -410,7 +428,6 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
       }
     }
     Event e = registry_.at(p.device).launch(*p.kernel, p.range, kargs, deps);
-    e.on_complete([keep = p.kernel] {});  // the kernel object lives until it has run
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
       for (std::size_t i = 0; i < pu.uses.size(); ++i) {
@@ -420,7 +437,7 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     }
     if (partition_events != nullptr) partition_events->push_back(e);
     kernel_events.push_back(e);
-    track(e);
+    track(e, p.kernel);  // the kernel object lives until it has run
   }
   return kernel_events;
 }
@@ -472,7 +489,7 @@ void RuntimeCore::finish() {
   EventList all;
   {
     std::lock_guard lock(mutex_);
-    all = inflight_;
+    all = inflight_events();
     for (const auto& [id, b] : buffers_) {
       for (const Event& e : b->pending()) add_dependency(all, e);
     }

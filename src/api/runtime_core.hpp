@@ -142,7 +142,10 @@ class RuntimeCore {
  private:
   SharedBuffer& buffer_locked(BufferId id) const;
   UpdateStrategy strategy_for(const SharedBuffer& b) const;
-  void track(const Event& e);
+  /// Remembers an operation until it has finished (finish() and the destructor wait for it);
+  /// `kernel`, for a launch, is kept alive as long (a driver may use the kernel object until the
+  /// launch has run), without a completion callback per launch.
+  void track(const Event& e, std::shared_ptr<const CompiledKernel> kernel = nullptr);
 
   // The steps of launch_partitioned (runtime.cpp says what each does).
   struct BufferUse;
@@ -170,8 +173,13 @@ class RuntimeCore {
   std::map<std::uint32_t, std::vector<IntervalSet>> touched_;
   std::vector<std::uint64_t> need_now_;
   std::vector<std::uint64_t> need_peak_;
-  EventList inflight_;
+  struct InFlight {
+    Event event;
+    std::shared_ptr<const CompiledKernel> kernel;
+  };
+  std::vector<InFlight> inflight_;
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
+  [[nodiscard]] EventList inflight_events() const;
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches
 };
 

@@ -65,11 +65,9 @@ std::string SharedBuffer::describe() const {
          " bytes)";
 }
 
-void SharedBuffer::require_inside(const IntervalSet& ranges, const std::string& what) const {
-  if (!ranges.empty() && ranges.bounds().end > size_) {
-    throw PreconditionError(describe() + ": " + what + " " + ranges.to_string() +
-                            " reaches outside the buffer");
-  }
+void SharedBuffer::throw_outside(const IntervalSet& ranges, const std::string& what) const {
+  throw PreconditionError(describe() + ": " + what + " " + ranges.to_string() +
+                          " reaches outside the buffer");
 }
 
 DeviceAllocation SharedBuffer::mirror(Agent d) {

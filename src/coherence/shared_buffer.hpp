@@ -87,8 +87,15 @@ class SharedBuffer final : public EvictionClient {
   [[nodiscard]] std::uint64_t size() const { return size_; }
   /// "buffer 'name' (#id, N bytes)", for error messages.
   [[nodiscard]] std::string describe() const override;
-  /// Throws PreconditionError naming the buffer, `what` and the range unless ranges lie inside.
-  void require_inside(const IntervalSet& ranges, const std::string& what) const;
+  /// Throws the PreconditionError require_inside words.
+  [[noreturn]] void throw_outside(const IntervalSet& ranges, const std::string& what) const;
+  /// Throws PreconditionError naming the buffer, what() and the range unless ranges lie inside;
+  /// what is only called to word the error (launches check every argument, so no string is built
+  /// on the way that succeeds).
+  template <typename What>
+  void require_inside(const IntervalSet& ranges, What&& what) const {
+    if (!ranges.empty() && ranges.bounds().end > size_) throw_outside(ranges, what());
+  }
 
   /// The home copy. Its bytes may only be touched by operations ordered through tracker(host).
   /// Before reading home bytes, call prepare_home_read; after issuing a write of them, call

@@ -49,6 +49,14 @@ cl_event new_event(cl_context context, cl_command_queue queue, Record record, bo
 
 void prune(cl_command_queue q) {
   std::erase_if(q->outstanding, [](const Record& r) { return r->done.is_complete(); });
+  q->prune_at = 2 * q->outstanding.size() + 64;
+}
+
+// Enqueues prune only once the list has doubled since the last pruning: a program that enqueues
+// thousands of commands before waiting would otherwise rescan the whole list on every enqueue.
+// Finished records kept a while longer are harmless (what waits on them finds them done).
+void prune_amortized(cl_command_queue q) {
+  if (q->outstanding.size() >= q->prune_at) prune(q);
 }
 
 // Submits deferred commands from the front of the queue while their gates are done. One thread
@@ -107,7 +115,7 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
   bool defer = false;
   {
     std::lock_guard lock(q->mutex);
-    prune(q);
+    prune_amortized(q);
     if (host != HostUse::none && (q->properties & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0) {
       for (const Record& r : q->outstanding) {
         if (r->type == CL_COMMAND_READ_BUFFER || r->type == CL_COMMAND_READ_BUFFER_RECT ||

@@ -104,8 +104,9 @@ struct _cl_command_queue {
   cl_device_id device = nullptr;
   cl_command_queue_properties properties = 0;
   std::mutex mutex;
-  /// Commands not finished yet (pruned as they finish): what clFinish and barriers wait for.
+  /// Commands not known to be finished (pruned now and then): what clFinish and barriers wait for.
   std::vector<std::shared_ptr<unimem::platform::CommandRecord>> outstanding;
+  std::size_t prune_at = 0;  ///< outstanding's size at which an enqueue prunes it next
   /// Commands waiting for a user event or an unsubmitted command, in enqueue order. While any
   /// is deferred, later commands of the queue are deferred behind it (in-order semantics).
   struct Deferred {
