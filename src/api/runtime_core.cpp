@@ -284,14 +284,15 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
     }
     const Agent agent = agent_of_device(p.device);
     if (devices_used.contains(agent)) {
-      throw PreconditionError("launch of kernel " + kname() + ": device " + std::to_string(p.device) +
-                              " has more than one partition");
+      throw PreconditionError("launch of kernel " + kname() + ": device " +
+                              std::to_string(p.device) + " has more than one partition");
     }
     devices_used = devices_used.with(agent);
     for (const auto& [index, access] : p.accesses) {
       if (index >= args.size() || args[index].kind != KernelArg::Kind::buffer) {
-        throw PreconditionError("launch of kernel " + kname() + ": access sets given for argument " +
-                                std::to_string(index) + ", which is not a buffer argument");
+        throw PreconditionError("launch of kernel " + kname() +
+                                ": access sets given for argument " + std::to_string(index) +
+                                ", which is not a buffer argument");
       }
     }
     PartitionUses& pu = plan[pi];
