@@ -47,6 +47,8 @@ cl_event new_event(cl_context context, cl_command_queue queue, Record record, bo
   return e;
 }
 
+bool profiled(cl_command_queue q) { return (q->properties & CL_QUEUE_PROFILING_ENABLE) != 0; }
+
 void prune(cl_command_queue q) {
   std::erase_if(q->outstanding, [](const Record& r) { return r->done.is_complete(); });
   q->prune_at = 2 * q->outstanding.size() + 64;
@@ -78,7 +80,7 @@ void run_deferred(cl_command_queue q) {
       bool failed = false;
       for (const Record& g : front.gates) {
         ready = ready && g->done.is_complete();
-        failed = failed || (g->done.is_complete() && g->status.load() < 0);
+        failed = failed || (g->done.is_complete() && g->status() < 0);
       }
       if (!ready) break;
       Record record = front.record;
@@ -89,7 +91,7 @@ void run_deferred(cl_command_queue q) {
         record->fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
       } else {
         try {
-          record->submit(submit());
+          record->submit(submit(), profiled(q));
         } catch (...) {
           record->fail(error_of_current_exception(q->context, CL_OUT_OF_RESOURCES));
         }
@@ -152,13 +154,13 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
       }
     }
     const bool failed = std::any_of(waits.begin(), waits.end(), [](const Record& r) {
-      return r->done.is_complete() && r->status.load() < 0;
+      return r->done.is_complete() && r->status() < 0;
     });
     if (failed && host != HostUse::none) {
       record->fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
     } else {
       try {
-        record->submit(submit());
+        record->submit(submit(), profiled(q));
       } catch (...) {
         const cl_int code = error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
         std::lock_guard lock(q->mutex);
@@ -655,7 +657,7 @@ cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event* list) {
     } catch (...) {
       failed = true;
     }
-    failed = failed || list[i]->record->status.load() < 0;
+    failed = failed || list[i]->record->status() < 0;
   }
   return failed ? CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST : CL_SUCCESS;
 }
@@ -671,7 +673,7 @@ cl_int CL_API_CALL GetEventInfo(cl_event event, cl_event_info param, size_t size
     case CL_EVENT_COMMAND_TYPE:
       return answer_value(event->record->type, size, value, size_ret);
     case CL_EVENT_COMMAND_EXECUTION_STATUS:
-      return answer_value(event->record->status.load(), size, value, size_ret);
+      return answer_value(event->record->status(), size, value, size_ret);
     case CL_EVENT_REFERENCE_COUNT:
       return answer_value(event->header.references.load(), size, value, size_ret);
     default:
@@ -684,7 +686,7 @@ cl_int CL_API_CALL GetEventProfilingInfo(cl_event event, cl_profiling_info param
   if (!is_live(event, ObjectKind::event)) return CL_INVALID_EVENT;
   if (event->user || event->queue == nullptr ||
       (event->queue->properties & CL_QUEUE_PROFILING_ENABLE) == 0 ||
-      event->record->status.load() != CL_COMPLETE) {
+      event->record->status() != CL_COMPLETE) {
     return CL_PROFILING_INFO_NOT_AVAILABLE;
   }
   const CommandRecord& r = *event->record;
@@ -721,7 +723,7 @@ cl_event CL_API_CALL CreateUserEvent(cl_context context, cl_int* errcode_ret) {
   }
   auto record = std::make_shared<CommandRecord>();
   record->type = CL_COMMAND_USER;
-  record->status = CL_SUBMITTED;
+  record->status_value = CL_SUBMITTED;
   set_error(errcode_ret, CL_SUCCESS);
   return new_event(context, nullptr, std::move(record), true);
 }
@@ -731,13 +733,7 @@ cl_int CL_API_CALL SetUserEventStatus(cl_event event, cl_int status) {
   if (status != CL_COMPLETE && status >= 0) return CL_INVALID_VALUE;
   CommandRecord& r = *event->record;
   if (r.submitted.exchange(true)) return CL_INVALID_OPERATION;  // set once only
-  r.end_ns = now_ns();
-  r.status = status;
-  if (status == CL_COMPLETE) {
-    r.finish->complete();
-  } else {
-    r.finish->fail(std::make_exception_ptr(DeviceError("user event failed", status)));
-  }
+  r.finish_user(status);
   return CL_SUCCESS;
 }
 
@@ -752,7 +748,7 @@ cl_int CL_API_CALL SetEventCallback(cl_event event, cl_int type,
   // running), with its own type, or with the error status when the command failed.
   retain(event->header);
   event->record->done.on_complete([event, type, notify, user_data] {
-    const cl_int s = event->record->status.load();
+    const cl_int s = event->record->status();
     notify(event, s < 0 ? s : type, user_data);
     release_event(event);
   });

@@ -8,8 +8,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -52,22 +54,59 @@ inline cl_ulong now_ns() {
                                    .count());
 }
 
+/// The completion of one command as its cl_events see it. Before the command is submitted to the
+/// runtime it is pending (waiters block, callbacks are kept); link() hands it the runtime's event,
+/// after which every query, wait and callback goes straight to that event, so a command costs no
+/// completion callback of its own; a user event or a command that never runs is finished by hand
+/// (complete / fail).
+class CommandEventState final : public EventState {
+ public:
+  void wait() override;
+  [[nodiscard]] bool is_complete() const override;
+  void on_complete(std::function<void()> callback) override;
+
+  /// Once: from now on this completes with `runtime`; kept callbacks move to it.
+  void link(Event runtime);
+  void complete();
+  void fail(std::exception_ptr error);
+
+ private:
+  void finish(std::exception_ptr error);
+  /// The linked event, or null while pending or finished by hand.
+  [[nodiscard]] Event linked() const;
+
+  mutable std::mutex mutex_;
+  std::condition_variable changed_;
+  bool linked_ = false;
+  Event runtime_;
+  bool done_ = false;  ///< finished by hand
+  std::exception_ptr error_;
+  std::vector<std::function<void()>> callbacks_;
+};
+
 /// The state of one command (or user event) that cl_events refer to. A command is submitted to
 /// the runtime at once, or later when its wait list holds user events or commands not yet
 /// submitted (then it is deferred in its queue).
 struct CommandRecord : std::enable_shared_from_this<CommandRecord> {
   cl_command_type type = 0;
-  Event done;                                ///< completes when the command has finished
-  std::shared_ptr<ManualEventState> finish;  ///< completes `done`
+  Event done;  ///< completes when the command has finished (a CommandEventState)
+  std::shared_ptr<CommandEventState> state;
   std::atomic<bool> submitted{false};
-  std::atomic<cl_int> status{CL_QUEUED};  ///< CL_QUEUED .. CL_COMPLETE, or a negative error
+  /// CL_QUEUED, CL_SUBMITTED, CL_COMPLETE or a negative error; status() brings it up to date.
+  std::atomic<cl_int> status_value{CL_QUEUED};
   std::atomic<cl_ulong> queued_ns{0}, submit_ns{0}, start_ns{0}, end_ns{0};
 
   CommandRecord();
-  /// Marks the command submitted with the runtime's event, whose completion finishes it.
-  void submit(Event event);
+  /// Marks the command submitted with the runtime's event, whose completion finishes it. With
+  /// `profiled`, the end time is taken by a callback at completion; otherwise status() notes it
+  /// when it first sees the command finished.
+  void submit(Event event, bool profiled);
   /// Finishes the command with an error status (negative) without running it.
   void fail(cl_int status);
+  /// Finishes a user event with CL_COMPLETE or a negative status.
+  void finish_user(cl_int status);
+  /// The execution status now: CL_COMPLETE or the error once the command has finished.
+  cl_int status();
 };
 
 const cl_icd_dispatch* dispatch_table();

@@ -240,37 +240,123 @@ cl_int error_of_current_exception(cl_context context, cl_int fallback) {
   return code;
 }
 
-CommandRecord::CommandRecord() {
-  auto [event, state] = Event::make_manual();
-  done = event;
-  finish = state;
+void CommandEventState::wait() {
+  Event runtime;
+  {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return linked_ || done_; });
+    if (done_) {
+      if (error_) std::rethrow_exception(error_);
+      return;
+    }
+    runtime = runtime_;
+  }
+  runtime.wait();
+}
+
+bool CommandEventState::is_complete() const {
+  Event runtime;
+  {
+    std::lock_guard lock(mutex_);
+    if (done_) return true;
+    if (!linked_) return false;
+    runtime = runtime_;
+  }
+  return runtime.is_complete();  // outside the lock: a driver query
+}
+
+void CommandEventState::on_complete(std::function<void()> callback) {
+  std::unique_lock lock(mutex_);
+  if (linked_) {
+    Event runtime = runtime_;
+    lock.unlock();
+    runtime.on_complete(std::move(callback));
+    return;
+  }
+  if (!done_) {
+    callbacks_.push_back(std::move(callback));
+    return;
+  }
+  lock.unlock();
+  callback();
+}
+
+void CommandEventState::link(Event runtime) {
+  std::vector<std::function<void()>> kept;
+  {
+    std::lock_guard lock(mutex_);
+    runtime_ = runtime;
+    linked_ = true;
+    kept.swap(callbacks_);
+  }
+  changed_.notify_all();
+  for (auto& callback : kept) runtime.on_complete(std::move(callback));
+}
+
+void CommandEventState::complete() { finish(nullptr); }
+
+void CommandEventState::fail(std::exception_ptr error) { finish(std::move(error)); }
+
+void CommandEventState::finish(std::exception_ptr error) {
+  std::vector<std::function<void()>> kept;
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    error_ = std::move(error);
+    kept.swap(callbacks_);
+  }
+  changed_.notify_all();
+  for (auto& callback : kept) callback();
+}
+
+CommandRecord::CommandRecord() : state(std::make_shared<CommandEventState>()) {
+  done = Event(state);
   queued_ns = now_ns();
 }
 
-void CommandRecord::submit(Event event) {
+void CommandRecord::submit(Event event, bool profiled) {
   submit_ns = now_ns();
   start_ns = submit_ns.load();
-  status = CL_SUBMITTED;
+  status_value = CL_SUBMITTED;
   submitted = true;
-  event.on_complete([self = shared_from_this(), event] {
-    self->end_ns = now_ns();
-    try {
-      event.wait();
-      self->status = CL_COMPLETE;
-      self->finish->complete();
-    } catch (...) {
-      self->status = CL_OUT_OF_RESOURCES;
-      self->finish->fail(std::current_exception());
-    }
-  });
+  if (profiled) {
+    event.on_complete([self = shared_from_this()] { self->end_ns = now_ns(); });
+  }
+  state->link(std::move(event));
 }
 
 void CommandRecord::fail(cl_int s) {
   end_ns = now_ns();
-  status = s;
+  status_value = s;
   submitted = true;
-  finish->fail(
+  state->fail(
       std::make_exception_ptr(DeviceError("command not run: a command it waits for failed", s)));
+}
+
+void CommandRecord::finish_user(cl_int s) {
+  end_ns = now_ns();
+  status_value = s;
+  if (s == CL_COMPLETE) {
+    state->complete();
+  } else {
+    state->fail(std::make_exception_ptr(DeviceError("user event failed", s)));
+  }
+}
+
+cl_int CommandRecord::status() {
+  const cl_int s = status_value.load();
+  if (s < 0 || s == CL_COMPLETE || !submitted.load() || !done.is_complete()) return s;
+  cl_int finished = CL_COMPLETE;
+  try {
+    done.wait();
+  } catch (...) {
+    finished = CL_OUT_OF_RESOURCES;  // the runtime's error reaches clWaitForEvents and the report
+  }
+  cl_ulong zero = 0;
+  end_ns.compare_exchange_strong(zero, now_ns());
+  cl_int expected = s;
+  status_value.compare_exchange_strong(expected, finished);
+  return status_value.load();
 }
 
 void release_context(cl_context context) {
