@@ -30,20 +30,31 @@ namespace unimem {
 class ProgramCore;
 
 /// One argument of Program::launch, in the kernel's parameter order: a shared buffer (a
-/// `__global` pointer parameter), a scalar (its bytes, as clSetKernelArg takes them) or the size
-/// of a `__local` pointer parameter.
+/// `__global` pointer parameter), a NULL pointer, a scalar (its bytes, as clSetKernelArg takes
+/// them) or the size of a `__local` pointer parameter.
 struct Arg {
-  enum class Kind : std::uint8_t { buffer, scalar, local_memory };
+  enum class Kind : std::uint8_t { buffer, scalar, local_memory, null_buffer };
 
   Kind kind = Kind::scalar;
   BufferId buffer_id;                   ///< Kind::buffer
+  std::uint64_t buffer_offset = 0;      ///< Kind::buffer: where the kernel's pointer points
   std::vector<std::byte> scalar_bytes;  ///< Kind::scalar
   std::uint64_t local_bytes = 0;        ///< Kind::local_memory
 
-  static Arg buffer(BufferId b) {
+  /// The kernel's pointer points `offset` bytes into `b` (an OpenCL sub-buffer); the kernel
+  /// indexes from there, and access descriptors count from there too. On OpenCL devices the
+  /// offset must be a multiple of every device's CL_DEVICE_MEM_BASE_ADDR_ALIGN.
+  static Arg buffer(BufferId b, std::uint64_t offset = 0) {
     Arg a;
     a.kind = Kind::buffer;
     a.buffer_id = b;
+    a.buffer_offset = offset;
+    return a;
+  }
+  /// A NULL `__global` pointer: no bytes move; the kernel must not dereference it.
+  static Arg null_buffer() {
+    Arg a;
+    a.kind = Kind::null_buffer;
     return a;
   }
   /// T's bytes as they are in host memory (an OpenCL C scalar or vector type of the same size).

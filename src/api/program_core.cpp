@@ -26,6 +26,10 @@ LaunchArg to_launch_arg(const Arg& a) {
     case Arg::Kind::buffer:
       out.kind = KernelArg::Kind::buffer;
       out.buffer = a.buffer_id;
+      out.offset = a.buffer_offset;
+      break;
+    case Arg::Kind::null_buffer:
+      out.kind = KernelArg::Kind::null_buffer;
       break;
     case Arg::Kind::scalar:
       out.kind = KernelArg::Kind::scalar;
@@ -39,11 +43,12 @@ LaunchArg to_launch_arg(const Arg& a) {
   return out;
 }
 
-// The first call in source of a work-item function whose value changes when the NDRange is split
-// into partitions run with global offsets (OpenCL: group ids count from the launch's offset,
-// sizes are the partition's). Only get_global_id and get_local_id, get_local_size keep their
+// The work-item functions the source calls whose value changes when the NDRange is split into
+// partitions run with global offsets (OpenCL: group ids count from the launch's offset, sizes are
+// the partition's), in this order. Only get_global_id and get_local_id, get_local_size keep their
 // values. A textual scan (a name in a comment counts too): conservative, never unsafe.
-std::string first_offset_dependent_call(const std::string& source) {
+std::vector<std::string> offset_dependent_calls(const std::string& source) {
+  std::vector<std::string> found;
   for (const char* name :
        {"get_group_id", "get_num_groups", "get_global_size", "get_global_offset"}) {
     const std::string n(name);
@@ -54,34 +59,84 @@ std::string first_offset_dependent_call(const std::string& source) {
       const bool ends =
           end >= source.size() ||
           !(std::isalnum(static_cast<unsigned char>(source[end])) || source[end] == '_');
-      if (starts && ends) return n;
+      if (starts && ends) {
+        found.push_back(n);
+        break;
+      }
     }
   }
-  return {};
+  return found;
 }
 
+// The program built for split launches of a source that calls get_group_id: a partition launched
+// with global offset o (a whole number of work-groups) sees group ids from 0; adding o / local
+// size gives the whole launch's ids again. Right only for launches without a global offset of
+// their own and with an explicit work-group size (ProgramCore::group_variant_fits).
+constexpr const char* kWholeLaunchGroupIds =
+    "#define get_group_id(d) (get_group_id(d) + get_global_offset(d) / get_local_size(d))\n"
+    "#line 1\n";
+
 }  // namespace
+
+// Whether a launch can use the program built with whole-launch group ids: one exists, and the
+// launch has no global offset of its own and an explicit work-group size (so every partition
+// starts at a whole number of work-groups).
+bool ProgramCore::group_variant_fits(const NDRange& range) const {
+  if (group_programs_.empty()) return false;
+  for (std::uint32_t d = 0; d < range.dims; ++d) {
+    if (range.offset[d] != 0 || range.local[d] == 0) return false;
+  }
+  return true;
+}
+
+// The bytes a buffer argument's kernel pointer reaches: the buffer from the argument's offset on.
+std::uint64_t ProgramCore::view_size(const std::string& kernel, std::size_t index,
+                                     const Arg& a) const {
+  const std::uint64_t size = runtime_.buffer_size(a.buffer_id);
+  if (a.buffer_offset > size) {
+    throw PreconditionError("launch of '" + kernel + "': argument " + std::to_string(index) +
+                            " points " + std::to_string(a.buffer_offset) +
+                            " bytes into a buffer of " + std::to_string(size) + " bytes");
+  }
+  return size - a.buffer_offset;
+}
 
 ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string options)
     : runtime_(runtime), options_(std::move(options)) {
   options_ += (options_.empty() ? "" : " ") + detail::device_library_build_options();
   // One build per build domain (an OpenCL context): devices of a domain share the program.
-  std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
   const auto build_start = std::chrono::steady_clock::now();
-  for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
-    const Device& device = runtime_.core().device(i);
-    auto it = std::find_if(built.begin(), built.end(),
-                           [&](const auto& b) { return b.first == device.build_domain(); });
-    if (it == built.end()) {
-      built.emplace_back(device.build_domain(), device.build_program(source, options_));
-      it = std::prev(built.end());
+  const auto build_all = [&](const std::string& text) {
+    std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
+    std::vector<std::shared_ptr<const CompiledProgram>> per_device;
+    for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
+      const Device& device = runtime_.core().device(i);
+      auto it = std::find_if(built.begin(), built.end(),
+                             [&](const auto& b) { return b.first == device.build_domain(); });
+      if (it == built.end()) {
+        built.emplace_back(device.build_domain(), device.build_program(text, options_));
+        it = std::prev(built.end());
+      }
+      per_device.push_back(it->second);
     }
-    programs_.push_back(it->second);
+    build_report_.contexts = built.size();
+    return per_device;
+  };
+  programs_ = build_all(source);
+  const std::vector<std::string> calls = offset_dependent_calls(source);
+  calls_group_id_ = !calls.empty() && calls.front() == "get_group_id";
+  if (const std::size_t first_other = calls_group_id_ ? 1 : 0; calls.size() > first_other) {
+    offset_dependent_call_ = calls[first_other];
+  }
+  if (calls_group_id_ && offset_dependent_call_.empty() && runtime_.device_count() > 1) {
+    try {
+      group_programs_ = build_all(kWholeLaunchGroupIds + source);
+    } catch (const std::exception& e) {
+      group_variant_error_ = e.what();
+    }
   }
   build_report_.opencl_build_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
-  build_report_.contexts = built.size();
-  offset_dependent_call_ = first_offset_dependent_call(source);
   // DSOM section 4.3.2: the analysis runs when the program is built. A source the analysis cannot
   // read still runs: arguments without descriptors then count as whole-buffer may-writes.
   detail::AnalysisTiming timing;
@@ -115,15 +170,19 @@ ProgramCore::~ProgramCore() {
 }
 
 std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string& name,
-                                                              std::size_t device) {
+                                                              std::size_t device,
+                                                              bool whole_launch_group_ids) {
   std::lock_guard lock(mutex_);
-  auto key = std::pair{name, device};
+  const auto& programs = whole_launch_group_ids ? group_programs_ : programs_;
+  auto key = std::tuple{name, device, whole_launch_group_ids};
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second;
   // Devices of one build domain share one kernel object (the driver serialises its arguments).
-  const CompiledProgram* program = programs_.at(device).get();
+  const CompiledProgram* program = programs.at(device).get();
   for (const auto& [k, v] : kernels_) {
-    if (k.first == name && programs_.at(k.second).get() == program) {
+    const auto& [other_name, other_device, other_variant] = k;
+    if (other_name == name && other_variant == whole_launch_group_ids &&
+        programs.at(other_device).get() == program) {
       kernels_.emplace(key, v);
       return v;
     }
@@ -171,7 +230,8 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
     }
     LaunchPlan plan = plan_with_fallback(request);
-    for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device);
+    const bool group_ids = group_variant_fits(range);
+    for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device, group_ids);
     cached.plan = std::make_shared<const LaunchPlan>(std::move(plan));
     if (!key.empty()) {
       std::lock_guard lock(mutex_);
@@ -223,6 +283,8 @@ std::string ProgramCore::plan_key(const PlanRequest& request, std::span<const Ar
       case Arg::Kind::buffer:
         put(request.args[i].buffer_size);
         break;
+      case Arg::Kind::null_buffer:
+        break;
       case Arg::Kind::scalar:
         put(args[i].scalar_bytes.size());
         key.append(reinterpret_cast<const char*>(args[i].scalar_bytes.data()),
@@ -264,7 +326,7 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
   for (const Arg& a : args) {
     PlanArgument pa;
     pa.is_buffer = a.kind == Arg::Kind::buffer;
-    if (pa.is_buffer) pa.buffer_size = runtime_.buffer_size(a.buffer_id);
+    if (pa.is_buffer) pa.buffer_size = view_size(kernel, launch_args.size(), a);
     request.args.push_back(pa);
     launch_args.push_back(to_launch_arg(a));
   }
@@ -273,6 +335,13 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
     request.unsplittable_reason = "the program calls " + offset_dependent_call_ +
                                   ", whose value differs between a split launch's partitions "
                                   "and the whole launch";
+  } else if (calls_group_id_ && !group_variant_fits(range)) {
+    request.unsplittable_reason =
+        "the program calls get_group_id, and " +
+        (!group_variant_error_.empty()
+             ? "its build with whole-launch group ids failed: " + group_variant_error_
+             : std::string("the launch has a global offset or leaves the work-group size to the "
+                           "driver (partitions would see other group ids than the whole launch)"));
   }
   return request;
 }
@@ -309,7 +378,7 @@ std::string ProgramCore::attach_analysis(PlanRequest& request, std::span<const A
       for (std::uint32_t i = 0; i < args.size(); ++i) {
         const Arg& a = args[i];
         if (a.kind == Arg::Kind::buffer) {
-          values.buffer_sizes[i] = runtime_.buffer_size(a.buffer_id);
+          values.buffer_sizes[i] = view_size(kernel, i, a);
         } else if (a.kind == Arg::Kind::scalar && a.scalar_bytes.size() == 4) {
           std::int32_t v = 0;
           std::memcpy(&v, a.scalar_bytes.data(), 4);
@@ -335,7 +404,10 @@ std::string ProgramCore::attach_analysis(PlanRequest& request, std::span<const A
           }
           begin[dim] = static_cast<std::int64_t>(p.group_begin);
           end[dim] = static_cast<std::int64_t>(p.group_end);
-          return analysis->bytes(kernel, arange, Box<3>(begin, end), values);
+          auto bytes = analysis->bytes(kernel, arange, Box<3>(begin, end), values);
+          // A NULL pointer argument has no bytes (the kernel must not dereference it).
+          std::erase_if(bytes, [&](const auto& b) { return !values.buffer_sizes.at(b.first); });
+          return bytes;
         };
       } catch (const PreconditionError& e) {
         analysis_note = std::string("analysis not usable for this launch: ") + e.what();

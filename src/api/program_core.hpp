@@ -15,6 +15,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <unimem/access_descriptor.hpp>
@@ -48,7 +49,10 @@ class ProgramCore {
   [[nodiscard]] LaunchPlan last_plan() const;
   /// The kernel `name` as built for device `device` (devices of one build domain share it).
   /// Throws PreconditionError naming the kernel when the program has none by that name.
-  std::shared_ptr<const CompiledKernel> kernel_for(const std::string& name, std::size_t device);
+  /// The kernel on a device; whole_launch_group_ids: from the program built so that get_group_id
+  /// counts over the whole launch (ProgramCore.cpp kWholeLaunchGroupIds).
+  std::shared_ptr<const CompiledKernel> kernel_for(const std::string& name, std::size_t device,
+                                                   bool whole_launch_group_ids = false);
   [[nodiscard]] const std::string& options() const { return options_; }
   /// The program as built for device `device` (throws std::out_of_range for a bad index).
   [[nodiscard]] const CompiledProgram& compiled(std::size_t device) const {
@@ -62,6 +66,8 @@ class ProgramCore {
                               std::vector<LaunchArg>& launch_args) const;
   std::string attach_analysis(PlanRequest& request, std::span<const Arg> args,
                               const LaunchOptions& options) const;
+  [[nodiscard]] std::uint64_t view_size(const std::string& kernel, std::size_t index,
+                                        const Arg& a) const;
   void add_team_spill(const std::string& kernel, const TeamFootprint& team, const NDRange& range,
                       std::vector<Arg>& args);
   static void attach_team_spill(PlanRequest& request, const TeamFootprint& team);
@@ -76,17 +82,24 @@ class ProgramCore {
 
   Runtime& runtime_;
   std::string options_;
-  /// Work-item functions the source calls whose value in a partition (launched with a global
-  /// offset over part of the NDRange) differs from the whole launch's: get_group_id,
-  /// get_num_groups, get_global_size, get_global_offset. Non-empty keeps launches on one device.
+  /// A work-item function the source calls whose value in a partition (launched with a global
+  /// offset over part of the NDRange) differs from the whole launch's: get_num_groups,
+  /// get_global_size, get_global_offset. Non-empty keeps launches on one device.
   std::string offset_dependent_call_;
+  /// get_group_id is restored by a second build (group_programs_, per device like programs_;
+  /// empty when not needed or when that build failed: group_variant_error_ says why).
+  bool calls_group_id_ = false;
+  std::vector<std::shared_ptr<const CompiledProgram>> group_programs_;
+  std::string group_variant_error_;
+  [[nodiscard]] bool group_variant_fits(const NDRange& range) const;
   std::shared_ptr<const detail::ProgramAnalysis> analysis_;
   std::string analysis_error_;
   ProgramBuildReport build_report_;
   // Per device: the program of its build domain (devices of one domain share one).
   std::vector<std::shared_ptr<const CompiledProgram>> programs_;
   mutable std::mutex mutex_;
-  std::map<std::pair<std::string, std::size_t>, std::shared_ptr<const CompiledKernel>> kernels_;
+  std::map<std::tuple<std::string, std::size_t, bool>, std::shared_ptr<const CompiledKernel>>
+      kernels_;
   struct Profile {  // shared with completion callbacks, which may outlive the Program
     std::mutex mutex;
     ThroughputProfile table{1, 1};  // skip the first launch (kernel compilation), time one

@@ -302,9 +302,28 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
       const LaunchArg& a = args[i];
       if (a.kind != KernelArg::Kind::buffer) continue;
       SharedBuffer& b = buffer_locked(a.buffer);
+      if (a.offset > b.size()) {
+        throw PreconditionError("launch of kernel " + kname() + ": argument " + std::to_string(i) +
+                                " points " + std::to_string(a.offset) + " bytes into a buffer of " +
+                                std::to_string(b.size()) + " bytes");
+      }
+      if (const std::uint64_t align = registry_.at(p.device).argument_offset_alignment();
+          a.offset % align != 0) {
+        throw PreconditionError("launch of kernel " + kname() + ": argument " + std::to_string(i) +
+                                " points " + std::to_string(a.offset) +
+                                " bytes into its buffer; device " + std::to_string(p.device) +
+                                " (" + registry_.at(p.device).name() + ") needs a multiple of " +
+                                std::to_string(align) + " bytes");
+      }
       auto it = p.accesses.find(static_cast<std::uint32_t>(i));
       const AccessBytes none;
-      const AccessBytes& acc = it == p.accesses.end() ? none : it->second;
+      AccessBytes rebased;
+      const AccessBytes* in_buffer = it == p.accesses.end() ? &none : &it->second;
+      if (a.offset != 0 && in_buffer != &none) {
+        rebased = in_buffer->shifted(static_cast<std::int64_t>(a.offset));
+        in_buffer = &rebased;
+      }
+      const AccessBytes& acc = *in_buffer;
       const auto where = [&](const char* set) {
         return "kernel " + kname() + " argument " + std::to_string(i) + " " + set;
       };
@@ -414,7 +433,10 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     for (const LaunchArg& a : args) {
       switch (a.kind) {
         case KernelArg::Kind::buffer:
-          kargs.push_back(KernelArg::of_buffer(buffer_locked(a.buffer).mirror(pu.agent)));
+          kargs.push_back(KernelArg::of_buffer(buffer_locked(a.buffer).mirror(pu.agent), a.offset));
+          break;
+        case KernelArg::Kind::null_buffer:
+          kargs.push_back(KernelArg::null());
           break;
         case KernelArg::Kind::scalar: {
           KernelArg k;

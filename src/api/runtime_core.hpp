@@ -27,10 +27,13 @@
 
 namespace unimem {
 
-/// One argument of a launch: a shared buffer with its access sets, a scalar, or __local memory.
+/// One argument of a launch: a shared buffer with its access sets, a scalar, __local memory or a
+/// NULL pointer. A buffer argument's pointer may point `offset` bytes into the buffer (a
+/// sub-buffer); its access sets, here and in a LaunchPartition, count from that pointer.
 struct LaunchArg {
   KernelArg::Kind kind = KernelArg::Kind::scalar;
   BufferId buffer;
+  std::uint64_t offset = 0;
   AccessBytes access;
   std::vector<std::byte> scalar_bytes;
   std::uint64_t local_bytes = 0;

@@ -61,16 +61,24 @@ class CompiledProgram {
 
 /// One argument of a launch.
 struct KernelArg {
-  enum class Kind { buffer, scalar, local_memory };
+  enum class Kind { buffer, scalar, local_memory, null_buffer };
   Kind kind = Kind::scalar;
   DeviceAllocation buffer;              ///< Kind::buffer: the device's own allocation
+  std::uint64_t buffer_offset = 0;      ///< Kind::buffer: the kernel's pointer is this far in
   std::vector<std::byte> scalar_bytes;  ///< Kind::scalar: the value's bytes
   std::uint64_t local_bytes = 0;        ///< Kind::local_memory: size of the __local buffer
 
-  static KernelArg of_buffer(DeviceAllocation a) {
+  static KernelArg of_buffer(DeviceAllocation a, std::uint64_t offset = 0) {
     KernelArg arg;
     arg.kind = Kind::buffer;
     arg.buffer = a;
+    arg.buffer_offset = offset;
+    return arg;
+  }
+  /// A NULL pointer argument (Kind::null_buffer).
+  static KernelArg null() {
+    KernelArg arg;
+    arg.kind = Kind::null_buffer;
     return arg;
   }
   template <typename T>
@@ -112,6 +120,9 @@ class Device {
   /// The largest single allocation the device accepts (OpenCL: CL_DEVICE_MAX_MEM_ALLOC_SIZE).
   /// Optional: the default is capacity().
   [[nodiscard]] virtual std::uint64_t max_allocation() const { return capacity(); }
+  /// Optional: the byte alignment a buffer argument's offset into its allocation needs
+  /// (KernelArg::buffer_offset). Default 1 (any offset).
+  [[nodiscard]] virtual std::uint64_t argument_offset_alignment() const { return 1; }
 
   /// Synchronous. Throws DeviceError when the device is out of memory.
   virtual DeviceAllocation allocate(std::uint64_t bytes) = 0;

@@ -49,6 +49,14 @@ cl_event new_event(cl_context context, cl_command_queue queue, Record record, bo
 
 bool profiled(cl_command_queue q) { return (q->properties & CL_QUEUE_PROFILING_ENABLE) != 0; }
 
+// A queue of the aggregate device splits over every device; a queue of one exposed device runs
+// there.
+LaunchOptions queue_launch_options(cl_command_queue q) {
+  LaunchOptions options;
+  if (!q->device->aggregate) options.device = q->device->index;
+  return options;
+}
+
 void prune(cl_command_queue q) {
   std::erase_if(q->outstanding, [](const Record& r) { return r->done.is_complete(); });
   q->prune_at = 2 * q->outstanding.size() + 64;
@@ -257,17 +265,11 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst,
   if (src->buffer == dst->buffer && from < to + size && to < from + size) {
     return CL_MEM_COPY_OVERLAP;
   }
-  Runtime& rt = PlatformState::get().runtime();
   const BufferId s = src->buffer;
   const BufferId d = dst->buffer;
-  // Through host memory: read, then write once the read is done (the runtime orders the write
-  // after every earlier use of dst; the wait keeps the staging bytes complete).
-  return enqueue(q, CL_COMMAND_COPY_BUFFER, HostUse::none, n, list, event, false, [=, &rt] {
-    std::vector<std::byte> staging(size);
-    rt.read_blocking(s, from, staging);
-    rt.write_blocking(d, to, staging);
-    return Event();
-  });
+  const LaunchOptions options = queue_launch_options(q);
+  return enqueue(q, CL_COMMAND_COPY_BUFFER, HostUse::none, n, list, event, false,
+                 [=] { return PlatformState::get().copies().copy(s, from, d, to, size, options); });
 }
 
 cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem mem, const void* pattern,
@@ -386,22 +388,12 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem 
     const std::size_t d1 = dst->origin + rect_end(dst_origin, region, dg);
     if (s0 < d1 && d0 < s1) return CL_MEM_COPY_OVERLAP;
   }
-  Runtime& rt = PlatformState::get().runtime();
-  const BufferId s = src->buffer;
-  const BufferId d = dst->buffer;
-  const std::size_t sbase = src->origin + sg.at(src_origin);
-  const std::size_t dbase = dst->origin + dg.at(dst_origin);
-  const std::array<std::size_t, 3> r{region[0], region[1], region[2]};
-  return enqueue(q, CL_COMMAND_COPY_BUFFER_RECT, HostUse::none, n, list, event, false, [=, &rt] {
-    std::vector<std::byte> row(r[0]);
-    for (std::size_t z = 0; z < r[2]; ++z) {
-      for (std::size_t y = 0; y < r[1]; ++y) {
-        rt.read_blocking(s, sbase + z * sg.slice_pitch + y * sg.row_pitch, row);
-        rt.write_blocking(d, dbase + z * dg.slice_pitch + y * dg.row_pitch, row);
-      }
-    }
-    return Event();
-  });
+  const RectSide from{src->buffer, src->origin + sg.at(src_origin), sg.row_pitch, sg.slice_pitch};
+  const RectSide to{dst->buffer, dst->origin + dg.at(dst_origin), dg.row_pitch, dg.slice_pitch};
+  const std::array<std::uint64_t, 3> r{region[0], region[1], region[2]};
+  const LaunchOptions options = queue_launch_options(q);
+  return enqueue(q, CL_COMMAND_COPY_BUFFER_RECT, HostUse::none, n, list, event, false,
+                 [=] { return PlatformState::get().copies().copy_rect(from, to, r, options); });
 }
 
 // ---- map / unmap ---------------------------------------------------------------------------
@@ -551,8 +543,7 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
       args.push_back(*kernel->args[i]);
     }
   }
-  LaunchOptions options;
-  if (!q->device->aggregate) options.device = q->device->index;
+  const LaunchOptions options = queue_launch_options(q);
   std::shared_ptr<Program> built = kernel->built;
   const std::string name = kernel->name;
   return enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,

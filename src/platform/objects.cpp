@@ -632,21 +632,14 @@ cl_int CL_API_CALL SetKernelArg(cl_kernel kernel, cl_uint index, size_t size, co
     if (size != sizeof(cl_mem)) return CL_INVALID_ARG_SIZE;
     if (value != nullptr) std::memcpy(&mem, value, sizeof mem);
     if (mem == nullptr) {
-      // A NULL buffer argument: unimem needs a shared buffer for every pointer parameter.
-      return CL_INVALID_MEM_OBJECT;
+      arg = Arg::null_buffer();  // OpenCL: a NULL value for the pointer parameter
+    } else {
+      if (!is_live(mem, ObjectKind::mem) || mem->context != kernel->program->context) {
+        return CL_INVALID_MEM_OBJECT;
+      }
+      // A sub-buffer: the kernel's pointer points mem->origin bytes into the shared buffer.
+      arg = Arg::buffer(mem->buffer, mem->origin);
     }
-    if (!is_live(mem, ObjectKind::mem) || mem->context != kernel->program->context) {
-      return CL_INVALID_MEM_OBJECT;
-    }
-    if (mem->origin != 0) {
-      // Kernels index from the start of the shared buffer; a sub-buffer at an offset would need
-      // its pointer rebased on every device.
-      say("unimem platform: kernel " + kernel->name + " argument " + std::to_string(index) +
-          ": a sub-buffer at offset " + std::to_string(mem->origin) +
-          " cannot be a kernel argument");
-      return CL_INVALID_MEM_OBJECT;
-    }
-    arg = Arg::buffer(mem->buffer);
   } else {
     if (value == nullptr) return CL_INVALID_ARG_VALUE;
     if (size == 0) return CL_INVALID_ARG_SIZE;

@@ -153,6 +153,12 @@ Runtime& PlatformState::runtime() {
 
 RuntimeCore& PlatformState::core() { return runtime().core(); }
 
+DeviceCopies& PlatformState::copies() {
+  Runtime& rt = runtime();
+  std::call_once(copies_built_, [&] { copies_ = std::make_unique<DeviceCopies>(rt); });
+  return *copies_;
+}
+
 std::size_t PlatformState::underlying_count() {
   (void)devices();
   return underlying_.size();

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "platform/device_copies.hpp"
 #include "platform/objects.hpp"
 
 namespace unimem {
@@ -60,6 +61,8 @@ class PlatformState {
   /// The runtime over every underlying device (devices() must be non-empty).
   Runtime& runtime();
   RuntimeCore& core();
+  /// The copy kernels of clEnqueueCopyBuffer{,Rect}, built on first use.
+  DeviceCopies& copies();
   [[nodiscard]] std::size_t underlying_count();
   /// The vendor's device behind runtime device i.
   [[nodiscard]] cl_device_id underlying(std::size_t i);
@@ -78,6 +81,8 @@ class PlatformState {
   bool discovered_ = false;
   std::string error_;
   std::unique_ptr<Runtime> runtime_;
+  std::once_flag copies_built_;
+  std::unique_ptr<DeviceCopies> copies_;
   std::vector<cl_device_id> underlying_;
   std::vector<cl_device_id> exposed_;
   std::mutex report_mutex_;

@@ -21,6 +21,10 @@ struct AccessBytes {
   /// Bytes the kernel may have changed afterwards: writes and may-writes.
   [[nodiscard]] IntervalSet written() const { return writes.unite(may_writes); }
   [[nodiscard]] bool empty() const { return reads.empty() && writes.empty() && may_writes.empty(); }
+  /// Every set shifted by delta bytes (from an argument's pointer to its buffer's start).
+  [[nodiscard]] AccessBytes shifted(std::int64_t delta) const {
+    return {reads.shifted(delta), writes.shifted(delta), may_writes.shifted(delta)};
+  }
   /// Union, field by field.
   AccessBytes& operator|=(const AccessBytes& other) {
     reads = reads.unite(other.reads);

@@ -35,6 +35,10 @@ kernel void keep_positive(global const float* in, global float* out) {
 kernel void flag(global float* out) {
   out[0] = 7.0f;
 }
+kernel void add_bias(global float* data, global const float* bias) {
+  const int i = get_global_id(0);
+  data[i] += bias != 0 ? bias[i] : 1.0f;
+}
 kernel void transpose_add(global const float* in, global float* out, int n) {
   const int x = get_global_id(0);
   const int y = get_global_id(1);
@@ -93,6 +97,147 @@ TEST_F(ProgramTest, SplitsOverEveryDeviceAndMovesOnlyEachPartitionsBytes) {
   EXPECT_EQ(s.device_to_host.bytes, n * sizeof(float));
   EXPECT_EQ(s.device_to_device.bytes, 0U);
   EXPECT_TRUE(log_.empty());
+}
+
+// An argument may point into its buffer (an OpenCL sub-buffer): the kernel indexes from there,
+// descriptors count from there, and only the bytes it uses move.
+TEST_F(ProgramTest, ArgumentsPointingIntoABufferSplitAndMoveOnlyTheirBytes) {
+  const std::uint64_t n = 1024, in_at = 256, out_at = 512;
+  std::vector<float> in(2048), out_before(2048, -1.0f);
+  for (std::uint64_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  const BufferId a = upload(in);
+  const BufferId b = upload(out_before);
+  const TransferStats before = runtime_->stats();
+  LaunchOptions how;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
+                  AccessDescriptor::affine(1, AccessMode::write, {own()})};
+  program_->launch("scale", range_1d(n),
+                   {Arg::buffer(a, in_at * sizeof(float)), Arg::buffer(b, out_at * sizeof(float)),
+                    Arg::scalar(2.0f)},
+                   how);
+  EXPECT_EQ(program_->core().last_plan().partitions.size(), runtime_->device_count());
+  const std::vector<float> out = download(b);
+  for (std::uint64_t i = 0; i < out.size(); ++i) {
+    const bool written = i >= out_at && i < out_at + n;
+    ASSERT_EQ(out[i], written ? 2.0f * in[i - out_at + in_at] : -1.0f) << i;
+  }
+  const TransferStats s = runtime_->stats();
+  EXPECT_EQ(s.host_to_device.bytes - before.host_to_device.bytes, n * sizeof(float));
+  EXPECT_EQ(s.device_to_host.bytes - before.device_to_host.bytes, n * sizeof(float));
+  // Through the analysis alone: the same result, split when the analysis is built in.
+  program_->launch("scale", range_1d(n),
+                   {Arg::buffer(b, out_at * sizeof(float)), Arg::buffer(a, in_at * sizeof(float)),
+                    Arg::scalar(0.5f)});
+  const std::vector<float> back = download(a);
+  for (std::uint64_t i = 0; i < back.size(); ++i) {
+    ASSERT_EQ(back[i], in[i]) << i;  // 0.5 * (2 * in) over exactly the range it came from
+  }
+  if (program_->analysis_error().empty()) {
+    EXPECT_EQ(program_->core().last_plan().partitions.size(), runtime_->device_count());
+  }
+}
+
+TEST_F(ProgramTest, AnArgumentOffsetTheDeviceCannotAlignIsRefusedAndNothingChanges) {
+  const BufferId a = upload(std::vector<float>(256, 1.0f));
+  const BufferId b = upload(std::vector<float>(256, 5.0f));
+  LaunchOptions how;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
+                  AccessDescriptor::affine(1, AccessMode::write, {own()})};
+  try {
+    program_->launch("scale", range_1d(64), {Arg::buffer(a), Arg::buffer(b, 4), Arg::scalar(2.0f)},
+                     how);
+    FAIL() << "a 4-byte offset on POCL (128-byte CL_DEVICE_MEM_BASE_ADDR_ALIGN) was accepted";
+  } catch (const PreconditionError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("argument 1 points 4 bytes"), std::string::npos) << m;
+    EXPECT_NE(m.find("needs a multiple of"), std::string::npos) << m;
+  }
+  EXPECT_EQ(download(b), std::vector<float>(256, 5.0f));
+  try {
+    program_->launch("scale", range_1d(64),
+                     {Arg::buffer(a), Arg::buffer(b, 2048), Arg::scalar(2.0f)}, how);
+    FAIL() << "an offset beyond the buffer was accepted";
+  } catch (const PreconditionError& e) {
+    EXPECT_NE(std::string(e.what()).find("points 2048 bytes into a buffer of 1024"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(ProgramTest, ANullPointerArgumentReachesTheKernelAsNull) {
+  const std::uint64_t n = 600;
+  std::vector<float> data(n), bias(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    data[i] = static_cast<float>(i);
+    bias[i] = static_cast<float>(3 * i);
+  }
+  const BufferId d = upload(data);
+  const BufferId b = upload(bias);
+  LaunchOptions how;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read_write, {own()})};
+  program_->launch("add_bias", range_1d(n), {Arg::buffer(d), Arg::null_buffer()}, how);
+  std::vector<float> out = download(d);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], data[i] + 1.0f) << i;
+  how.accesses.push_back(AccessDescriptor::affine(1, AccessMode::read, {own()}));
+  program_->launch("add_bias", range_1d(n), {Arg::buffer(d), Arg::buffer(b)}, how);
+  out = download(d);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], data[i] + 1.0f + bias[i]) << i;
+  // Without descriptors (the analysis, or one device): the same.
+  program_->launch("add_bias", range_1d(n), {Arg::buffer(d), Arg::null_buffer()});
+  out = download(d);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], data[i] + 2.0f + bias[i]) << i;
+}
+
+// A kernel that indexes by get_group_id splits (its partitions run a build whose group ids count
+// over the whole launch); with a global offset or a driver-chosen work-group size it runs on one
+// device and says why.
+TEST_F(ProgramTest, KernelsThatUseGroupIdsSplitWithTheWholeLaunchsGroupIds) {
+  Program program(*runtime_, R"CLC(
+kernel void group_sums(global const int* in, global int* sums, local int* scratch) {
+  const size_t l = get_local_id(0);
+  scratch[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) {
+    int s = 0;
+    for (size_t k = 0; k < get_local_size(0); ++k) s += scratch[k];
+    sums[get_group_id(0)] = s;
+  }
+}
+)CLC");
+  program.set_log([this](const std::string& m) { log_.push_back(m); });
+  constexpr std::uint64_t groups = 48, local = 32;
+  std::vector<std::int32_t> in(groups * local);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::int32_t>(i % 13) - 5;
+  const BufferId a = runtime_->create_buffer(in.size() * 4);
+  runtime_->write_blocking(a, 0, std::as_bytes(std::span(in)));
+  const BufferId sums = runtime_->create_buffer(groups * 4);
+  NDRange r = range_1d(groups * local);
+  r.local = {local, 1, 1};
+  program.launch("group_sums", r, {Arg::buffer(a), Arg::buffer(sums), Arg::local(local * 4)});
+  std::vector<std::int32_t> got(groups);
+  runtime_->read_blocking(sums, 0, std::as_writable_bytes(std::span(got)));
+  for (std::uint64_t g = 0; g < groups; ++g) {
+    std::int32_t want = 0;
+    for (std::uint64_t k = 0; k < local; ++k) want += in[g * local + k];
+    ASSERT_EQ(got[g], want) << "group " << g;
+  }
+  if (program.analysis_error().empty()) {
+    EXPECT_EQ(program.core().last_plan().partitions.size(), runtime_->device_count());
+    EXPECT_TRUE(log_.empty()) << log_.front();
+  }
+  // With a global offset of its own: one device, and why.
+  r.offset = {local, 0, 0};
+  r.global = {(groups - 1) * local, 1, 1};
+  program.launch("group_sums", r, {Arg::buffer(a), Arg::buffer(sums), Arg::local(local * 4)});
+  EXPECT_EQ(program.core().last_plan().partitions.size(), 1U);
+  ASSERT_FALSE(log_.empty());
+  EXPECT_NE(log_.back().find("get_group_id"), std::string::npos) << log_.back();
+  runtime_->read_blocking(sums, 0, std::as_writable_bytes(std::span(got)));
+  for (std::uint64_t g = 0; g + 1 < groups; ++g) {  // OpenCL: group ids do not count the offset
+    std::int32_t want = 0;
+    for (std::uint64_t k = 0; k < local; ++k) want += in[(g + 1) * local + k];
+    ASSERT_EQ(got[g], want) << "group " << g << " of the offset launch";
+  }
 }
 
 TEST_F(ProgramTest, RunsOnOneDeviceWhenAsked) {

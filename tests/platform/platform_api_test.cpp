@@ -132,6 +132,10 @@ __kernel void group_sum(__global const int* in, __global int* out, __local int* 
   }
 }
 __kernel void one(__global int* out) { out[0] = 42; }
+__kernel void add_bias(__global float* data, __global const float* bias) {
+  const size_t i = get_global_id(0);
+  data[i] += bias != 0 ? bias[i] : 1.0f;
+}
 )";
 
 TEST_F(PlatformApi, PlatformAndAggregateDeviceDescribeThemselves) {
@@ -364,6 +368,54 @@ TEST_F(PlatformApi, KernelsComputeTheSameResults) {
     clReleaseEvent(done);
     for (cl_kernel k : {scale, stencil, group_sum, one}) clReleaseKernel(k);
     for (cl_mem m : {a, b, in, sums}) clReleaseMemObject(m);
+    clReleaseProgram(p);
+    return out;
+  });
+}
+
+// clSetKernelArg with a NULL buffer and with a sub-buffer at an offset (the kernel indexes from
+// the sub-buffer's origin); the unimem aggregate device splits both launches.
+TEST_F(PlatformApi, NullAndSubBufferArgumentsGiveTheSameResults) {
+  same([](OnePlatform& s) {
+    std::vector<float> out;
+    cl_int e = CL_SUCCESS;
+    cl_program p = s.build(kKernels, &e);
+    out.push_back(static_cast<float>(e));
+    constexpr int n = 4096;
+    std::vector<float> host(n), bias(n);
+    for (int i = 0; i < n; ++i) {
+      host[i] = static_cast<float>(i % 101);
+      bias[i] = static_cast<float>(i % 7) * 0.25f;
+    }
+    cl_mem data = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+    cl_mem b = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, bias.data(), &e);
+    cl_kernel k = clCreateKernel(p, "add_bias", &e);
+    const cl_mem none = nullptr;
+    out.push_back(static_cast<float>(clSetKernelArg(k, 0, sizeof data, &data)));
+    out.push_back(static_cast<float>(clSetKernelArg(k, 1, sizeof none, &none)));
+    const std::size_t global = n, half = n / 2;
+    out.push_back(static_cast<float>(
+        clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr)));
+    out.push_back(static_cast<float>(clSetKernelArg(k, 1, sizeof(cl_mem), nullptr)));
+    out.push_back(static_cast<float>(
+        clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr)));
+    // The upper half of data through a sub-buffer, biased by the lower half of b's sub-buffer.
+    const cl_buffer_region upper{half * 4, half * 4}, lower{1024, half * 4};
+    cl_mem data_upper =
+        clCreateSubBuffer(data, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &upper, &e);
+    out.push_back(static_cast<float>(e));
+    cl_mem b_lower =
+        clCreateSubBuffer(b, CL_MEM_READ_ONLY, CL_BUFFER_CREATE_TYPE_REGION, &lower, &e);
+    out.push_back(static_cast<float>(e));
+    clSetKernelArg(k, 0, sizeof data_upper, &data_upper);
+    clSetKernelArg(k, 1, sizeof b_lower, &b_lower);
+    out.push_back(static_cast<float>(
+        clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &half, nullptr, 0, nullptr, nullptr)));
+    std::vector<float> r(n);
+    clEnqueueReadBuffer(s.queue, data, CL_TRUE, 0, n * 4, r.data(), 0, nullptr, nullptr);
+    out.insert(out.end(), r.begin(), r.end());
+    clReleaseKernel(k);
+    for (cl_mem m : {data_upper, b_lower, data, b}) clReleaseMemObject(m);
     clReleaseProgram(p);
     return out;
   });

@@ -144,3 +144,32 @@ TEST(PlatformDevices, OneBufferStaysCoherentAcrossTheDevicesOfAContext) {
 }
 
 }  // namespace
+
+namespace {
+
+// clEnqueueCopyBuffer and clEnqueueCopyBufferRect run on the devices where the bytes are: with
+// the lazy strategy on two devices, the bytes host->device are A's upload only, and the bytes
+// device->host are what the host reads back that a device changed (all of B, C's copied rect).
+TEST(PlatformCopies, CopiesBetweenBuffersStayOnTheDevices) {
+  const fs::path report =
+      fs::temp_directory_path() / ("unimem-run-copies-" + std::to_string(::getpid()) + ".json");
+  const Output out = run(kEnv + "UNIMEM_STRATEGY=lazy " + UNIMEM_CLI +
+                         std::string(" run --quiet --devices 0-1 --report ") + report.string() +
+                         " -- " + UNIMEM_COPY_PROGRAM);
+  ASSERT_EQ(out.status, 0) << out.text;
+  EXPECT_NE(out.text.find("copy_between_buffers: ok"), std::string::npos) << out.text;
+  std::ifstream in(report);
+  ASSERT_TRUE(in) << "no report at " << report;
+  const auto r = nlohmann::json::parse(in);
+  fs::remove(report);
+  constexpr std::uint64_t grid = 256 * 256 * 4;
+  constexpr std::uint64_t rect = 248 * 4 * 254;
+  EXPECT_EQ(r.at("bytes_h2d").get<std::uint64_t>(), grid) << r.dump();
+  EXPECT_EQ(r.at("bytes_d2h").get<std::uint64_t>(), grid + rect) << r.dump();
+#if UNIMEM_WITH_ANALYSIS
+  // Both copies split like the kernels around them, so no byte crosses between the devices.
+  EXPECT_EQ(r.at("bytes_d2d").get<std::uint64_t>(), 0u) << r.dump();
+#endif
+}
+
+}  // namespace

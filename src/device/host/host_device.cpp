@@ -147,12 +147,15 @@ Event HostDevice::launch(const CompiledKernel& kernel, const NDRange& range,
     switch (a.kind) {
       case KernelArg::Kind::buffer:
         try {
-          out.data = checked_pointer(a.buffer, 0, a.buffer.size, "launch");
+          out.data =
+              checked_pointer(a.buffer, a.buffer_offset, a.buffer.size - a.buffer_offset, "launch");
         } catch (const PreconditionError& e) {
           throw PreconditionError("kernel '" + kernel.name() + "' argument " + std::to_string(i) +
                                   ": " + e.what());
         }
-        out.size = a.buffer.size;
+        out.size = a.buffer.size - a.buffer_offset;
+        break;
+      case KernelArg::Kind::null_buffer:  // data stays nullptr, size 0
         break;
       case KernelArg::Kind::scalar:
         prepared->scalars.push_back(a.scalar_bytes);

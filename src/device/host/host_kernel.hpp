@@ -20,7 +20,7 @@ class HostKernelContext {
  public:
   struct Arg {
     KernelArg::Kind kind = KernelArg::Kind::scalar;
-    std::byte* data = nullptr;  ///< buffer / local memory: first byte of the allocation
+    std::byte* data = nullptr;  ///< buffer / local memory: the kernel's pointer (null: NULL)
     std::uint64_t size = 0;     ///< bytes behind data, or the scalar's size
     std::span<const std::byte> scalar;
   };

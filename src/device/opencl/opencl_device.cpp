@@ -292,13 +292,41 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
                             std::to_string(args.size()) + " arguments given, the kernel takes " +
                             std::to_string(k.argument_count()));
   }
-  // Resolve and check every buffer before taking the kernel's lock.
+  // Resolve and check every buffer before taking the kernel's lock. An argument that points into
+  // its allocation gets a sub-buffer, released once enqueued (OpenCL keeps a memory object alive
+  // while commands that use it are outstanding).
   std::vector<cl_mem> buffers(args.size(), nullptr);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind == KernelArg::Kind::buffer) {
-      buffers[i] = buffer(args[i].buffer, 0, 0,
-                          "launch of kernel \"" + k.name() + "\", argument " + std::to_string(i));
+  struct SubBuffers {
+    std::vector<cl_mem> list;
+    SubBuffers() = default;
+    SubBuffers(const SubBuffers&) = delete;
+    SubBuffers& operator=(const SubBuffers&) = delete;
+    ~SubBuffers() {
+      for (cl_mem v : list) clReleaseMemObject(v);
     }
+  } views;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != KernelArg::Kind::buffer) continue;
+    const auto what = [&] {
+      return "launch of kernel \"" + k.name() + "\", argument " + std::to_string(i);
+    };
+    const std::uint64_t at = args[i].buffer_offset;
+    buffers[i] = buffer(args[i].buffer, at, 0, what());
+    if (at == 0) continue;
+    if (at >= args[i].buffer.size) {
+      throw PreconditionError(what() + ": a pointer " + std::to_string(at) +
+                              " bytes into an allocation of " +
+                              std::to_string(args[i].buffer.size) + " bytes has no bytes to use");
+    }
+    const cl_buffer_region region{at, args[i].buffer.size - at};
+    cl_int status = CL_SUCCESS;
+    cl_mem view = clCreateSubBuffer(buffers[i], 0, CL_BUFFER_CREATE_TYPE_REGION, &region, &status);
+    check(status, "clCreateSubBuffer", [&] {
+      return what() + " on device " + name_ + " at byte offset " + std::to_string(at) +
+             " (the offset must be a multiple of the device's CL_DEVICE_MEM_BASE_ADDR_ALIGN)";
+    });
+    views.list.push_back(view);
+    buffers[i] = view;
   }
   std::array<size_t, 3> offset{}, global{}, local{};
   bool local_given = false;
@@ -327,6 +355,9 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
                     switch (arg.kind) {
                       case KernelArg::Kind::buffer:
                         status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), &buffers[i]);
+                        break;
+                      case KernelArg::Kind::null_buffer:  // OpenCL: a NULL value for a pointer
+                        status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), nullptr);
                         break;
                       case KernelArg::Kind::scalar:
                         status = clSetKernelArg(k.handle(), index, arg.scalar_bytes.size(),

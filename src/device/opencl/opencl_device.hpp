@@ -48,6 +48,10 @@ class OpenCLDevice final : public Device {
   [[nodiscard]] std::uint64_t capacity() const override { return info_.global_mem_bytes; }
   /// CL_DEVICE_MAX_MEM_ALLOC_SIZE; allocate() refuses larger allocations.
   [[nodiscard]] std::uint64_t max_allocation() const override { return info_.max_alloc_bytes; }
+  /// CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: a sub-buffer's origin must be a multiple of it.
+  [[nodiscard]] std::uint64_t argument_offset_alignment() const override {
+    return info_.base_addr_align_bytes;
+  }
 
   DeviceAllocation allocate(std::uint64_t bytes) override;
   void free(DeviceAllocation allocation) override;

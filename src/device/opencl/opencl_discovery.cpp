@@ -244,6 +244,8 @@ std::vector<DeviceInfo> list_devices() {
       info.compute_units = device_value<cl_uint>(id, CL_DEVICE_MAX_COMPUTE_UNITS);
       info.global_mem_bytes = device_value<cl_ulong>(id, CL_DEVICE_GLOBAL_MEM_SIZE);
       info.max_alloc_bytes = device_value<cl_ulong>(id, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
+      info.base_addr_align_bytes =
+          std::max<std::uint64_t>(1, device_value<cl_uint>(id, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
       info.out_of_order_queue =
           (device_value<cl_command_queue_properties>(id, CL_DEVICE_QUEUE_PROPERTIES) &
            CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) != 0;

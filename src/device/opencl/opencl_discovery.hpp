@@ -30,7 +30,8 @@ struct DeviceInfo {
   std::uint32_t compute_units = 0;
   std::uint64_t global_mem_bytes = 0;
   std::uint64_t max_alloc_bytes = 0;
-  bool out_of_order_queue = false;  ///< the device supports out-of-order host queues
+  std::uint64_t base_addr_align_bytes = 1;  ///< CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes
+  bool out_of_order_queue = false;          ///< the device supports out-of-order host queues
 
   /// Short platform label: "pocl" for POCL, otherwise the platform name's first word, lowercased.
   [[nodiscard]] std::string platform_label() const;
