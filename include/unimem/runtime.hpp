@@ -42,6 +42,9 @@ struct RuntimeOptions {
   /// home first) and fetched again when needed. 0: the environment variable
   /// UNIMEM_DEVICE_MEMORY ("256M", "1G", "65536") when set, else only the device's own limit.
   std::uint64_t device_memory = 0;
+  /// Strided rows of a 2-D box (equal lengths at a constant stride) move between the host and a
+  /// device as one rectangular copy (clEnqueue{Read,Write}BufferRect) instead of one per row.
+  bool rect_copies = true;
 };
 
 /// Shared buffers over the host and N devices.

@@ -38,6 +38,7 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       need_peak_(registry_.size(), 0),
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
+  context_.rect_copies = options.rect_copies;
   UNIMEM_REQUIRE(!registry_.empty(), "Runtime: at least one device is needed");
   UNIMEM_REQUIRE(registry_.size() < kMaxAgents, "Runtime: at most 63 devices are supported");
 }

@@ -116,6 +116,32 @@ void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
   check_if_enabled();
 }
 
+namespace {
+
+// How many transfers from `first` on form the rows of one rectangle: the same two agents, one of
+// them the host (drivers copy rects between host and device), equal lengths, a constant stride
+// larger than the length (rows that touch would have been one interval).
+std::size_t strided_rows(const std::vector<Transfer>& transfers, std::size_t first) {
+  const Transfer& t = transfers[first];
+  if ((t.from == kHostAgent) == (t.to == kHostAgent) || first + 1 >= transfers.size()) return 1;
+  const std::uint64_t len = t.range.size();
+  const Transfer& next = transfers[first + 1];
+  if (next.range.begin <= t.range.end) return 1;
+  const std::uint64_t stride = next.range.begin - t.range.begin;
+  std::size_t rows = 1;
+  for (std::size_t i = first + 1; i < transfers.size(); ++i) {
+    const Transfer& r = transfers[i];
+    if (r.from != t.from || r.to != t.to || r.range.size() != len ||
+        r.range.begin != transfers[i - 1].range.begin + stride) {
+      break;
+    }
+    ++rows;
+  }
+  return rows;
+}
+
+}  // namespace
+
 void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool demand) {
   if (bytes.empty()) return;
   if (demand && history_.recording()) {
@@ -126,7 +152,68 @@ void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool dema
   const std::vector<Transfer> transfers = agent == kHostAgent
                                               ? directory_.apply_host_read(bytes)
                                               : directory_.apply_device_read(agent, bytes, peer_);
-  for (const Transfer& t : transfers) issue(t);
+  for (std::size_t i = 0; i < transfers.size();) {
+    const std::size_t rows = context_.rect_copies ? strided_rows(transfers, i) : 1;
+    if (rows > 1) {
+      issue_rect(std::span(transfers).subspan(i, rows));
+    } else {
+      issue(transfers[i]);
+    }
+    i += rows;
+  }
+}
+
+// BBMM's boxes of a 2-D array (001_9219257c3045faa0.txt section 6) are rectangles whose rows are
+// strided in the buffer: one clEnqueue{Read,Write}BufferRect moves them all (the driver's
+// default is a copy per row).
+void SharedBuffer::issue_rect(std::span<const Transfer> rows) {
+  if (context_.transfers_disabled) return;
+  const Transfer& first = rows.front();
+  const std::uint64_t len = first.range.size();
+  const std::uint64_t stride = rows[1].range.begin - first.range.begin;
+  const std::uint64_t off = first.range.begin;
+  const Interval bounds{off, rows.back().range.end};
+  std::vector<Interval> ranges;
+  ranges.reserve(rows.size());
+  for (const Transfer& t : rows) ranges.push_back(t.range);
+  const IntervalSet r = IntervalSet::from_normalized(std::move(ranges));
+  EventList deps;
+  trackers_[first.from].deps_for_read(r, deps);
+  trackers_[first.to].deps_for_write(r, deps);
+  RectCopy rect;
+  rect.region = {len, rows.size(), 1};
+  rect.src_row_pitch = rect.dst_row_pitch = stride;
+  rect.src_slice_pitch = rect.dst_slice_pitch = stride * rows.size();
+  Event e;
+  if (first.from == kHostAgent) {
+    if (IntervalSet& gone = evicted_[first.to]; !gone.empty() && gone.intersects(r)) {
+      stats_.reloaded_bytes += gone.intersect(r).total_size();
+      gone = gone.subtract(r);
+    }
+    prepare_home_read(r);
+    Device& dst = *context_.devices[device_of_agent(first.to)];
+    const ResidentAllocation to = residency_.ensure(device_of_agent(first.to), bounds);
+    rect.dst_origin = {to.offset_of(off), 0, 0};
+    e = dst.copy_host_to_device_rect(home_.get() + off, to.allocation, rect, deps);
+    stats_.host_to_device.add(r.total_size());
+  } else {
+    home_written(r);
+    Device& src = *context_.devices[device_of_agent(first.from)];
+    const std::optional<ResidentAllocation> from =
+        residency_.find(device_of_agent(first.from), bounds);
+    if (!from) {
+      detail::throw_invariant(describe() + ": rect copy " + first.to_string() + " x " +
+                                  std::to_string(rows.size()) +
+                                  " from a device that holds no allocation for it",
+                              __FILE__, __LINE__);
+    }
+    rect.src_origin = {from->offset_of(off), 0, 0};
+    e = src.copy_device_to_host_rect(from->allocation, home_.get() + off, rect, deps);
+    stats_.device_to_host.add(r.total_size());
+  }
+  trackers_[first.from].record_read(r, e);
+  trackers_[first.to].record_write(r, e);
+  prefetch_.copied(first.to, r);
 }
 
 void SharedBuffer::issue(const Transfer& t) {

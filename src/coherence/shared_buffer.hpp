@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,10 @@ struct CoherenceContext {
   /// directory and trackers are updated as usual but no copy is issued or counted, so results are
   /// wrong. Never set outside overhead measurements (RuntimeOptions::measurement).
   bool transfers_disabled = false;
+  /// Rows of a 2-D box that are not contiguous (equal lengths at a constant stride, between the
+  /// host and one device) move as one rectangular copy instead of one copy per row
+  /// (RuntimeOptions::rect_copies).
+  bool rect_copies = true;
   /// Where buffers get their device allocations and home copies and return them
   /// (memory/allocation_cache.hpp).
   std::shared_ptr<AllocationCache> allocations;
@@ -168,6 +173,9 @@ class SharedBuffer final : public EvictionClient {
   void make_current(Agent agent, const IntervalSet& bytes, bool demand);
   void check_if_enabled() const;
   void issue(const Transfer& t);
+  /// transfers[first, first + rows): equal lengths at a constant stride, between the host and one
+  /// device, as one rectangular copy.
+  void issue_rect(std::span<const Transfer> rows);
   /// Issues a strategy's post-write copies; a replay's are accounted as prefetches. A copy to a
   /// device that has no room even after eviction is skipped (the bytes stay current elsewhere).
   void perform(const PostWriteActions& actions);

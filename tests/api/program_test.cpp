@@ -240,6 +240,56 @@ kernel void group_sums(global const int* in, global int* sums, local int* scratc
   }
 }
 
+// A kernel over a column block of a row-major grid reads and writes strided rows: with
+// RuntimeOptions::rect_copies they move as one rectangular copy each way instead of one copy per
+// row, with the same bytes and the same result.
+TEST(ProgramRectCopies, StridedRowsMoveAsOneRectCopyWithTheSameBytesAndResult) {
+  constexpr std::uint64_t width = 512, rows = 300, block = 64;
+  std::vector<float> in(width * rows), out_before(width * rows, -1.0f);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i % 977);
+  std::vector<std::vector<float>> results;
+  for (const bool rect : {true, false}) {
+    SCOPED_TRACE(rect ? "rect copies" : "a copy per row");
+    RuntimeOptions options{UpdateStrategy::lazy};
+    options.rect_copies = rect;
+    Runtime rt(opencl::make_opencl_devices(""), options);
+    Program program(rt, R"CLC(
+kernel void column_block(global const float* in, global float* out, int width) {
+  const int x = get_global_id(0), y = get_global_id(1);
+  out[y * width + x] = 2.0f * in[y * width + x];
+}
+)CLC");
+    const BufferId a = rt.create_buffer(in.size() * sizeof(float));
+    const BufferId b = rt.create_buffer(in.size() * sizeof(float));
+    rt.write_blocking(a, 0, std::as_bytes(std::span(in)));
+    rt.write_blocking(b, 0, std::as_bytes(std::span(out_before)));
+    NDRange r;
+    r.dims = 2;
+    r.global = {block, rows, 1};
+    LaunchOptions on_one;
+    on_one.device = 0;
+    program.launch("column_block", r,
+                   {Arg::buffer(a), Arg::buffer(b), Arg::scalar(static_cast<std::int32_t>(width))},
+                   on_one);
+    std::vector<float> out(in.size());
+    rt.read_blocking(b, 0, std::as_writable_bytes(std::span(out)));
+    for (std::uint64_t y = 0; y < rows; ++y) {
+      for (std::uint64_t x = 0; x < width; ++x) {
+        const std::uint64_t i = y * width + x;
+        ASSERT_EQ(out[i], x < block ? 2.0f * in[i] : -1.0f) << "x " << x << " y " << y;
+      }
+    }
+    results.push_back(out);
+    if (!program.analysis_error().empty()) continue;  // without it the whole buffer is read
+    const TransferStats s = rt.stats();
+    EXPECT_EQ(s.host_to_device.bytes, rows * block * sizeof(float));
+    EXPECT_EQ(s.device_to_host.bytes, rows * block * sizeof(float));
+    EXPECT_EQ(s.host_to_device.copies, rect ? 1U : rows);
+    EXPECT_EQ(s.device_to_host.copies, rect ? 1U : rows);
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
 TEST_F(ProgramTest, RunsOnOneDeviceWhenAsked) {
   const BufferId a = upload(std::vector<float>(64, 1.0f));
   const BufferId b = runtime_->create_buffer(64 * sizeof(float));
