@@ -96,6 +96,8 @@ bool SharedBuffer::busy_on(std::size_t device) const {
 }
 
 void SharedBuffer::box_out(std::size_t device) {
+  const std::int64_t start = context_.trace ? TraceRecorder::now_ns() : 0;
+  const std::uint64_t writeback_before = stats_.eviction_writeback_bytes;
   const Agent a = agent_of_device(device);
   const IntervalSet all(Interval{0, size_});
   const IntervalSet held = all.subtract(directory_.missing_on(a, all));
@@ -109,6 +111,13 @@ void SharedBuffer::box_out(std::size_t device) {
   stats_.evicted_bytes += held.total_size();
   evicted_[a] = evicted_[a].unite(held);
   wait_all(trackers_[a].pending());
+  if (context_.trace) {
+    context_.trace->span(
+        TraceLane::evictions, device, TraceCategory::eviction, "evict " + name_, start,
+        TraceRecorder::now_ns(),
+        {TraceArg::of("buffer", name_), TraceArg::of("evicted_bytes", held.total_size()),
+         TraceArg::of("writeback_bytes", stats_.eviction_writeback_bytes - writeback_before)});
+  }
 }
 
 void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
@@ -138,6 +147,7 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.from].deps_for_read(r, deps);
   trackers_[t.to].deps_for_write(r, deps);
   Event e;
+  const std::int64_t submitted = context_.trace ? TraceRecorder::now_ns() : 0;
   // The device allocations that hold the range on each side, and where in them it lies: the
   // source holds it already (found, not touched: a box-out writes back through here, under
   // DeviceMemory's lock); the destination is allocated if it has no room for it yet.
@@ -182,6 +192,33 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.from].record_read(r, e);
   trackers_[t.to].record_write(r, e);
   prefetch_.copied(t.to, r);
+  if (context_.trace) trace_copy(t, e, submitted);
+}
+
+void SharedBuffer::trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns) {
+  // A copy is drawn on the copy engine of the device whose queue runs it: the destination's for
+  // host-to-device and peer copies, the source's for device-to-host.
+  TraceCategory category = TraceCategory::copy_d2d;
+  const char* direction = "d2d";
+  if (t.from == kHostAgent) {
+    category = TraceCategory::copy_h2d;
+    direction = "h2d";
+  } else if (t.to == kHostAgent) {
+    category = TraceCategory::copy_d2h;
+    direction = "d2h";
+  }
+  const bool out = t.to == kHostAgent;
+  const std::size_t device = device_of_agent(out ? t.from : t.to);
+  std::string name = direction;
+  name += ' ';
+  name += name_;
+  context_.trace->operation(
+      out ? TraceLane::copy_out : TraceLane::copy_in, device, category, std::move(name), e,
+      submitted_ns,
+      {TraceArg::of("buffer", name_), TraceArg::of("direction", direction),
+       TraceArg::of("bytes", t.range.size()), TraceArg::of("range", t.range.to_string()),
+       TraceArg::of("from_agent", std::uint64_t{t.from}),
+       TraceArg::of("to_agent", std::uint64_t{t.to})});
 }
 
 TransferStats SharedBuffer::stats() const {

@@ -15,6 +15,7 @@
 #include "coherence/prefetch_ledger.hpp"
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
+#include "device/trace_recorder.hpp"
 #include "memory/allocation_cache.hpp"
 #include "memory/device_memory.hpp"
 #include "memory/residency.hpp"
@@ -40,6 +41,8 @@ struct CoherenceContext {
   /// The limit, use counts and LRU eviction of every device's memory (memory/device_memory.hpp);
   /// buffers' allocations are made through it.
   std::shared_ptr<DeviceMemory> memory;
+  /// Where copies and evictions are recorded (UNIMEM_TRACE); null when tracing is off.
+  TraceRecorder* trace = nullptr;
 
   /// recycle_budget: bytes of released buffers' memory kept per agent for reuse (0: none).
   /// device_memory: bytes allowed per device (0: each device's own capacity).
@@ -168,6 +171,8 @@ class SharedBuffer final : public EvictionClient {
   void make_current(Agent agent, const IntervalSet& bytes, bool demand);
   void check_if_enabled() const;
   void issue(const Transfer& t);
+  /// Records copy t (issued at submitted_ns, as event e) in the trace.
+  void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns);
   /// Issues a strategy's post-write copies; a replay's are accounted as prefetches. A copy to a
   /// device that has no room even after eviction is skipped (the bytes stay current elsewhere).
   void perform(const PostWriteActions& actions);
