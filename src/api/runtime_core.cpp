@@ -216,7 +216,13 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
   if (measurement_.coherent()) b.acquire(kHostAgent, bytes);
   measurement_.add_host_read_dependencies(deps);
   b.tracker(kHostAgent).deps_for_read(bytes, deps);
-  b.prepare_home_read(bytes);  // bytes nobody wrote read as zero
+  // Bytes nobody wrote read as zero. Gamma keeps no bookkeeping, this included: its outputs are
+  // never copied home, and zero-filling them would be host work alpha does not do.
+  if (measurement_.coherent()) {
+    b.prepare_home_read(bytes);
+  } else {
+    b.home_written(bytes);
+  }
   const std::byte* src = b.home() + offset;
   const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
   Event e = host_queue_.submit(
