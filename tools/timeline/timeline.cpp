@@ -25,7 +25,7 @@ bool ends_with(const std::string& s, const std::string& suffix) {
 }
 
 // Picture geometry: a title line, the lanes, the time axis, then the legend.
-constexpr int kLabelWidth = 330;
+constexpr int kLabelWidth = 240;
 constexpr int kRightMargin = 30;
 constexpr int kTitleHeight = 36;
 constexpr int kLaneHeight = 26;
@@ -151,8 +151,13 @@ Timeline parse_chrome_trace(const std::string& json_text, const std::string& wha
 
 TimelineLayout layout_timeline(const Timeline& timeline, int width) {
   TimelineLayout l;
+  // The label column fits the longest label (about 6.5 px per character at the 11 px font),
+  // between kLabelWidth and 45% of the picture; longer labels are clipped.
+  std::size_t longest = 0;
+  for (const TimelineLane& lane : timeline.lanes) longest = std::max(longest, lane.label.size());
   l.width = std::max(width, kLabelWidth + kRightMargin + 200);
-  l.plot_left = kLabelWidth;
+  l.plot_left = std::clamp(static_cast<int>(6.5 * static_cast<double>(longest)) + 20, kLabelWidth,
+                           std::max(kLabelWidth, l.width * 45 / 100));
   l.plot_right = l.width - kRightMargin;
   l.lanes_top = kTitleHeight;
   l.lane_height = kLaneHeight;
@@ -206,8 +211,12 @@ void render_timeline(const Timeline& timeline, const std::string& path, int widt
     cairo_rectangle(cr, 0, top, l.width, l.lane_height);
     cairo_fill(cr);
     set_colour(cr, 0x202020);
+    cairo_save(cr);
+    cairo_rectangle(cr, 0, top, l.plot_left - 6, l.lane_height);
+    cairo_clip(cr);
     cairo_move_to(cr, 8, top + l.lane_height / 2.0 + 4);
     cairo_show_text(cr, timeline.lanes[i].label.c_str());
+    cairo_restore(cr);
   }
 
   // Entries: at least one pixel wide, so short copies stay visible.
