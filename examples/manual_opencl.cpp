@@ -1,5 +1,6 @@
 #include "examples/manual_opencl.hpp"
 
+#include <chrono>
 #include <map>
 
 #include "common/check.hpp"
@@ -140,21 +141,48 @@ ClProgram ManualContext::build(std::string_view source, std::string_view options
       opencl::build_program(context_.get(), devices_, names, source, std::string(options), what));
 }
 
-ClKernel ManualContext::kernel(const ClProgram& program, const char* name) const {
+ClKernel ManualContext::kernel(const ClProgram& program, const char* name) {
+  const auto key = std::make_pair(program.get(), std::string(name));
+  if (auto it = kernels_.find(key); it != kernels_.end()) return it->second;
   cl_int err = CL_SUCCESS;
   ClKernel k(clCreateKernel(program.get(), name, &err));
   check(err, "clCreateKernel", std::string("kernel ") + name);
+  kernels_.emplace(key, k);
   return k;
 }
 
-ClMem ManualContext::allocate(unsigned device, std::uint64_t bytes, std::string_view what) const {
+ClMem ManualContext::allocate(unsigned device, std::uint64_t bytes, std::string_view what) {
   UNIMEM_REQUIRE(device < devices_.size(), "ManualContext::allocate: device index out of range");
+  const auto key = std::make_pair(device, bytes);
+  std::size_t& taken = taken_[key];
+  std::vector<ClMem>& pool = pool_[key];
+  if (reuse_ && taken < pool.size()) return pool[taken++];
+  const auto start = std::chrono::steady_clock::now();
   cl_int err = CL_SUCCESS;
   ClMem mem(
       clCreateBuffer(context_.get(), CL_MEM_READ_WRITE, bytes == 0 ? 1 : bytes, nullptr, &err));
   check(err, "clCreateBuffer",
         std::string(what) + " (" + std::to_string(bytes) + " bytes) for " + device_name(device));
+  create_buffer_seconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++fresh_allocations_;
+  if (reuse_) {
+    pool.push_back(mem);
+    ++taken;
+  }
   return mem;
+}
+
+void ManualContext::begin_run() {
+  transfers_ = {};
+  taken_.clear();
+  fresh_allocations_ = 0;
+  create_buffer_seconds_ = 0;
+}
+
+void ManualContext::set_reuse(bool reuse) {
+  reuse_ = reuse;
+  if (!reuse_) pool_.clear();  // later runs allocate afresh
 }
 
 ClEvent ManualContext::write(unsigned device, const ClMem& dst, std::uint64_t dst_offset,

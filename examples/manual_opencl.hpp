@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -90,10 +91,28 @@ class ManualContext {
   /// build log of every device that failed.
   [[nodiscard]] ClProgram build(std::string_view source, std::string_view options,
                                 std::string_view what) const;
-  [[nodiscard]] ClKernel kernel(const ClProgram& program, const char* name) const;
+  /// The kernel `name` of program, created on first use and reused afterwards (as unimem's
+  /// Program keeps its kernels).
+  [[nodiscard]] ClKernel kernel(const ClProgram& program, const char* name);
 
   /// A device buffer of `bytes` bytes (at least 1) for `device`, labelled for error messages.
-  [[nodiscard]] ClMem allocate(unsigned device, std::uint64_t bytes, std::string_view what) const;
+  /// With reuse on (the default), the n-th allocation of a size on a device in a run is the n-th
+  /// buffer of that size and device that earlier runs allocated, when there is one (the buffer
+  /// holds whatever the last run left: like unimem's recycled mirrors, RuntimeOptions::
+  /// recycle_bytes); with reuse off, every allocation is a new clCreateBuffer.
+  [[nodiscard]] ClMem allocate(unsigned device, std::uint64_t bytes, std::string_view what);
+
+  /// Starts a run: clears transfers() and the run's allocation counts, and rewinds reuse so that
+  /// this run's allocations get the buffers of the runs before.
+  void begin_run();
+  void set_reuse(bool reuse);
+  [[nodiscard]] bool reuse() const { return reuse_; }
+  /// Since begin_run: buffers created by clCreateBuffer (not reused), and seconds spent in it.
+  /// POCL (and other drivers) allocate lazily, so most of a fresh buffer's cost (page faults)
+  /// comes with its first use, not in clCreateBuffer: `unimem bench` therefore times whole runs
+  /// with fresh buffers as well (allocation_seconds).
+  [[nodiscard]] std::uint64_t fresh_allocations() const { return fresh_allocations_; }
+  [[nodiscard]] double create_buffer_seconds() const { return create_buffer_seconds_; }
 
   /// Asynchronous transfers on `device`'s queue after `waits`; each adds its bytes to transfers().
   ClEvent write(unsigned device, const ClMem& dst, std::uint64_t dst_offset, const void* src,
@@ -127,6 +146,13 @@ class ManualContext {
   ClContext context_;
   std::vector<ClQueue> queues_;
   TransferBytes transfers_;
+  bool reuse_ = true;
+  // Reuse: every buffer allocated so far by (device, bytes), and how many of them this run took.
+  std::map<std::pair<unsigned, std::uint64_t>, std::vector<ClMem>> pool_;
+  std::map<std::pair<unsigned, std::uint64_t>, std::size_t> taken_;
+  std::map<std::pair<cl_program, std::string>, ClKernel> kernels_;
+  std::uint64_t fresh_allocations_ = 0;
+  double create_buffer_seconds_ = 0;
 };
 
 }  // namespace unimem::examples

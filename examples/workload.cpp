@@ -184,22 +184,43 @@ void Workload::validate(const Problem& problem, unsigned devices) const {
                                               ": the kernels use 32-bit indices)");
 }
 
-ManualResult Workload::run_manual(const ClPlatformDevices& platform,
-                                  std::span<const cl_device_id> devices, const Problem& problem,
-                                  const Arrays& inputs) const {
-  validate(problem, static_cast<unsigned>(devices.size()));
-  ManualContext context(platform, devices);
+ManualSession::ManualSession() = default;
+ManualSession::ManualSession(ManualSession&&) noexcept = default;
+ManualSession& ManualSession::operator=(ManualSession&&) noexcept = default;
+ManualSession::~ManualSession() = default;
+
+ManualSession Workload::manual_session(const ClPlatformDevices& platform,
+                                       std::span<const cl_device_id> devices) const {
   const std::vector<KernelSource> sources = kernel_sources();
   if (sources.size() != 1) {
     throw PreconditionError(name() + ": the manual version builds one kernel source");
   }
-  const ClProgram program =
-      context.build(sources.front().text, sources.front().options, sources.front().file);
+  ManualSession session;
+  session.context = std::make_unique<ManualContext>(platform, devices);
+  session.program = std::make_unique<ClProgram>(
+      session.context->build(sources.front().text, sources.front().options, sources.front().file));
+  return session;
+}
+
+ManualResult Workload::run_manual(ManualSession& session, const Problem& problem,
+                                  const Arrays& inputs) const {
+  ManualContext& context = *session.context;
+  validate(problem, context.device_count());
+  context.begin_run();
   const auto start = std::chrono::steady_clock::now();
-  Arrays outputs = manual_version(context, program, problem, inputs);
+  Arrays outputs = manual_version(context, *session.program, problem, inputs);
   context.finish_all();
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-  return {std::move(outputs), context.transfers(), elapsed.count()};
+  return {std::move(outputs), context.transfers(), elapsed.count(), context.fresh_allocations(),
+          context.create_buffer_seconds()};
+}
+
+ManualResult Workload::run_manual(const ClPlatformDevices& platform,
+                                  std::span<const cl_device_id> devices, const Problem& problem,
+                                  const Arrays& inputs) const {
+  validate(problem, static_cast<unsigned>(devices.size()));
+  ManualSession session = manual_session(platform, devices);
+  return run_manual(session, problem, inputs);
 }
 
 std::vector<std::unique_ptr<Workload>> all_workloads() {

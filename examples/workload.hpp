@@ -150,6 +150,20 @@ struct ManualResult {
   Arrays outputs;
   TransferBytes moved;  ///< bytes its transfer calls moved
   double seconds = 0;   ///< from the first upload to the last download (excludes program build)
+  std::uint64_t fresh_allocations = 0;  ///< buffers the run created (not reused)
+  double create_buffer_seconds = 0;     ///< time inside clCreateBuffer (lazy drivers: little)
+};
+
+/// A context over the devices with the workload's program built on it, kept across runs of the
+/// hand-written version (Workload::manual_session) so that repeated runs pay what unimem's do:
+/// no context creation or build, kernels and (with reuse, the default) buffers of earlier runs.
+struct ManualSession {
+  std::unique_ptr<ManualContext> context;
+  std::unique_ptr<ClProgram> program;
+  ManualSession();
+  ManualSession(ManualSession&&) noexcept;
+  ManualSession& operator=(ManualSession&&) noexcept;
+  ~ManualSession();
 };
 
 /// A workload of the seeds' evaluations in every form built so far.
@@ -190,6 +204,13 @@ class Workload {
   [[nodiscard]] ManualResult run_manual(const ClPlatformDevices& platform,
                                         std::span<const cl_device_id> devices,
                                         const Problem& problem, const Arrays& inputs) const;
+  /// The context and built program run_manual(session, ...) reuses.
+  [[nodiscard]] ManualSession manual_session(const ClPlatformDevices& platform,
+                                             std::span<const cl_device_id> devices) const;
+  /// One timed run of the hand-written version on a session (its context's reuse setting says
+  /// whether buffers of earlier runs are reused).
+  [[nodiscard]] ManualResult run_manual(ManualSession& session, const Problem& problem,
+                                        const Arrays& inputs) const;
 
   /// The exact minimum a run on `devices` devices must move with the split_evenly partition: the
   /// bytes each device reads before any device of the run wrote them (uploaded once), the bytes

@@ -14,4 +14,15 @@ cmake --build build/release -j "$jobs" --target unimem_cli
 # each part derived from the kernel's source by the analysis (no descriptors), next to the
 # hand-written multi-device OpenCL version: verified?, bytes vs the minimum and vs whole-buffer
 # coherence, time vs the hand-written version, bookkeeping overhead (Matz et al.'s alpha/beta/gamma).
-./build/release/tools/unimem bench stencil2d --strategy lazy --iters 3
+# Medians over 9 repetitions with their spread; both versions reuse their buffers, and the runs
+# that allocate afresh every time are reported apart ("fresh").
+./build/release/tools/unimem bench stencil2d --strategy lazy
+# A timeline of a small traced run (every kernel partition, copy, host access per device lane):
+# Chrome trace JSON for ui.perfetto.dev, drawn as a picture by `unimem trace`.
+trace="$root/build/release/stencil2d_trace.json"
+timeline="$root/build/release/stencil2d_timeline.png"
+./build/release/tools/unimem bench stencil2d --small --strategy lazy --iters 1 --no-overhead \
+  --no-allocation --json --trace "$trace" > /dev/null
+./build/release/tools/unimem trace "$trace" -o "$timeline"
+echo "demo: trace written to $trace (open it in https://ui.perfetto.dev)"
+echo "demo: timeline picture written to $timeline"

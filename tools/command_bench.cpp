@@ -6,7 +6,10 @@
 //
 // Overhead is measured as Matz et al. do (api/measurement.hpp: alpha, beta, gamma and the
 // fractions). Times are medians over --iters repetitions after one untimed warm-up run (POCL
-// compiles kernels on first use).
+// compiles kernels on first use), with their spread; both versions reuse their buffers across
+// repetitions, and the runs that allocate fresh buffers are timed separately ("allocation").
+
+#include <time.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -50,7 +53,7 @@ struct BenchOptions {
   std::uint64_t size = 0;
   std::uint32_t steps = 0;
   bool small = false;
-  unsigned iters = 3;
+  unsigned iters = 9;
   unsigned devices = 0;
   std::string strategy = "adaptive";
   std::string balance = "equal";
@@ -61,6 +64,8 @@ struct BenchOptions {
 #endif
   bool json = false;
   bool overhead = true;
+  bool allocation = true;     // also time both versions with fresh buffers in every run
+  std::string trace;          // --trace: the normal-mode runtime's timeline (Chrome trace JSON)
   std::string device_memory;  // --device-memory: a byte count, "" for none
 };
 
@@ -76,6 +81,54 @@ double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v.size() % 2 == 1 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+// The median and spread of repeated timings: quartiles by linear interpolation.
+struct Spread {
+  double median = 0, min = 0, q1 = 0, q3 = 0, max = 0;
+};
+
+double quantile(const std::vector<double>& sorted, double q) {
+  if (sorted.empty()) return 0;
+  const double at = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(at);
+  const std::size_t hi = std::min(lo + 1, sorted.size() - 1);
+  return sorted[lo] + (at - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+}
+
+Spread spread(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  Spread s;
+  if (v.empty()) return s;
+  s.median = median(v);
+  s.min = v.front();
+  s.q1 = quantile(v, 0.25);
+  s.q3 = quantile(v, 0.75);
+  s.max = v.back();
+  return s;
+}
+
+nlohmann::ordered_json to_json(const Spread& s) {
+  return {{"median", s.median}, {"min", s.min}, {"q1", s.q1}, {"q3", s.q3}, {"max", s.max}};
+}
+
+// f(a[i], b[i], ...) per repetition: the modes of one repetition run back to back, so pairing
+// them cancels the drift between repetitions (load from other processes, frequency changes).
+template <typename F>
+std::vector<double> paired(std::size_t n, F&& f) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < n; ++i) out.push_back(f(i));
+  return out;
+}
+
+// CPU time of the calling thread, in seconds. The runtime's bookkeeping (directory, trackers,
+// dependency lists, enqueue calls) runs on the submitting thread, while kernels and copies run on
+// the drivers' threads; unlike wall time, this thread's CPU time barely moves when other
+// processes load the machine.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
 std::string num(double x) {
@@ -154,13 +207,25 @@ int run_bench(const BenchOptions& o) {
   if (!o.device_memory.empty()) {
     runtime_options.device_memory = require_byte_size(o.device_memory, "--device-memory");
   }
+  // Timing policy: both versions reuse. unimem recycles its released buffers' device and host
+  // memory (RuntimeOptions::recycle_bytes) and keeps its program and kernels; the hand-written
+  // version keeps one context, program, kernels and buffers across its runs (ManualSession with
+  // reuse). What allocation costs is timed separately (--no-allocation skips it): one more
+  // runtime with recycle_bytes = 0 and one more manual session without reuse, each allocating
+  // fresh buffers in every run.
   std::vector<Mode> runners;
-  for (MeasurementMode mode : modes) {
+  const std::size_t fresh_index = modes.size();  // the allocating runtime, after the modes
+  if (o.allocation) modes.push_back(MeasurementMode::normal);
+  for (std::size_t mi = 0; mi < modes.size(); ++mi) {
+    const MeasurementMode mode = modes[mi];
     Mode r;
+    RuntimeOptions options = runtime_options;
+    if (mi == 0) options.trace = o.trace;              // the timeline of the normal-mode runs
+    if (mi == fresh_index) options.recycle_bytes = 0;  // every run allocates afresh
     // The warm-up runs in normal mode, so the mirrors the timed runs recycle hold real data:
     // beta and gamma kernels then compute on realistic values, not on never-written memory
     // (nbody ran 2-3x slower on it, which made overhead_fraction meaningless).
-    r.runtime = std::make_unique<Runtime>(registry(), runtime_options);
+    r.runtime = std::make_unique<Runtime>(registry(), options);
     r.program = examples::build_program(*workload, *r.runtime);
     if (launch.ignore_accesses && !r.program->analyzed()) {
       throw PreconditionError("--access analysis: the kernel analysis cannot describe " +
@@ -174,27 +239,50 @@ int run_bench(const BenchOptions& o) {
   UNIMEM_REQUIRE(platform.devices.size() >= k, "bench: the manual version needs as many devices");
   const std::vector<cl_device_id> manual_devices(platform.devices.begin(),
                                                  platform.devices.begin() + k);
-  (void)workload->run_manual(platform, manual_devices, problem, inputs);  // warm-up
+  examples::ManualSession manual_session = workload->manual_session(platform, manual_devices);
+  (void)workload->run_manual(manual_session, problem, inputs);  // warm-up: compiles, allocates
+  examples::ManualSession fresh_session;
+  if (o.allocation) {
+    fresh_session = workload->manual_session(platform, manual_devices);
+    fresh_session.context->set_reuse(false);
+    (void)workload->run_manual(fresh_session, problem, inputs);  // warm-up: compiles
+  }
   // Each repetition runs every mode and the hand-written version back to back, so load from other
   // processes and drift hit unimem and the hand-written version alike (the ratio is what counts).
-  std::vector<double> alpha, beta, gamma, manual;
+  std::vector<double> alpha, beta, gamma, manual, alpha_fresh, manual_fresh;
+  std::vector<double> manual_create_buffer;
+  std::vector<double> alpha_cpu, beta_cpu, gamma_cpu;  // the submitting thread's CPU seconds
+  std::uint64_t manual_fresh_buffers = 0;
   examples::ProgramRunResult first;
   std::vector<DeviceMemoryReport> first_memory;  // the device memory of the first timed run
   examples::ManualResult manual_result;
   for (unsigned i = 0; i < o.iters; ++i) {
     for (std::size_t mi = 0; mi < runners.size(); ++mi) {
       if (mi == 0 && i == 0) runners[0].runtime->core().reset_device_memory_peaks();
+      const double cpu_start = thread_cpu_seconds();
       examples::ProgramRunResult r = examples::run_program_version(
           *workload, *runners[mi].runtime, *runners[mi].program, problem, inputs, launch);
-      (mi == 0 ? alpha : mi == 1 ? beta : gamma).push_back(r.seconds);
+      const double cpu = thread_cpu_seconds() - cpu_start;
+      if (mi == fresh_index) {
+        alpha_fresh.push_back(r.seconds);
+      } else {
+        (mi == 0 ? alpha : mi == 1 ? beta : gamma).push_back(r.seconds);
+        (mi == 0 ? alpha_cpu : mi == 1 ? beta_cpu : gamma_cpu).push_back(cpu);
+      }
       if (mi == 0 && i == 0) {
         first = std::move(r);
         first_memory = runners[0].runtime->core().device_memory();
       }
     }
-    examples::ManualResult r = workload->run_manual(platform, manual_devices, problem, inputs);
+    examples::ManualResult r = workload->run_manual(manual_session, problem, inputs);
     manual.push_back(r.seconds);
     if (i == 0) manual_result = std::move(r);
+    if (o.allocation) {
+      const examples::ManualResult f = workload->run_manual(fresh_session, problem, inputs);
+      manual_fresh.push_back(f.seconds);
+      manual_create_buffer.push_back(f.create_buffer_seconds);
+      manual_fresh_buffers = f.fresh_allocations;
+    }
   }
   const examples::Comparison cmp = workload->verify(problem, inputs, first.outputs);
   const examples::Comparison manual_cmp = workload->verify(problem, inputs, manual_result.outputs);
@@ -207,6 +295,19 @@ int run_bench(const BenchOptions& o) {
   const OverheadTimes times{median(alpha), median(beta), median(gamma)};
   const double a = times.alpha;
   const double m = median(manual);
+  const std::size_t n = alpha.size();
+  // The overhead fractions per repetition (beta, gamma and alpha of one repetition), then their
+  // median and spread: less sensitive to drift than the fraction of the three medians.
+  const Spread overhead = spread(
+      paired(o.overhead ? n : 0, [&](std::size_t i) { return (beta[i] - gamma[i]) / alpha[i]; }));
+  const Spread transfer = spread(
+      paired(o.overhead ? n : 0, [&](std::size_t i) { return (alpha[i] - beta[i]) / alpha[i]; }));
+  // The same on the submitting thread's CPU time: bookkeeping = beta's CPU time minus gamma's,
+  // as a share of alpha's wall time (robust where wall times are noisy: a loaded machine).
+  const Spread bookkeeping_cpu = spread(paired(
+      o.overhead ? n : 0, [&](std::size_t i) { return (beta_cpu[i] - gamma_cpu[i]) / alpha[i]; }));
+  std::size_t beta_above_alpha = 0;
+  for (std::size_t i = 0; o.overhead && i < n; ++i) beta_above_alpha += beta[i] > alpha[i] ? 1 : 0;
 
   nlohmann::ordered_json j;
   j["workload"] = workload->name();
@@ -232,15 +333,49 @@ int run_bench(const BenchOptions& o) {
   j["prefetch_bytes"] = first.moved.prefetch_bytes;
   j["prefetch_unread_bytes"] = first.moved.prefetch_unread_bytes;
   j["iters"] = o.iters;
+  j["timing"] =
+      "both reuse: unimem recycles buffers, the hand-written version keeps its context, program, "
+      "kernels and buffers; medians over iters repetitions after one warm-up";
   j["seconds"] = a;
   j["manual_seconds"] = m;
+  j["ratio_to_manual"] = m > 0 ? a / m : 0;
+  j["seconds_spread"] = to_json(spread(alpha));
+  j["manual_seconds_spread"] = to_json(spread(manual));
+  if (o.allocation) {
+    // The same runs with fresh buffers every time (unimem: recycle_bytes 0; hand-written: no
+    // reuse), and the difference per repetition: what allocating costs each version.
+    const double af = median(alpha_fresh);
+    const double mf = median(manual_fresh);
+    j["allocation"] = {
+        {"unimem_fresh_seconds", af},
+        {"manual_fresh_seconds", mf},
+        {"fresh_ratio_to_manual", mf > 0 ? af / mf : 0},
+        {"unimem_allocation_seconds",
+         median(paired(n, [&](std::size_t i) { return alpha_fresh[i] - alpha[i]; }))},
+        {"manual_allocation_seconds",
+         median(paired(n, [&](std::size_t i) { return manual_fresh[i] - manual[i]; }))},
+        {"manual_fresh_buffers", manual_fresh_buffers},
+        {"manual_create_buffer_seconds", median(manual_create_buffer)}};
+  } else {
+    j["allocation"] = nullptr;
+  }
   j["build_seconds"] = build.opencl_build_seconds;
   j["analysis_seconds"] = build.analysis_seconds;
   if (o.overhead) {
     j["beta_seconds"] = times.beta;
     j["gamma_seconds"] = times.gamma;
-    j["overhead_fraction"] = times.overhead_fraction();
-    j["transfer_fraction"] = times.transfer_fraction();
+    j["beta_seconds_spread"] = to_json(spread(beta));
+    j["gamma_seconds_spread"] = to_json(spread(gamma));
+    j["overhead_fraction"] = overhead.median;
+    j["overhead_fraction_spread"] = to_json(overhead);
+    j["overhead_fraction_of_medians"] = times.overhead_fraction();
+    j["transfer_fraction"] = transfer.median;
+    j["transfer_fraction_spread"] = to_json(transfer);
+    j["beta_above_alpha_runs"] = beta_above_alpha;
+    j["bookkeeping_cpu_fraction"] = bookkeeping_cpu.median;
+    j["bookkeeping_cpu_fraction_spread"] = to_json(bookkeeping_cpu);
+    j["submit_cpu_seconds"] = {
+        {"alpha", median(alpha_cpu)}, {"beta", median(beta_cpu)}, {"gamma", median(gamma_cpu)}};
   } else {
     j["overhead_fraction"] = nullptr;
   }
@@ -270,6 +405,21 @@ int run_bench(const BenchOptions& o) {
   j["bytes_evicted_written_back"] = first.moved.eviction_writeback_bytes;
   j["bytes_reloaded"] = first.moved.reloaded_bytes;
   j["device_memory_per_device"] = std::move(per_device);
+  {
+    nlohmann::ordered_json samples;
+    samples["alpha"] = alpha;
+    if (o.overhead) {
+      samples["beta"] = beta;
+      samples["gamma"] = gamma;
+    }
+    samples["manual"] = manual;
+    if (o.allocation) {
+      samples["alpha_fresh"] = alpha_fresh;
+      samples["manual_fresh"] = manual_fresh;
+    }
+    j["samples"] = std::move(samples);
+  }
+  if (!o.trace.empty()) j["trace"] = runners[0].runtime->write_trace();
 
   if (!o.json) {
     std::cout << workload->name() << " (" << workload->description() << ")\n"
@@ -292,14 +442,27 @@ int run_bench(const BenchOptions& o) {
                      static_cast<double>(std::max<std::uint64_t>(1, moved.total(peer))))
               << "x unimem's), hand-written " << manual_result.moved.total(peer) << "\n"
               << "  time:     unimem " << num(a) << " s, hand-written " << num(m) << " s ("
-              << num(m > 0 ? a / m : 0) << "x)";
-    if (o.overhead) {
-      std::cout << "; bookkeeping overhead " << num(100 * times.overhead_fraction())
-                << "% of the run (alpha " << num(times.alpha) << " s, beta " << num(times.beta)
-                << " s, gamma " << num(times.gamma) << " s)";
+              << num(m > 0 ? a / m : 0) << "x; both reuse buffers, medians of " << o.iters << ")\n";
+    if (o.allocation) {
+      std::cout << "  fresh:    allocating in every run: unimem " << num(median(alpha_fresh))
+                << " s, hand-written " << num(median(manual_fresh)) << " s\n";
     }
-    std::cout << "\n"
-              << "  build:    OpenCL " << num(build.opencl_build_seconds) << " s, kernel analysis "
+    if (o.overhead) {
+      std::cout << "  overhead: bookkeeping " << num(100 * overhead.median)
+                << "% of the run (median"
+                << " of " << n << ", quartiles " << num(100 * overhead.q1) << " .. "
+                << num(100 * overhead.q3) << "%; alpha " << num(times.alpha) << " s, beta "
+                << num(times.beta) << " s, gamma " << num(times.gamma) << " s)\n"
+                << "            on the submitting thread's CPU time: "
+                << num(100 * bookkeeping_cpu.median) << "% (quartiles "
+                << num(100 * bookkeeping_cpu.q1) << " .. " << num(100 * bookkeeping_cpu.q3)
+                << "%)\n";
+    }
+    if (!o.trace.empty()) {
+      std::cout << "  trace:    " << o.trace << " (ui.perfetto.dev, or `unimem trace " << o.trace
+                << " -o timeline.png`)\n";
+    }
+    std::cout << "  build:    OpenCL " << num(build.opencl_build_seconds) << " s, kernel analysis "
               << num(build.analysis_seconds) << " s" << (build.analysis_cached ? " (cached)" : "")
               << "\n";
     for (const std::string& line : first.log) std::cout << "  note: " << line << "\n";
@@ -343,6 +506,11 @@ void add_bench_command(CLI::App& app) {
       ->check(byte_size);
   cmd->add_flag("--json", o->json, "print only the JSON object");
   cmd->add_flag("!--no-overhead", o->overhead, "skip the beta/gamma overhead runs");
+  cmd->add_flag("!--no-allocation", o->allocation,
+                "skip the runs that allocate fresh buffers every time (JSON \"allocation\")");
+  cmd->add_option("--trace", o->trace,
+                  "write a timeline of the unimem runs (normal mode, warm-up included) to this "
+                  "file as Chrome trace JSON; `unimem trace FILE -o timeline.png` draws it");
   cmd->callback([o] {
     const int rc = run_bench(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

@@ -89,7 +89,8 @@ std::string summary(const nlohmann::json& r) {
 }
 
 int run_program(const std::vector<std::string>& command, const std::string& report_option,
-                const std::string& devices, const std::string& exposed, bool quiet) {
+                const std::string& devices, const std::string& exposed, const std::string& trace,
+                bool quiet) {
   if (command.empty())
     throw std::runtime_error("unimem run: no program given (unimem run -- PROGRAM ARGS...)");
   const std::string library = platform_library();
@@ -122,6 +123,13 @@ int run_program(const std::vector<std::string>& command, const std::string& repo
   ::setenv("UNIMEM_REPORT", report.c_str(), 1);
   if (!devices.empty()) ::setenv(opencl::kDevicesEnvironmentVariable, devices.c_str(), 1);
   if (!exposed.empty()) ::setenv("UNIMEM_PLATFORM_DEVICES", exposed.c_str(), 1);
+  // The platform's runtime traces when UNIMEM_TRACE is set and writes the file at exit.
+  std::string trace_file;
+  if (!trace.empty()) {
+    trace_file = fs::absolute(trace).string();
+    fs::remove(trace_file);
+    ::setenv("UNIMEM_TRACE", trace_file.c_str(), 1);
+  }
 
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
@@ -155,6 +163,15 @@ int run_program(const std::vector<std::string>& command, const std::string& repo
     std::error_code ec;
     fs::remove(dir, ec);  // kept when the report is inside it
   }
+  if (!quiet && !trace_file.empty()) {
+    std::error_code ec;
+    std::cerr << (fs::exists(trace_file, ec)
+                      ? "unimem run: trace written to " + trace_file +
+                            " (open it in ui.perfetto.dev, or `unimem trace " + trace_file +
+                            " -o timeline.png`)\n"
+                      : "unimem run: no trace was written (the program used no device of the "
+                        "unimem platform)\n");
+  }
   if (!quiet && code != 0)
     std::cerr << "unimem run: " << command[0] << " exited with " << code << "\n";
   return code;
@@ -172,6 +189,7 @@ void add_run_command(CLI::App& app) {
   auto report = std::make_shared<std::string>();
   auto devices = std::make_shared<std::string>();
   auto exposed = std::make_shared<std::string>();
+  auto trace = std::make_shared<std::string>();
   auto quiet = std::make_shared<bool>(false);
   auto command = std::make_shared<std::vector<std::string>>();
   run->add_option("--report", *report,
@@ -180,11 +198,14 @@ void add_run_command(CLI::App& app) {
   run->add_option("--platform-devices", *exposed,
                   "devices the platform exposes (UNIMEM_PLATFORM_DEVICES)")
       ->check(CLI::IsMember({"aggregate", "each", "both"}));
+  run->add_option("--trace", *trace,
+                  "write a timeline of the run to this file as Chrome trace JSON (UNIMEM_TRACE; "
+                  "ui.perfetto.dev opens it, `unimem trace` draws it)");
   run->add_flag("--quiet", *quiet, "print no summary");
   run->add_option("command", *command, "PROGRAM ARGS... (after --)")->required();
   run->callback([=] {
 #if UNIMEM_HAVE_OPENCL
-    const int code = run_program(*command, *report, *devices, *exposed, *quiet);
+    const int code = run_program(*command, *report, *devices, *exposed, *trace, *quiet);
     std::cout.flush();
     std::exit(code);
 #else

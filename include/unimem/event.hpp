@@ -3,15 +3,27 @@
 // Completion of asynchronous operations: every copy, kernel, host read and write returns an Event.
 
 #include <condition_variable>
+#include <cstdint>
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace unimem {
+
+/// When an operation was queued, started and ended, in nanoseconds (tracing: UNIMEM_TRACE).
+/// host_clock: on std::chrono::steady_clock (since its epoch); otherwise on the device's own
+/// profiling clock (CL_PROFILING_COMMAND_*), which the trace recorder maps onto the host clock.
+struct EventTimes {
+  std::int64_t queued = 0;
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  bool host_clock = true;
+};
 
 /// The state behind an Event. Each driver may provide its own (an OpenCL driver wraps cl_event);
 /// ManualEventState is the shared default.
@@ -27,6 +39,9 @@ class EventState {
   /// Runs callback exactly once after the operation finished: immediately on the calling thread if
   /// it already has, otherwise on whichever thread completes it. Callbacks must not block.
   virtual void on_complete(std::function<void()> callback) = 0;
+  /// When the finished operation ran, if the driver measured it (only while profiling is on:
+  /// Device::set_profiling). Optional: nullopt by default and before completion.
+  [[nodiscard]] virtual std::optional<EventTimes> times() const { return std::nullopt; }
 };
 
 /// An event completed by calling complete() or fail(): used by the host driver, by drivers to
@@ -37,9 +52,13 @@ class ManualEventState final : public EventState {
   [[nodiscard]] bool is_complete() const override;
   void on_complete(std::function<void()> callback) override;
 
+  [[nodiscard]] std::optional<EventTimes> times() const override;
+
   void complete();
   /// Marks the event finished with an error: wait() rethrows it.
   void fail(std::exception_ptr error);
+  /// Records when the operation ran (host clock); call before complete().
+  void set_times(EventTimes times);
 
  private:
   void finish(std::exception_ptr error);
@@ -48,6 +67,7 @@ class ManualEventState final : public EventState {
   std::condition_variable done_cv_;
   bool done_ = false;
   std::exception_ptr error_;
+  std::optional<EventTimes> times_;
   std::vector<std::function<void()>> callbacks_;
 };
 
@@ -67,6 +87,10 @@ class Event {
   [[nodiscard]] bool is_complete() const { return !state_ || state_->is_complete(); }
   void on_complete(std::function<void()> callback) const;
   [[nodiscard]] bool is_null() const { return !state_; }
+  /// EventState::times(); nullopt for a null event.
+  [[nodiscard]] std::optional<EventTimes> times() const {
+    return state_ ? state_->times() : std::nullopt;
+  }
   [[nodiscard]] const std::shared_ptr<EventState>& state() const { return state_; }
 
   friend bool operator==(const Event&, const Event&) = default;

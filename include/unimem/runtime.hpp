@@ -45,6 +45,11 @@ struct RuntimeOptions {
   /// Strided rows of a 2-D box (equal lengths at a constant stride) move between the host and a
   /// device as one rectangular copy (clEnqueue{Read,Write}BufferRect) instead of one per row.
   bool rect_copies = true;
+  /// A file to write a timeline of the run to, as Chrome trace JSON (opens in ui.perfetto.dev;
+  /// `unimem trace FILE -o timeline.png` draws it): every kernel partition, copy, eviction and
+  /// host access, per device queue and host lane. Empty: the environment variable UNIMEM_TRACE
+  /// when set, else no tracing. Written when the runtime is destroyed (and by write_trace()).
+  std::string trace = {};
 };
 
 /// Shared buffers over the host and N devices.
@@ -109,6 +114,12 @@ class Runtime {
   [[nodiscard]] TransferStats buffer_stats(BufferId buffer) const;
   /// {"total": {...}, "buffers": [{"id":..,"name":..,"size":..,"stats":{...}}, ...]}
   [[nodiscard]] std::string stats_json() const;
+
+  /// With tracing on (RuntimeOptions::trace, UNIMEM_TRACE), waits for everything submitted and
+  /// writes the trace so far to its file (the destructor writes it again, complete); returns
+  /// the file. Without tracing it does nothing and returns "". Throws PreconditionError naming
+  /// the file when it cannot be written.
+  std::string write_trace();
 
   /// The layers below (src/api/runtime_core.hpp): launches with explicit access sets, the
   /// devices, the directory. For Program and for code built with unimem's internals.

@@ -71,4 +71,6 @@ TransferStats Runtime::buffer_stats(BufferId buffer) const { return core_->buffe
 
 std::string Runtime::stats_json() const { return core_->stats_json(); }
 
+std::string Runtime::write_trace() { return core_->write_trace(); }
+
 }  // namespace unimem

@@ -1,6 +1,7 @@
 #include "api/runtime_core.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -22,6 +23,13 @@ std::uint64_t device_memory_cap(const RuntimeOptions& options) {
   return require_byte_size(env, "UNIMEM_DEVICE_MEMORY");
 }
 
+// RuntimeOptions::trace, else UNIMEM_TRACE, else "" (no tracing).
+std::string trace_path(const RuntimeOptions& options) {
+  if (!options.trace.empty()) return options.trace;
+  const char* env = std::getenv("UNIMEM_TRACE");
+  return env == nullptr ? std::string() : std::string(env);
+}
+
 std::string range_text(std::uint64_t offset, std::uint64_t size) {
   return Interval{offset, offset + size}.to_string();
 }
@@ -41,6 +49,16 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
   context_.rect_copies = options.rect_copies;
   UNIMEM_REQUIRE(!registry_.empty(), "Runtime: at least one device is needed");
   UNIMEM_REQUIRE(registry_.size() < kMaxAgents, "Runtime: at most 63 devices are supported");
+  if (const std::string path = trace_path(options); !path.empty()) {
+    std::vector<std::string> names;
+    for (std::size_t d = 0; d < registry_.size(); ++d) {
+      names.push_back(registry_.at(d).name());
+      registry_.at(d).set_profiling(true);  // events report when they ran (EventState::times)
+    }
+    host_queue_.set_timing(true);
+    trace_ = std::make_unique<TraceRecorder>(path, std::move(names));
+    context_.trace = trace_.get();
+  }
 }
 
 RuntimeCore::~RuntimeCore() {
@@ -57,6 +75,20 @@ RuntimeCore::~RuntimeCore() {
   }
   std::lock_guard lock(mutex_);
   buffers_.clear();
+  if (trace_) {
+    try {
+      trace_->write();
+    } catch (const std::exception& e) {  // a destructor must not throw: say it instead
+      std::fprintf(stderr, "unimem: %s\n", e.what());
+    }
+  }
+}
+
+std::string RuntimeCore::write_trace() {
+  if (!trace_) return {};
+  finish();
+  trace_->write();
+  return trace_->path();
 }
 
 SharedBuffer& RuntimeCore::buffer_locked(BufferId id) const {
@@ -156,8 +188,10 @@ Event RuntimeCore::write(BufferId id, std::uint64_t offset, std::span<const std:
   b.tracker(kHostAgent).deps_for_write(bytes, deps);
   b.home_written(bytes);
   std::byte* dst = b.home() + offset;
+  const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
   Event e = host_queue_.submit(
       [dst, src = data.data(), n = data.size()] { std::memcpy(dst, src, n); }, deps);
+  if (trace_) trace_host_access(TraceCategory::host_write, b, offset, data.size(), e, submitted);
   b.tracker(kHostAgent).record_write(bytes, e);
   if (measurement_.coherent()) b.after_host_write(bytes, strategy_for(b));
   track(e);
@@ -183,10 +217,18 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
   if (measurement_.coherent()) b.acquire(kHostAgent, bytes);
   measurement_.add_host_read_dependencies(deps);
   b.tracker(kHostAgent).deps_for_read(bytes, deps);
-  b.prepare_home_read(bytes);  // bytes nobody wrote read as zero
+  // Bytes nobody wrote read as zero. Gamma keeps no bookkeeping, this included: its outputs are
+  // never copied home, and zero-filling them would be host work alpha does not do.
+  if (measurement_.coherent()) {
+    b.prepare_home_read(bytes);
+  } else {
+    b.home_written(bytes);
+  }
   const std::byte* src = b.home() + offset;
+  const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
   Event e = host_queue_.submit(
       [src, dst = out.data(), n = out.size()] { std::memcpy(dst, src, n); }, deps);
+  if (trace_) trace_host_access(TraceCategory::host_read, b, offset, out.size(), e, submitted);
   b.tracker(kHostAgent).record_read(bytes, e);
   track(e);
   return e;
@@ -194,6 +236,35 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
 
 void RuntimeCore::read_blocking(BufferId id, std::uint64_t offset, std::span<std::byte> out) {
   read(id, offset, out).wait();
+}
+
+void RuntimeCore::trace_host_access(TraceCategory category, const SharedBuffer& b,
+                                    std::uint64_t offset, std::uint64_t size, const Event& e,
+                                    std::int64_t submitted) {
+  std::string name = category == TraceCategory::host_write ? "host write " : "host read ";
+  name += b.name();
+  trace_->operation(TraceLane::host, 0, category, std::move(name), e, submitted,
+                    {TraceArg::of("buffer", b.name()), TraceArg::of("bytes", size),
+                     TraceArg::of("range", range_text(offset, size))});
+}
+
+void RuntimeCore::trace_kernel(const LaunchPartition& p, std::size_t index, std::size_t count,
+                               const Event& e, std::int64_t submitted) {
+  std::string range;
+  for (unsigned d = 0; d < p.range.dims; ++d) {
+    if (d > 0) range += 'x';
+    range += std::to_string(p.range.global[d]);
+  }
+  std::string offset;
+  for (unsigned d = 0; d < p.range.dims; ++d) {
+    if (d > 0) offset += ',';
+    offset += std::to_string(p.range.offset[d]);
+  }
+  trace_->operation(TraceLane::kernels, p.device, TraceCategory::kernel, p.kernel->name(), e,
+                    submitted,
+                    {TraceArg::of("kernel", p.kernel->name()), TraceArg::of("partition", index),
+                     TraceArg::of("partitions", count), TraceArg::of("global", range),
+                     TraceArg::of("offset", offset)});
 }
 
 Event RuntimeCore::launch(const Launch& launch) {
@@ -451,7 +522,11 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
           break;
       }
     }
+    const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
     Event e = registry_.at(p.device).launch(*p.kernel, p.range, kargs, deps);
+    if (trace_) {
+      trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
+    }
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
       for (std::size_t i = 0; i < pu.uses.size(); ++i) {

@@ -19,6 +19,7 @@
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
 #include "device/device_registry.hpp"
+#include "device/trace_recorder.hpp"
 #include "device/work_queue.hpp"
 #include "region/access_bytes.hpp"
 #include "region/interval_map.hpp"
@@ -130,6 +131,10 @@ class RuntimeCore {
   [[nodiscard]] TransferStats stats() const;
   [[nodiscard]] TransferStats buffer_stats(BufferId buffer) const;
   [[nodiscard]] std::string stats_json() const;
+  /// Documented on Runtime::write_trace.
+  std::string write_trace();
+  /// The trace being recorded; null when tracing is off.
+  [[nodiscard]] const TraceRecorder* trace() const { return trace_.get(); }
 
   /// Per device: its memory limit, the bytes buffers hold there (now and at the peak), the bytes
   /// its partitions touch, and what eviction did.
@@ -163,8 +168,15 @@ class RuntimeCore {
   class HeldBuffers;
   void hold_buffers(std::span<const PartitionUses> plan, HeldBuffers& held);
   void note_touched(std::span<const PartitionUses> plan);
+  void trace_host_access(TraceCategory category, const SharedBuffer& b, std::uint64_t offset,
+                         std::uint64_t size, const Event& e, std::int64_t submitted);
+  void trace_kernel(const LaunchPartition& p, std::size_t index, std::size_t count, const Event& e,
+                    std::int64_t submitted);
 
   DeviceRegistry registry_;
+  // Null when tracing is off: every trace point is one branch on it. Declared before the
+  // buffers' context, which points to it.
+  std::unique_ptr<TraceRecorder> trace_;
   CoherenceContext context_;
   mutable std::mutex mutex_;
   UpdateStrategy strategy_;

@@ -96,6 +96,8 @@ bool SharedBuffer::busy_on(std::size_t device) const {
 }
 
 void SharedBuffer::box_out(std::size_t device) {
+  const std::int64_t start = context_.trace ? TraceRecorder::now_ns() : 0;
+  const std::uint64_t writeback_before = stats_.eviction_writeback_bytes;
   const Agent a = agent_of_device(device);
   const IntervalSet all(Interval{0, size_});
   const IntervalSet held = all.subtract(directory_.missing_on(a, all));
@@ -109,6 +111,13 @@ void SharedBuffer::box_out(std::size_t device) {
   stats_.evicted_bytes += held.total_size();
   evicted_[a] = evicted_[a].unite(held);
   wait_all(trackers_[a].pending());
+  if (context_.trace) {
+    context_.trace->span(
+        TraceLane::evictions, device, TraceCategory::eviction, "evict " + name_, start,
+        TraceRecorder::now_ns(),
+        {TraceArg::of("buffer", name_), TraceArg::of("evicted_bytes", held.total_size()),
+         TraceArg::of("writeback_bytes", stats_.eviction_writeback_bytes - writeback_before)});
+  }
 }
 
 void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
@@ -167,8 +176,14 @@ void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool dema
 // strided in the buffer: one clEnqueue{Read,Write}BufferRect moves them all (the driver's
 // default is a copy per row).
 void SharedBuffer::issue_rect(std::span<const Transfer> rows) {
-  if (context_.transfers_disabled) return;
   const Transfer& first = rows.front();
+  if (context_.transfers_disabled) {  // measurement mode beta: as issue() does per row
+    if (first.to == kHostAgent) {
+      for (const Transfer& t : rows) home_written(IntervalSet(t.range));
+    }
+    return;
+  }
+  const std::int64_t submitted = context_.trace ? TraceRecorder::now_ns() : 0;
   const std::uint64_t len = first.range.size();
   const std::uint64_t stride = rows[1].range.begin - first.range.begin;
   const std::uint64_t off = first.range.begin;
@@ -214,10 +229,19 @@ void SharedBuffer::issue_rect(std::span<const Transfer> rows) {
   trackers_[first.from].record_read(r, e);
   trackers_[first.to].record_write(r, e);
   prefetch_.copied(first.to, r);
+  if (context_.trace) {
+    trace_copy(Transfer{bounds, first.from, first.to}, e, submitted, r.total_size(), rows.size());
+  }
 }
 
 void SharedBuffer::issue(const Transfer& t) {
-  if (context_.transfers_disabled) return;  // measurement mode beta: bookkeeping only
+  if (context_.transfers_disabled) {  // measurement mode beta: bookkeeping only
+    // The home bytes the skipped copy would have written count as written, so a later host read
+    // does not zero-fill them: otherwise beta does host work that alpha leaves to the copy (a
+    // 32 MiB memset per blackscholes run), one reason beta could take longer than alpha.
+    if (t.to == kHostAgent) home_written(IntervalSet(t.range));
+    return;
+  }
   const IntervalSet r(t.range);
   const std::uint64_t off = t.range.begin;
   const std::uint64_t len = t.range.size();
@@ -225,6 +249,7 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.from].deps_for_read(r, deps);
   trackers_[t.to].deps_for_write(r, deps);
   Event e;
+  const std::int64_t submitted = context_.trace ? TraceRecorder::now_ns() : 0;
   // The device allocations that hold the range on each side, and where in them it lies: the
   // source holds it already (found, not touched: a box-out writes back through here, under
   // DeviceMemory's lock); the destination is allocated if it has no room for it yet.
@@ -269,6 +294,34 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.from].record_read(r, e);
   trackers_[t.to].record_write(r, e);
   prefetch_.copied(t.to, r);
+  if (context_.trace) trace_copy(t, e, submitted, len, 1);
+}
+
+void SharedBuffer::trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns,
+                              std::uint64_t bytes, std::uint64_t rows) {
+  // A copy is drawn on the copy engine of the device whose queue runs it: the destination's for
+  // host-to-device and peer copies, the source's for device-to-host.
+  TraceCategory category = TraceCategory::copy_d2d;
+  const char* direction = "d2d";
+  if (t.from == kHostAgent) {
+    category = TraceCategory::copy_h2d;
+    direction = "h2d";
+  } else if (t.to == kHostAgent) {
+    category = TraceCategory::copy_d2h;
+    direction = "d2h";
+  }
+  const bool out = t.to == kHostAgent;
+  const std::size_t device = device_of_agent(out ? t.from : t.to);
+  std::string name = direction;
+  name += ' ';
+  name += name_;
+  context_.trace->operation(
+      out ? TraceLane::copy_out : TraceLane::copy_in, device, category, std::move(name), e,
+      submitted_ns,
+      {TraceArg::of("buffer", name_), TraceArg::of("direction", direction),
+       TraceArg::of("bytes", bytes), TraceArg::of("range", t.range.to_string()),
+       TraceArg::of("rows", rows), TraceArg::of("from_agent", std::uint64_t{t.from}),
+       TraceArg::of("to_agent", std::uint64_t{t.to})});
 }
 
 TransferStats SharedBuffer::stats() const {

@@ -16,6 +16,7 @@
 #include "coherence/prefetch_ledger.hpp"
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
+#include "device/trace_recorder.hpp"
 #include "memory/allocation_cache.hpp"
 #include "memory/device_memory.hpp"
 #include "memory/residency.hpp"
@@ -45,6 +46,8 @@ struct CoherenceContext {
   /// The limit, use counts and LRU eviction of every device's memory (memory/device_memory.hpp);
   /// buffers' allocations are made through it.
   std::shared_ptr<DeviceMemory> memory;
+  /// Where copies and evictions are recorded (UNIMEM_TRACE); null when tracing is off.
+  TraceRecorder* trace = nullptr;
 
   /// recycle_budget: bytes of released buffers' memory kept per agent for reuse (0: none).
   /// device_memory: bytes allowed per device (0: each device's own capacity).
@@ -176,6 +179,10 @@ class SharedBuffer final : public EvictionClient {
   /// transfers[first, first + rows): equal lengths at a constant stride, between the host and one
   /// device, as one rectangular copy.
   void issue_rect(std::span<const Transfer> rows);
+  /// Records copy t (issued at submitted_ns, as event e) in the trace: `bytes` in `rows` rows
+  /// within t.range (a rect copy has several).
+  void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns,
+                  std::uint64_t bytes, std::uint64_t rows);
   /// Issues a strategy's post-write copies; a replay's are accounted as prefetches. A copy to a
   /// device that has no room even after eviction is skipped (the bytes stay current elsewhere).
   void perform(const PostWriteActions& actions);

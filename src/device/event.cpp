@@ -28,6 +28,16 @@ void ManualEventState::on_complete(std::function<void()> callback) {
 
 void ManualEventState::complete() { finish(nullptr); }
 
+std::optional<EventTimes> ManualEventState::times() const {
+  std::lock_guard lock(mutex_);
+  return done_ ? times_ : std::nullopt;
+}
+
+void ManualEventState::set_times(EventTimes times) {
+  std::lock_guard lock(mutex_);
+  times_ = times;
+}
+
 void ManualEventState::fail(std::exception_ptr error) { finish(std::move(error)); }
 
 void ManualEventState::finish(std::exception_ptr error) {

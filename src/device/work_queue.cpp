@@ -1,5 +1,8 @@
 #include "device/work_queue.hpp"
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <exception>
 #include <utility>
 #include <vector>
@@ -48,7 +51,13 @@ struct WorkQueue::State {
       }
       try {
         wait_all(op.deps);  // never blocks: every dependency has completed
-        op.work();
+        if (timing.load(std::memory_order_relaxed)) {
+          const std::int64_t start = now_ns();
+          op.work();
+          op.done->set_times({start, start, now_ns(), true});
+        } else {
+          op.work();
+        }
         op.work = nullptr;  // release captures before signalling completion
         op.done->complete();
       } catch (...) {
@@ -59,7 +68,14 @@ struct WorkQueue::State {
     }
   }
 
+  static std::int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
   const std::string name;
+  std::atomic<bool> timing{false};
   std::mutex mutex;
   std::condition_variable ready_cv;
   std::condition_variable idle_cv;
@@ -109,5 +125,7 @@ void WorkQueue::wait_idle() {
 }
 
 const std::string& WorkQueue::name() const { return state_->name; }
+
+void WorkQueue::set_timing(bool on) { state_->timing.store(on, std::memory_order_relaxed); }
 
 }  // namespace unimem::detail

@@ -38,6 +38,10 @@ class WorkQueue {
 
   [[nodiscard]] const std::string& name() const;
 
+  /// On: every operation's event records when it ran (EventState::times, host clock). Off by
+  /// default; when off the worker reads no clock (one branch per operation).
+  void set_timing(bool on);
+
  private:
   struct State;
   std::shared_ptr<State> state_;

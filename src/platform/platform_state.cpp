@@ -2,6 +2,7 @@
 
 #include "platform/platform_state.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <unordered_map>
@@ -189,6 +190,13 @@ void PlatformState::record_launch(const std::string& kernel, const LaunchPlan& p
 }
 
 void PlatformState::write_report() {
+  if (runtime_) {
+    try {
+      (void)runtime_->write_trace();  // UNIMEM_TRACE (`unimem run --trace`); nothing when unset
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "unimem platform: %s\n", e.what());
+    }
+  }
   const std::string path = environment("UNIMEM_REPORT");
   if (path.empty() || !runtime_) return;
   nlohmann::json j;

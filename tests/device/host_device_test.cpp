@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <random>
@@ -227,6 +228,19 @@ TEST(DeviceRegistry, IndexesNamesAndRejectsDuplicates) {
   EXPECT_THROW((void)reg.index_of("nope"), PreconditionError);
   EXPECT_THROW(reg.add(std::make_shared<HostDevice>("host:0")), PreconditionError);
   EXPECT_THROW((void)make_host_devices(0), PreconditionError);
+}
+
+TEST(WorkQueue, TimingRecordsWhenEachOperationRanOnlyWhileOn) {
+  detail::WorkQueue q("timed");
+  Event untimed = q.submit([] {}, {});
+  untimed.wait();
+  EXPECT_FALSE(untimed.times().has_value());
+  q.set_timing(true);
+  Event timed = q.submit([] { std::this_thread::sleep_for(std::chrono::milliseconds(2)); }, {});
+  timed.wait();
+  ASSERT_TRUE(timed.times().has_value());
+  EXPECT_TRUE(timed.times()->host_clock);
+  EXPECT_GE(timed.times()->end - timed.times()->start, 2'000'000);
 }
 
 TEST(WorkQueue, DestroyingFailsOperationsStillWaiting) {

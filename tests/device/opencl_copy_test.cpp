@@ -44,6 +44,30 @@ TEST_F(OpenCLCopy, HostToDeviceAndBackAtOffsets) {
   EXPECT_EQ(d.allocated_bytes(), 0U);
 }
 
+TEST_F(OpenCLCopy, ProfilingGivesEachCommandItsDeviceTimesOnlyWhileOn) {
+  OpenCLDevice& d = device(0);
+  constexpr std::size_t n = 1 << 16;
+  const auto data = random_bytes(n, 9);
+  DeviceAllocation a = d.allocate(n);
+  Event plain = d.copy_host_to_device(data.data(), a, 0, n, {});
+  plain.wait();
+  EXPECT_FALSE(plain.times().has_value());  // the queue does not profile
+  d.set_profiling(true);
+  Event profiled = d.copy_host_to_device(data.data(), a, 0, n, {});
+  profiled.wait();
+  ASSERT_TRUE(profiled.times().has_value());
+  const EventTimes t = *profiled.times();
+  EXPECT_FALSE(t.host_clock);
+  EXPECT_LE(t.queued, t.start);
+  EXPECT_LE(t.start, t.end);
+  EXPECT_EQ(read_back(d, a), data);
+  d.set_profiling(false);
+  Event again = d.copy_host_to_device(data.data(), a, 0, n, {});
+  again.wait();
+  EXPECT_FALSE(again.times().has_value());
+  d.free(a);
+}
+
 TEST_F(OpenCLCopy, DeviceToDeviceWithinOneDevice) {
   OpenCLDevice& d = device(0);
   constexpr std::size_t n = 4096;

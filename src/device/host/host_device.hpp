@@ -63,6 +63,8 @@ class HostDevice final : public Device {
                std::span<const Event> deps) override;
 
   void finish() override;
+  /// Operations record their start and end on the host clock (WorkQueue::set_timing).
+  void set_profiling(bool on) override { queue_.set_timing(on); }
 
  private:
   // Throws PreconditionError unless [offset, offset + bytes) lies in an allocation of this device.

@@ -75,11 +75,27 @@ OpenCLDevice::OpenCLDevice(std::shared_ptr<const Context> context, DeviceInfo in
   for (const DeviceInfo& d : context_->devices())
     in_context = in_context || d.device == info_.device;
   UNIMEM_REQUIRE(in_context, "an OpenCL device must belong to the context it is opened in");
-  const cl_command_queue_properties properties =
+  create_queue();
+}
+
+void OpenCLDevice::create_queue() {
+  cl_command_queue_properties properties =
       out_of_order_ ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0;
+  if (profiling_) properties |= CL_QUEUE_PROFILING_ENABLE;
   cl_int status = CL_SUCCESS;
   queue_ = clCreateCommandQueue(context_->handle(), info_.device, properties, &status);
   check(status, "clCreateCommandQueue", [this] { return "device " + name_; });
+}
+
+void OpenCLDevice::set_profiling(bool on) {
+  if (on == profiling_) return;
+  // Commands already enqueued keep their queue alive through their events; the old queue is
+  // drained first so that no command of it is left unflushed.
+  check(clFinish(queue_), "clFinish", [this] { return "device " + name_; });
+  clReleaseCommandQueue(queue_);
+  queue_ = nullptr;
+  profiling_ = on;
+  create_queue();
 }
 
 OpenCLDevice::~OpenCLDevice() {

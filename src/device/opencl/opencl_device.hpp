@@ -79,6 +79,9 @@ class OpenCLDevice final : public Device {
                std::span<const Event> deps) override;
 
   void finish() override;
+  /// Replaces the command queue by one with (or without) CL_QUEUE_PROFILING_ENABLE, after the
+  /// old one has finished; the events of later commands then report their profiling times.
+  void set_profiling(bool on) override;
 
   /// Builds source for every device of this device's Context (its build_domain()).
   [[nodiscard]] std::shared_ptr<const CompiledProgram> build_program(
@@ -110,7 +113,9 @@ class OpenCLDevice final : public Device {
   DeviceInfo info_;
   std::string name_;
   bool out_of_order_ = false;
+  bool profiling_ = false;
   cl_command_queue queue_ = nullptr;
+  void create_queue();
 
   mutable std::mutex allocations_mutex_;
   std::unordered_map<void*, std::uint64_t> allocations_;  // cl_mem -> size

@@ -86,6 +86,22 @@ void ClEventState::on_complete(std::function<void()> callback) {
   (void)owned.release();  // run_callback owns it now
 }
 
+std::optional<EventTimes> ClEventState::times() const {
+  if (!is_complete()) return std::nullopt;
+  cl_ulong stamps[3] = {0, 0, 0};
+  const cl_profiling_info what[3] = {CL_PROFILING_COMMAND_QUEUED, CL_PROFILING_COMMAND_START,
+                                     CL_PROFILING_COMMAND_END};
+  for (int i = 0; i < 3; ++i) {
+    // CL_PROFILING_INFO_NOT_AVAILABLE when the queue does not profile: no times, not an error.
+    if (clGetEventProfilingInfo(event_, what[i], sizeof(cl_ulong), &stamps[i], nullptr) !=
+        CL_SUCCESS) {
+      return std::nullopt;
+    }
+  }
+  return EventTimes{static_cast<std::int64_t>(stamps[0]), static_cast<std::int64_t>(stamps[1]),
+                    static_cast<std::int64_t>(stamps[2]), false};
+}
+
 Event make_event(cl_event event, cl_context context, std::string operation) {
   return Event(std::make_shared<ClEventState>(event, context, std::move(operation)));
 }

@@ -28,6 +28,9 @@ class ClEventState final : public EventState {
   void wait() override;
   [[nodiscard]] bool is_complete() const override;
   void on_complete(std::function<void()> callback) override;
+  /// CL_PROFILING_COMMAND_QUEUED / START / END on the device's clock; nullopt unless the command
+  /// has finished and its queue profiles (OpenCLDevice::set_profiling).
+  [[nodiscard]] std::optional<EventTimes> times() const override;
 
   /// The DeviceError of a failed command, null otherwise (also while it still runs). Never blocks.
   [[nodiscard]] std::exception_ptr failure() const;
