@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
   llvm-15-dev libclang-15-dev libisl-dev nlohmann-json3-dev
+  libcairo2-dev
 )
 
 missing=()

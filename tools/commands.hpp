@@ -13,5 +13,6 @@ void add_devices_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_scale_command(CLI::App& app);
 
 }  // namespace unimem::tools
