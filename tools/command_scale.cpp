@@ -66,11 +66,11 @@ std::vector<ScaleSetup> setups() {
   std::vector<ScaleSetup> all;
   // nbody: 20 FLOP per interaction (nbody.cl), bodies tiled 256 at a time through local memory.
   // Real 2048 bodies, modelled 65,536 (Matz et al. Table 1, small).
-  all.push_back({"nbody", {2048, 16}, 32, 1, 0, 20, 64, 20, 16.0 / 256, 3});
+  all.push_back({"nbody", {2048, 16}, 64, 1, 0, 20, 64, 20, 16.0 / 256, 3});
   // hotspot: ~15 FLOP, temp and power read once, temp written. Real 512^2, modelled 8192^2.
-  all.push_back({"hotspot", {512, 100}, 16, 2, 512 * 4, 15, 12, 0, 0, 0});
+  all.push_back({"hotspot", {512, 100}, 32, 2, 512 * 4, 15, 12, 0, 0, 0});
   // matmul: 2 FLOP per multiply-add over n, 16x16 tiles. Real 512, modelled 8192 (Table 1).
-  all.push_back({"matmul", {512, 1}, 16, 2, 0, 0, 4, 2, 8.0 / 16, 3});
+  all.push_back({"matmul", {512, 1}, 32, 2, 0, 0, 4, 2, 8.0 / 16, 3});
   all.push_back({"stencil2d", {512, 100}, 16, 2, 512 * 4, 9, 8, 0, 0, 0});
   all.push_back({"fdtd2d", {512, 50}, 16, 2, 512 * 4, 5, 12, 0, 0, 0});
   all.push_back({"heat3d", {64, 30}, 4, 3, 64 * 64 * 4, 8, 8, 0, 0, 0});

@@ -174,7 +174,19 @@ const void* SimDevice::build_domain() const { return underlying_->build_domain()
 Event SimDevice::launch(const CompiledKernel& kernel, const NDRange& range,
                         std::span<const KernelArg> args, std::span<const Event> deps) {
   Deps d = translate(deps);
-  Event real = underlying_->launch(kernel, range, args, d.real);
+  // Serialize real launches per underlying device (SimSystem::exchange_last_launch): the next
+  // launch there waits for a gate that this launch opens when it completes.
+  auto [gate, opener] = Event::make_manual();
+  Event previous = system_->exchange_last_launch(underlying_.get(), gate);
+  if (!previous.is_null()) d.real.push_back(previous);
+  Event real;
+  try {
+    real = underlying_->launch(kernel, range, args, d.real);
+  } catch (...) {
+    opener->complete();
+    throw;
+  }
+  real.on_complete([opener = opener] { opener->complete(); });
   const double seconds =
       kernel_seconds(system_->model(), system_->kernel_work(kernel.name(), range, args));
   system_->count_kernel(index_, seconds);

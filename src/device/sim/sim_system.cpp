@@ -68,6 +68,14 @@ EngineId SimSystem::host_link_engine(std::size_t device, bool to_device) const {
           device / model_.devices_per_host_link};
 }
 
+Event SimSystem::exchange_last_launch(const void* underlying, const Event& next) {
+  std::lock_guard lock(mutex_);
+  Event& last = last_launch_[underlying];
+  Event previous = last;
+  last = next;
+  return previous;
+}
+
 void SimSystem::count_kernel(std::size_t device, double seconds) {
   std::lock_guard lock(mutex_);
   DeviceCounters& c = counters_.at(device);
