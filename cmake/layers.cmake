@@ -24,7 +24,7 @@ set(UNIMEM_LAYER_RULES
   "api:schedule"
   "api/drivers:api,device/opencl,device/sim"
   "platform:api,device/opencl"
-  "selftest:api,device/host"
+  "selftest:api,device/host,device/sim"
   "tools:selftest,api,device/host,device/opencl,device/sim,analysis/llvm")
 
 # unimem_layer_uses(<layer> <out-var>): the layers <layer> may use, directly or indirectly, itself
