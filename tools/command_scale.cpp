@@ -246,7 +246,9 @@ int run_scale(const ScaleOptions& o) {
   const std::vector<unsigned> counts = parse_device_counts(o.devices);
   const UpdateStrategy main_strategy = parse_strategy(o.strategy);
   std::vector<UpdateStrategy> compared;
-  for (const std::string& s : split_list(o.strategies)) compared.push_back(parse_strategy(s));
+  if (o.strategies != "none") {
+    for (const std::string& s : split_list(o.strategies)) compared.push_back(parse_strategy(s));
+  }
   std::vector<std::unique_ptr<examples::Workload>> workloads;
   if (o.workload == "all") {
     workloads = examples::all_workloads();
@@ -381,7 +383,7 @@ void add_scale_command(CLI::App& app) {
   cmd->add_option("--preset", o->preset, "simulated device preset: k80 (default), pcie, nvlink");
   cmd->add_option("--strategy", o->strategy, "update strategy of the scaling runs");
   cmd->add_option("--strategies", o->strategies,
-                  "strategies to compare (comma-separated; empty: no comparison)");
+                  "strategies to compare (comma-separated; none: no comparison)");
   cmd->add_option("--strategy-devices", o->strategy_devices,
                   "simulated devices of the strategy comparison")
       ->check(not_negative)

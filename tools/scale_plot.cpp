@@ -75,9 +75,9 @@ void axes(cairo_t* cr, const Panel& p, const std::string& xlabel, const std::str
   }
   text(cr, p.x + p.w / 2, p.y + p.h + 38, xlabel, 13, 0.5);
   cairo_save(cr);
-  cairo_move_to(cr, p.x - 40, p.y + p.h / 2);
+  cairo_translate(cr, p.x - 40, p.y + p.h / 2);
   cairo_rotate(cr, -1.5707963);
-  text(cr, 0, 0, ylabel, 13, 0);
+  text(cr, 0, 0, ylabel, 13, 0.5);
   cairo_restore(cr);
 }
 
@@ -198,7 +198,7 @@ void draw(cairo_t* cr, double width, double height, const std::string& title,
           const double rel = (p.bytes_h2d + p.bytes_d2h + p.bytes_d2d) / batch_bytes;
           cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
           cairo_save(cr);
-          cairo_move_to(cr, x + bar * 0.6, right.y + right.h - h - 3);
+          cairo_translate(cr, x + bar * 0.6, right.y + right.h - h - 3);
           cairo_rotate(cr, -1.5707963);
           text(cr, 0, 0, fixed(rel, 2) + "B", 9);
           cairo_restore(cr);
