@@ -205,6 +205,7 @@ class Study {
       p.bytes_in_per_device.push_back(c.bytes_in());
       p.bytes_in_per_device_max = std::max(p.bytes_in_per_device_max, c.bytes_in());
       p.kernel_seconds_per_device_max = std::max(p.kernel_seconds_per_device_max, c.kernel_seconds);
+      p.copy_seconds_per_device_max = std::max(p.copy_seconds_per_device_max, c.copy_seconds);
     }
     return p;
   }
@@ -227,6 +228,7 @@ nlohmann::ordered_json to_json(const ScalePoint& p) {
   j["bytes_d2d"] = p.bytes_d2d;
   j["bytes_in_per_device_max"] = p.bytes_in_per_device_max;
   j["kernel_seconds_per_device_max"] = p.kernel_seconds_per_device_max;
+  j["copy_seconds_per_device_max"] = p.copy_seconds_per_device_max;
   j["bytes_in_per_device"] = p.bytes_in_per_device;
   return j;
 }
@@ -344,12 +346,14 @@ int run_scale(const ScaleOptions& o) {
     std::ofstream csv(o.csv);
     if (!csv) throw PreconditionError("--csv: cannot write '" + o.csv + "'");
     csv << "study,workload,strategy,devices,seconds,speedup,verified,bytes_h2d,bytes_d2h,"
-           "bytes_d2d,bytes_in_per_device_max,kernel_seconds_per_device_max\n";
+           "bytes_d2d,bytes_in_per_device_max,kernel_seconds_per_device_max,"
+           "copy_seconds_per_device_max\n";
     const auto row = [&](const char* study_name, const ScalePoint& p) {
       csv << study_name << "," << p.workload << "," << p.strategy << "," << p.devices << ","
           << std::setprecision(9) << p.seconds << "," << p.speedup << "," << (p.verified ? 1 : 0)
           << "," << p.bytes_h2d << "," << p.bytes_d2h << "," << p.bytes_d2d << ","
-          << p.bytes_in_per_device_max << "," << p.kernel_seconds_per_device_max << "\n";
+          << p.bytes_in_per_device_max << "," << p.kernel_seconds_per_device_max << ","
+          << p.copy_seconds_per_device_max << "\n";
     };
     for (const ScalePoint& p : scaling) row("scaling", p);
     for (const ScalePoint& p : strategies) row("strategies", p);

@@ -20,8 +20,11 @@ struct ScalePoint {
   double bytes_h2d = 0;  ///< modelled bytes
   double bytes_d2h = 0;
   double bytes_d2d = 0;
-  double bytes_in_per_device_max = 0;  ///< the most modelled bytes one device received
-  double kernel_seconds_per_device_max = 0;
+  double bytes_in_per_device_max = 0;        ///< the most modelled bytes one device received
+  double kernel_seconds_per_device_max = 0;  ///< simulated kernel time of the busiest device
+  /// Simulated seconds the copies into and out of the device that copied the most took (its
+  /// share of the gap to linear speedup when they are not overlapped with kernels).
+  double copy_seconds_per_device_max = 0;
   std::vector<double> bytes_in_per_device;
 };
 

@@ -3,11 +3,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "api/default_devices.hpp"
 #include "device/host/host_platform.hpp"
 #include "device/sim/sim_device.hpp"
 #include "device/sim/sim_event.hpp"
@@ -303,6 +305,37 @@ TEST(SimSelection, ParsesPresetCountAndUnderlyingAndRejectsBadInput) {
   EXPECT_EQ(find_preset("k80").device.peer_group_size, 8U);
   EXPECT_THROW((void)find_preset("gpu"), PreconditionError);
 }
+
+#if defined(UNIMEM_HAVE_OPENCL)
+// UNIMEM_DEVICES=sim:PRESET:COUNT[:UNDERLYING] gives a Runtime's default devices simulated ones.
+TEST(SimSelection, UnimemDevicesSelectsSimulatedDevicesOverOpenCL) {
+  const char* old = std::getenv("UNIMEM_DEVICES");
+  const std::string saved = old == nullptr ? "" : old;
+  setenv("UNIMEM_DEVICES", "sim:pcie:3:0", 1);
+  DeviceRegistry devices;
+  std::string error;
+  try {
+    devices = default_devices();
+  } catch (const DeviceError& e) {
+    error = e.what();
+  }
+  setenv("UNIMEM_DEVICES", "sim:nosuch:3", 1);
+  EXPECT_THROW((void)default_devices(), PreconditionError);
+  if (old == nullptr) {
+    unsetenv("UNIMEM_DEVICES");
+  } else {
+    setenv("UNIMEM_DEVICES", saved.c_str(), 1);
+  }
+  if (!error.empty()) GTEST_SKIP() << "no OpenCL device: " << error;
+  ASSERT_EQ(devices.size(), 3U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(devices.at(i).name(), "sim:pcie#" + std::to_string(i));
+    EXPECT_EQ(devices.at(i).driver(), "sim");
+  }
+  ASSERT_NE(system_of(devices), nullptr);
+  EXPECT_EQ(system_of(devices)->model().capacity, find_preset("pcie").device.capacity);
+}
+#endif
 
 }  // namespace
 }  // namespace unimem::sim
