@@ -73,10 +73,10 @@ std::vector<ScaleSetup> setups() {
   all.push_back({"matmul", {512, 1}, 32, 2, 0, 0, 4, 2, 8.0 / 16, 3});
   all.push_back({"stencil2d", {512, 100}, 16, 2, 512 * 4, 9, 8, 0, 0, 0});
   all.push_back({"fdtd2d", {512, 50}, 16, 2, 512 * 4, 5, 12, 0, 0, 0});
-  all.push_back({"heat3d", {64, 30}, 4, 3, 64 * 64 * 4, 8, 8, 0, 0, 0});
+  all.push_back({"heat3d", {64, 30}, 8, 3, 64 * 64 * 4, 8, 8, 0, 0, 0});
   all.push_back({"blackscholes", {std::uint64_t{1} << 20, 1}, 16, 1, 0, 150, 20, 0, 0, 0});
   // floyd-warshall launches n kernels; that count cannot be modelled larger: run as is.
-  all.push_back({"floyd-warshall", {384, 1}, 1, 2, 0, 2, 12, 0, 0, 0});
+  all.push_back({"floyd-warshall", {1024, 1}, 1, 2, 0, 2, 12, 0, 0, 0});
   return all;
 }
 
@@ -160,6 +160,7 @@ struct ScaleOptions {
   unsigned strategy_devices = 8;
   std::string csv;
   std::string plot;
+  std::string from;
   std::string underlying;
   std::uint64_t size = 0;
   std::uint32_t steps = 0;
@@ -243,7 +244,52 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+ScalePoint point_of(const nlohmann::json& j) {
+  ScalePoint p;
+  p.workload = j.at("workload").get<std::string>();
+  p.strategy = j.at("strategy").get<std::string>();
+  p.devices = j.at("devices").get<unsigned>();
+  p.seconds = j.at("seconds").get<double>();
+  p.speedup = j.at("speedup").get<double>();
+  p.verified = j.at("verified").get<bool>();
+  p.bytes_h2d = j.at("bytes_h2d").get<double>();
+  p.bytes_d2h = j.at("bytes_d2h").get<double>();
+  p.bytes_d2d = j.at("bytes_d2d").get<double>();
+  return p;
+}
+
+// --from FILE --plot OUT: draws the plot of an earlier run's JSON without running anything.
+int replot(const ScaleOptions& o) {
+  if (o.plot.empty()) throw PreconditionError("--from needs --plot (it only draws)");
+  std::ifstream in(o.from);
+  if (!in) throw PreconditionError("--from: cannot read '" + o.from + "'");
+  try {
+    nlohmann::json j;
+    in >> j;
+    std::vector<ScalePoint> scaling;
+    std::vector<ScalePoint> strategies;
+    for (const auto& p : j.at("scaling")) scaling.push_back(point_of(p));
+    for (const auto& p : j.at("strategies")) strategies.push_back(point_of(p));
+    std::string error;
+    if (!draw_scale_plot(o.plot,
+                         "unimem on simulated " + j.at("preset").get<std::string>() + " devices",
+                         scaling, strategies, error)) {
+      throw PreconditionError("--plot: " + error);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    std::string message = "--from '";
+    message += o.from;
+    message += "': not the JSON of unimem scale (";
+    message += e.what();
+    message += ")";
+    throw PreconditionError(message);
+  }
+  std::cerr << "plot written to " << o.plot << "\n";
+  return 0;
+}
+
 int run_scale(const ScaleOptions& o) {
+  if (!o.from.empty()) return replot(o);
   const sim::Preset& preset = sim::find_preset(o.preset);
   const std::vector<unsigned> counts = parse_device_counts(o.devices);
   const UpdateStrategy main_strategy = parse_strategy(o.strategy);
@@ -394,6 +440,8 @@ void add_scale_command(CLI::App& app) {
       ->check(CLI::Range(1U, 64U));
   cmd->add_option("--csv", o->csv, "also write every point as CSV to this file");
   cmd->add_option("--plot", o->plot, "draw both studies into this PNG or SVG file (cairo)");
+  cmd->add_option("--from", o->from,
+                  "draw --plot from this earlier --json output instead of running the study");
   cmd->add_option(
       "--underlying", o->underlying,
       "the OpenCL devices that execute the kernels (UNIMEM_DEVICES syntax; default all)");

@@ -3,6 +3,7 @@
 // Figs. 12-13), drawn with cairo into a PNG or SVG file. Without cairo the command says so.
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <sstream>
@@ -55,8 +56,26 @@ struct Panel {
   double x, y, w, h;  // plot area inside the axes
 };
 
+// A tick step of 1, 2 or 5 times a power of ten giving at most about eight ticks up to ymax.
+double tick_step(double ymax) {
+  const double raw = ymax / 8;
+  const double power = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 5.0}) {
+    if (m * power >= raw) return m * power;
+  }
+  return 10 * power;
+}
+
+// The axis top: ymax rounded up to a whole tick.
+double axis_top(double ymax) {
+  const double step = tick_step(ymax);
+  return std::ceil(ymax / step - 1e-9) * step;
+}
+
 void axes(cairo_t* cr, const Panel& p, const std::string& xlabel, const std::string& ylabel,
-          double ymax, int yticks) {
+          double ymax) {
+  const double step = tick_step(ymax);
+  const int yticks = static_cast<int>(std::lround(ymax / step));
   cairo_set_source_rgb(cr, 0, 0, 0);
   cairo_set_line_width(cr, 1);
   cairo_move_to(cr, p.x, p.y);
@@ -71,7 +90,7 @@ void axes(cairo_t* cr, const Panel& p, const std::string& xlabel, const std::str
     cairo_line_to(cr, p.x + p.w, y);
     cairo_stroke(cr);
     cairo_set_source_rgb(cr, 0, 0, 0);
-    text(cr, p.x - 6, y + 4, fixed(v, ymax < 5 ? 1 : 0), 11, 1);
+    text(cr, p.x - 6, y + 4, fixed(v, step < 1 ? 1 : 0), 11, 1);
   }
   text(cr, p.x + p.w / 2, p.y + p.h + 38, xlabel, 13, 0.5);
   cairo_save(cr);
@@ -100,9 +119,9 @@ void draw(cairo_t* cr, double width, double height, const std::string& title,
     max_devices = std::max(max_devices, p.devices);
     max_speedup = std::max(max_speedup, p.speedup);
   }
-  const double ymax = std::max<double>(max_devices, max_speedup);
+  const double ymax = axis_top(std::max<double>(max_devices, max_speedup));
   const Panel left{80, 60, width * 0.5 - 200, height - 130};
-  axes(cr, left, "simulated devices", "speedup over 1 device", ymax, 8);
+  axes(cr, left, "simulated devices", "speedup over 1 device", ymax);
   const auto px = [&](double d) {
     return left.x + left.w * (d - 1) / std::max(1.0, static_cast<double>(max_devices) - 1);
   };
@@ -170,10 +189,10 @@ void draw(cairo_t* cr, double width, double height, const std::string& title,
     top = std::max(top, p.speedup);
     devices = p.devices;
   }
-  top *= 1.15;
+  top = axis_top(top * 1.15);
   const Panel right{width * 0.5 + 60, 60, width * 0.5 - 90, height - 130};
   axes(cr, right, "workload (" + std::to_string(devices) + " simulated devices)",
-       "speedup over 1 device", top, 8);
+       "speedup over 1 device", top);
   const double group = right.w / static_cast<double>(workloads.size());
   const double bar = group * 0.8 / static_cast<double>(kinds.size());
   for (std::size_t w = 0; w < workloads.size(); ++w) {
@@ -200,7 +219,7 @@ void draw(cairo_t* cr, double width, double height, const std::string& title,
           cairo_save(cr);
           cairo_translate(cr, x + bar * 0.6, right.y + right.h - h - 3);
           cairo_rotate(cr, -1.5707963);
-          text(cr, 0, 0, fixed(rel, 2) + "B", 9);
+          text(cr, 0, 0, rel < 0.01 ? "<1%" : fixed(100 * rel, 0) + "%", 9);
           cairo_restore(cr);
         }
       }
@@ -214,7 +233,7 @@ void draw(cairo_t* cr, double width, double height, const std::string& title,
     cairo_set_source_rgb(cr, 0, 0, 0);
     text(cr, x + 18, right.y - 10, kinds[k], 12);
   }
-  text(cr, right.x + right.w, right.y - 10, "label: bytes / batch's", 10, 1);
+  text(cr, right.x + right.w, right.y - 10, "above bars: bytes moved, % of batch's", 10, 1);
 }
 
 }  // namespace
