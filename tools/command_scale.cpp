@@ -50,10 +50,10 @@ using examples::Problem;
 struct ScaleSetup {
   std::string workload;
   Problem real;
-  double s = 1;                 // modelled extent / real extent, in every array dimension
-  unsigned array_dims = 1;      // 1: bodies/options, 2: grids and matrices, 3: heat3d
-  std::uint64_t row_bytes = 0;  // bytes of one real row (2-D) or plane (3-D); 0: no halos
-  double flops_per_item = 0;    // per modelled work-item, beyond the inner loop
+  double s = 1;               // modelled extent / real extent, in every array dimension
+  unsigned array_dims = 1;    // 1: bodies/options, 2: grids and matrices, 3: heat3d
+  bool halos = false;         // a copy of at most one row (plane) is a halo (stencils)
+  double flops_per_item = 0;  // per modelled work-item, beyond the inner loop
   double bytes_per_item = 0;
   double loop_flops = 0;  // per modelled work-item and iteration of an n-long loop
   double loop_bytes = 0;
@@ -65,18 +65,21 @@ struct ScaleSetup {
 std::vector<ScaleSetup> setups() {
   std::vector<ScaleSetup> all;
   // nbody: 20 FLOP per interaction (nbody.cl), bodies tiled 256 at a time through local memory.
-  // Real 2048 bodies, modelled 65,536 (Matz et al. Table 1, small).
-  all.push_back({"nbody", {2048, 16}, 64, 1, 0, 20, 64, 20, 16.0 / 256, 3});
-  // hotspot: ~15 FLOP, temp and power read once, temp written. Real 512^2, modelled 8192^2.
-  all.push_back({"hotspot", {512, 100}, 32, 2, 512 * 4, 15, 12, 0, 0, 0});
-  // matmul: 2 FLOP per multiply-add over n, 16x16 tiles. Real 512, modelled 8192 (Table 1).
-  all.push_back({"matmul", {512, 1}, 32, 2, 0, 0, 4, 2, 8.0 / 16, 3});
-  all.push_back({"stencil2d", {512, 100}, 16, 2, 512 * 4, 9, 8, 0, 0, 0});
-  all.push_back({"fdtd2d", {512, 50}, 16, 2, 512 * 4, 5, 12, 0, 0, 0});
-  all.push_back({"heat3d", {64, 30}, 8, 3, 64 * 64 * 4, 8, 8, 0, 0, 0});
-  all.push_back({"blackscholes", {std::uint64_t{1} << 20, 1}, 16, 1, 0, 150, 20, 0, 0, 0});
+  // Real 2,048 bodies, modelled 131,072 (Matz et al. Table 1, medium).
+  all.push_back({"nbody", {2048, 16}, 64, 1, false, 20, 64, 20, 16.0 / 256, 3});
+  // hotspot: ~15 FLOP, temp and power read once, temp written. Real 512^2, modelled 16,384^2
+  // (Table 1, medium).
+  all.push_back({"hotspot", {512, 100}, 32, 2, true, 15, 12, 0, 0, 0});
+  // matmul: a multiply and an add per k, 16x16 tiles. Real 512, modelled 16,384 (Table 1,
+  // medium).
+  all.push_back({"matmul", {512, 1}, 32, 2, false, 0, 4, 2, 8.0 / 16, 3});
+  // The others at GPU sizes: 8,192^2 grids, a 512^3 grid, 16.8 M options.
+  all.push_back({"stencil2d", {512, 100}, 16, 2, true, 9, 8, 0, 0, 0});
+  all.push_back({"fdtd2d", {512, 50}, 16, 2, true, 5, 12, 0, 0, 0});
+  all.push_back({"heat3d", {64, 30}, 8, 3, true, 8, 8, 0, 0, 0});
+  all.push_back({"blackscholes", {std::uint64_t{1} << 20, 1}, 16, 1, false, 150, 20, 0, 0, 0});
   // floyd-warshall launches n kernels; that count cannot be modelled larger: run as is.
-  all.push_back({"floyd-warshall", {1024, 1}, 1, 2, 0, 2, 12, 0, 0, 0});
+  all.push_back({"floyd-warshall", {1024, 1}, 1, 2, false, 2, 12, 0, 0, 0});
   return all;
 }
 
@@ -115,7 +118,10 @@ void install_model(sim::SimSystem& system, const ScaleSetup& setup) {
       });
   const double block_scale = item_scale;
   const double halo_scale = std::pow(s, setup.array_dims - 1);
-  const std::uint64_t row = setup.row_bytes;
+  // Bytes of one real row (2-D) or plane (3-D) of floats; 0 when the workload has no halos.
+  const std::uint64_t row = !setup.halos ? 0
+                                         : sizeof(float) * setup.real.size *
+                                               (setup.array_dims == 3 ? setup.real.size : 1);
   system.set_copy_bytes_model([=](std::uint64_t bytes) {
     // A copy of at most one row (plane) is a halo: it grows only along the row (plane).
     const bool halo = row != 0 && bytes <= row;
@@ -138,8 +144,12 @@ std::vector<unsigned> parse_device_counts(const std::string& text) {
         for (unsigned k = a; k <= b; ++k) out.push_back(k);
       }
     } catch (const std::logic_error&) {
-      throw PreconditionError("--devices '" + text +
-                              "': expected counts like 1..16 or 1,2,4,8 (bad item '" + item + "')");
+      std::string message = "--devices '";
+      message += text;
+      message += "': expected counts like 1..16 or 1,2,4,8 (bad item '";
+      message += item;
+      message += "')";
+      throw PreconditionError(message);
     }
   }
   for (unsigned k : out) {
@@ -319,9 +329,6 @@ int run_scale(const ScaleOptions& o) {
     if (o.steps != 0) problem.steps = o.steps;
     ScaleSetup used = setup;
     used.real = problem;
-    if (used.row_bytes != 0) {  // one row (plane) of the real problem
-      used.row_bytes = 4 * problem.size * (used.array_dims == 3 ? problem.size : 1);
-    }
     const unsigned most = std::max(*std::max_element(counts.begin(), counts.end()),
                                    compared.empty() ? 1U : o.strategy_devices);
     workload->validate(problem, most);

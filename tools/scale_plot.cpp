@@ -3,6 +3,7 @@
 // Figs. 12-13), drawn with cairo into a PNG or SVG file. Without cairo the command says so.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -27,12 +28,18 @@ struct Rgb {
 };
 
 // A qualitative palette (distinct hues, readable on white).
-const Rgb kPalette[] = {{0.12, 0.47, 0.71}, {1.00, 0.50, 0.05}, {0.17, 0.63, 0.17},
-                        {0.84, 0.15, 0.16}, {0.58, 0.40, 0.74}, {0.55, 0.34, 0.29},
-                        {0.89, 0.47, 0.76}, {0.50, 0.50, 0.50}, {0.74, 0.74, 0.13}};
+const std::array<Rgb, 9> kPalette = {{{0.12, 0.47, 0.71},
+                                      {1.00, 0.50, 0.05},
+                                      {0.17, 0.63, 0.17},
+                                      {0.84, 0.15, 0.16},
+                                      {0.58, 0.40, 0.74},
+                                      {0.55, 0.34, 0.29},
+                                      {0.89, 0.47, 0.76},
+                                      {0.50, 0.50, 0.50},
+                                      {0.74, 0.74, 0.13}}};
 
 void colour(cairo_t* cr, std::size_t i) {
-  const Rgb& c = kPalette[i % (sizeof kPalette / sizeof kPalette[0])];
+  const Rgb& c = kPalette.at(i % kPalette.size());
   cairo_set_source_rgb(cr, c.r, c.g, c.b);
 }
 
@@ -133,8 +140,8 @@ void draw(cairo_t* cr, double width, double height, const std::string& title,
     }
   }
   cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
-  const double dash[] = {5, 4};
-  cairo_set_dash(cr, dash, 2, 0);
+  const std::array<double, 2> dash = {5, 4};
+  cairo_set_dash(cr, dash.data(), 2, 0);
   cairo_move_to(cr, px(1), py(1));
   cairo_line_to(cr, px(max_devices), py(max_devices));
   cairo_stroke(cr);

@@ -7,7 +7,7 @@
 namespace unimem::sim {
 
 SimSystem::SimSystem(DeviceModel model, std::size_t devices)
-    : model_(std::move(model)), devices_(devices), counters_(devices) {
+    : model_(model), devices_(devices), counters_(devices) {
   UNIMEM_REQUIRE(devices >= 1, "SimSystem: at least one device");
   UNIMEM_REQUIRE(model_.host_link.present(), "SimSystem: the host link needs a bandwidth");
   UNIMEM_REQUIRE(model_.devices_per_host_link >= 1, "SimSystem: devices_per_host_link >= 1");
