@@ -205,6 +205,34 @@ TEST(SimModel, CopyBytesModelScalesModelledBytesOnly) {
   m.device(0).free(a);
 }
 
+TEST(SimModel, ARectangularCopyIsOneCopyOfItsBytes) {
+  Machine m(1);
+  SimDevice& d = m.device(0);
+  // A 3 x 2 block of 4-byte elements out of an 8 x 4 row-major array.
+  std::vector<std::byte> host(128);
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<std::byte>(i);
+  const DeviceAllocation a = d.allocate(128);
+  RectCopy rect;
+  rect.src_origin = {8, 1, 0};
+  rect.dst_origin = {8, 1, 0};
+  rect.region = {12, 2, 1};
+  rect.src_row_pitch = rect.dst_row_pitch = 32;
+  rect.src_slice_pitch = rect.dst_slice_pitch = 128;
+  const Event up = d.copy_host_to_device_rect(host.data(), a, rect, {});
+  std::vector<std::byte> back(128, std::byte{0});
+  const Event deps[] = {up};
+  const Event down = d.copy_device_to_host_rect(a, back.data(), rect, deps);
+  down.wait();
+  for (std::size_t row = 1; row < 3; ++row) {
+    for (std::size_t x = 8; x < 20; ++x) EXPECT_EQ(back[row * 32 + x], host[row * 32 + x]);
+  }
+  EXPECT_EQ(back[0], std::byte{0});  // outside the block: untouched
+  // One latency for the whole block, not one per row.
+  EXPECT_NEAR(m.end_of(up), 10e-6 + 24 / 1e9, kTol);
+  EXPECT_NEAR(m.end_of(down), m.end_of(up) + 10e-6 + 24 / 1e9, kTol);
+  d.free(a);
+}
+
 TEST(SimDevice, CapacityIsTheModelsAndErrorsNameTheDevice) {
   DeviceModel model = round_model();
   model.capacity = 4096;
