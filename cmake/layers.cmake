@@ -23,7 +23,7 @@ set(UNIMEM_LAYER_RULES
   "schedule:analysis,coherence"
   "api:schedule"
   "api/drivers:api,device/opencl,device/sim"
-  "platform:api,device/opencl"
+  "platform:api,device/opencl,device/sim"
   "selftest:api,device/host,device/sim"
   "tools:selftest,api,device/host,device/opencl,device/sim,analysis/llvm")
 

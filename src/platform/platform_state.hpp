@@ -8,11 +8,13 @@
 #include <cstddef>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "device/sim/sim_system.hpp"
 #include "platform/objects.hpp"
 
 namespace unimem {
@@ -79,6 +81,7 @@ class PlatformState {
   std::string error_;
   std::unique_ptr<Runtime> runtime_;
   std::vector<cl_device_id> underlying_;
+  std::shared_ptr<sim::SimSystem> simulation_;  // set when the devices are simulated
   std::vector<cl_device_id> exposed_;
   std::mutex report_mutex_;
   RunReport report_;
