@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/default_devices.hpp"
@@ -332,6 +334,46 @@ TEST(SimSelection, ParsesPresetCountAndUnderlyingAndRejectsBadInput) {
   }
   EXPECT_EQ(find_preset("k80").device.peer_group_size, 8U);
   EXPECT_THROW((void)find_preset("gpu"), PreconditionError);
+}
+
+// Several host threads submitting copies to two devices that share one host link: every copy
+// still gets its own slot on the link (no two overlap) and the clock ends after all of them.
+TEST(SimConcurrency, CopiesFromManyThreadsNeverOverlapOnOneLink) {
+  DeviceModel model = round_model();
+  model.devices_per_host_link = 2;
+  Machine m(2, model);
+  constexpr int kThreads = 4;
+  constexpr int kCopies = 50;
+  std::vector<std::byte> host(kThreads * kCopies * 64, std::byte{1});
+  const DeviceAllocation a0 = m.device(0).allocate(host.size());
+  const DeviceAllocation a1 = m.device(1).allocate(host.size());
+  std::vector<std::vector<Event>> events(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      SimDevice& d = m.device(static_cast<std::size_t>(t % 2));
+      const DeviceAllocation a = t % 2 == 0 ? a0 : a1;
+      for (int i = 0; i < kCopies; ++i) {
+        const std::uint64_t offset = static_cast<std::uint64_t>(t * kCopies + i) * 64;
+        events[static_cast<std::size_t>(t)].push_back(
+            d.copy_host_to_device(host.data() + offset, a, offset, 64, {}));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  std::vector<double> ends;
+  for (const auto& list : events) {
+    wait_all(list);
+    for (const Event& e : list) ends.push_back(m.end_of(e));
+  }
+  std::sort(ends.begin(), ends.end());
+  const double copy = 10e-6 + 64 / 1e9;
+  for (std::size_t i = 0; i < ends.size(); ++i) {
+    EXPECT_NEAR(ends[i], copy * static_cast<double>(i + 1), 1e-9) << "copy " << i;
+  }
+  EXPECT_NEAR(m.system->clock().now(), copy * kThreads * kCopies, 1e-9);
+  m.device(0).free(a0);
+  m.device(1).free(a1);
 }
 
 #if defined(UNIMEM_HAVE_OPENCL)
