@@ -17,6 +17,7 @@
 #include "device/opencl/opencl_discovery.hpp"
 #include "device/sim/sim_device.hpp"
 #include "device/sim/sim_selection.hpp"
+#include "device/sim/sim_system.hpp"
 #include "schedule/launch_plan.hpp"
 
 namespace unimem::platform {

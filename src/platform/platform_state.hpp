@@ -14,12 +14,14 @@
 #include <string>
 #include <vector>
 
-#include "device/sim/sim_system.hpp"
 #include "platform/objects.hpp"
 
 namespace unimem {
 class RuntimeCore;
 struct LaunchPlan;
+namespace sim {
+class SimSystem;
+}  // namespace sim
 }  // namespace unimem
 
 namespace unimem::platform {
