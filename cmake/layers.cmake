@@ -14,6 +14,7 @@ set(UNIMEM_LAYER_RULES
   "device:region"
   "device/host:device"
   "device/opencl:device"
+  "device/sim:device"
   "memory:device"
   "coherence:memory"
   "analysis:device"
@@ -21,10 +22,10 @@ set(UNIMEM_LAYER_RULES
   "analysis/llvm:analysis/isl"
   "schedule:analysis,coherence"
   "api:schedule"
-  "api/drivers:api,device/opencl"
-  "platform:api,device/opencl"
-  "selftest:api,device/host"
-  "tools:selftest,api,device/host,device/opencl,analysis/llvm")
+  "api/drivers:api,device/opencl,device/sim"
+  "platform:api,device/opencl,device/sim"
+  "selftest:api,device/host,device/sim"
+  "tools:selftest,api,device/host,device/opencl,device/sim,analysis/llvm")
 
 # unimem_layer_uses(<layer> <out-var>): the layers <layer> may use, directly or indirectly, itself
 # included. Fails on a layer the table does not know.

@@ -12,8 +12,13 @@
 #if UNIMEM_HAVE_OPENCL
 #include <algorithm>
 #include <iomanip>
+#include <optional>
+#include <utility>
+#include <vector>
 
 #include "device/opencl/opencl_discovery.hpp"
+#include "device/sim/sim_model.hpp"
+#include "device/sim/sim_selection.hpp"
 #endif
 
 namespace unimem::tools {
@@ -39,8 +44,21 @@ void print_devices(bool json, const std::string& select_option, bool select_give
   const char* env = std::getenv(opencl::kDevicesEnvironmentVariable);
   const std::string selection = select_given ? select_option : (env ? std::string(env) : "");
   const std::string source = select_given ? "--select" : (env ? "UNIMEM_DEVICES" : "");
+  // sim:PRESET:COUNT[:UNDERLYING]: simulated devices over the OpenCL devices UNDERLYING selects.
+  const std::optional<sim::SimSelection> simulated = sim::parse_sim_selection(selection);
+  const std::string opencl_selection = simulated ? simulated->underlying : selection;
   std::vector<std::size_t> selected;
-  if (!devices.empty() || !selection.empty()) selected = opencl::select_devices(devices, selection);
+  if (!devices.empty() || !opencl_selection.empty()) {
+    selected = opencl::select_devices(devices, opencl_selection);
+  }
+  // Simulated device i runs on selected device i mod the number selected (make_sim_devices).
+  std::vector<std::pair<std::string, std::string>> simulated_devices;
+  if (simulated && !selected.empty()) {
+    for (std::size_t i = 0; i < simulated->count; ++i) {
+      simulated_devices.emplace_back("sim:" + simulated->preset + "#" + std::to_string(i),
+                                     devices[selected[i % selected.size()]].unimem_name());
+    }
+  }
   auto is_selected = [&](std::size_t i) {
     return std::find(selected.begin(), selected.end(), i) != selected.end();
   };
@@ -71,6 +89,16 @@ void print_devices(bool json, const std::string& select_option, bool select_give
     out["selection"]["source"] = source;
     out["selection"]["text"] = selection;
     out["selection"]["indices"] = selected;
+    if (simulated) {
+      nlohmann::ordered_json sim_json;
+      sim_json["preset"] = simulated->preset;
+      sim_json["description"] = sim::find_preset(simulated->preset).description;
+      nlohmann::ordered_json runs = nlohmann::ordered_json::array();
+      for (const auto& [name, on] : simulated_devices)
+        runs.push_back({{"name", name}, {"runs_on", on}});
+      sim_json["devices"] = std::move(runs);
+      out["simulated"] = std::move(sim_json);
+    }
     out["pocl_default"]["applied"] = pocl.applied;
     out["pocl_default"]["pocl_devices"] = pocl.pocl_devices;
     out["pocl_default"]["icd_libraries"] = pocl.icd_libraries;
@@ -94,6 +122,13 @@ void print_devices(bool json, const std::string& select_option, bool select_give
                  "UNIMEM_DEVICES=type=gpu)\n";
   } else {
     std::cout << source << "=\"" << selection << "\"\n";
+  }
+  if (simulated) {
+    std::cout << "Simulated devices: " << simulated->count << " x " << simulated->preset << " ("
+              << sim::find_preset(simulated->preset).description << ")\n";
+    for (const auto& [name, on] : simulated_devices) {
+      std::cout << "   " << name << " runs on " << on << "\n";
+    }
   }
   std::cout << "POCL_DEVICES: " << pocl.explanation << "\n";
   std::cout << "ICD libraries registered:";

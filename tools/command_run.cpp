@@ -74,6 +74,10 @@ std::string summary(const nlohmann::json& r) {
       out << "  partitions on " << device << ": " << count.get<std::uint64_t>() << "\n";
     }
   }
+  if (r.contains("simulated_seconds")) {
+    out << "  simulated time on the simulated devices: " << r["simulated_seconds"].get<double>()
+        << " s\n";
+  }
   if (r.contains("fallbacks")) {
     for (const auto& f : r["fallbacks"]) {
       out << "  fallback (" << f.value("count", 0) << "x) kernel " << f.value("kernel", "?") << ": "
@@ -194,7 +198,9 @@ void add_run_command(CLI::App& app) {
   auto command = std::make_shared<std::vector<std::string>>();
   run->add_option("--report", *report,
                   "also write the report as JSON to this file (UNIMEM_REPORT)");
-  run->add_option("--devices", *devices, "the devices to run on (UNIMEM_DEVICES syntax)");
+  run->add_option("--devices", *devices,
+                  "the devices to run on (UNIMEM_DEVICES syntax; sim:PRESET:COUNT for simulated "
+                  "devices)");
   run->add_option("--platform-devices", *exposed,
                   "devices the platform exposes (UNIMEM_PLATFORM_DEVICES)")
       ->check(CLI::IsMember({"aggregate", "each", "both"}));

@@ -41,6 +41,9 @@ void add_selftest_command(CLI::App& app) {
                    "operations evict when it is close to 3 x --max-buffer-size")
       ->check(not_negative)
       ->check(byte_size);
+  coherence->add_option("--sim", options->sim_preset,
+                        "Run on simulated devices of this preset (k80, pcie, nvlink) over the host "
+                        "devices");
   coherence->add_flag("--no-peer", *no_peer,
                       "Forbid peer copies: device-to-device traffic goes through the host");
   coherence->callback([options, strategy, no_peer, device_memory] {

@@ -14,5 +14,6 @@ void add_analyze_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_trace_command(CLI::App& app);
+void add_scale_command(CLI::App& app);
 
 }  // namespace unimem::tools

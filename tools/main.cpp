@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   unimem::tools::add_bench_command(app);
   unimem::tools::add_run_command(app);
   unimem::tools::add_trace_command(app);
+  unimem::tools::add_scale_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <unordered_map>
 
 #include <nlohmann/json.hpp>
@@ -15,6 +16,9 @@
 #include "device/opencl/opencl_context.hpp"
 #include "device/opencl/opencl_device.hpp"
 #include "device/opencl/opencl_discovery.hpp"
+#include "device/sim/sim_device.hpp"
+#include "device/sim/sim_selection.hpp"
+#include "device/sim/sim_system.hpp"
 #include "schedule/launch_plan.hpp"
 
 namespace unimem::platform {
@@ -114,15 +118,26 @@ void PlatformState::discover() {
     ::setenv(opencl::kVendorIcdsEnvironmentVariable, libraries.c_str(), 1);
   }
   try {
-    DeviceRegistry registry = opencl::make_opencl_devices_from_environment();
-    if (registry.empty()) {
+    // UNIMEM_DEVICES=sim:PRESET:COUNT[:SEL]: simulated devices (src/device/sim/) over the
+    // OpenCL devices SEL picks; each exposed device answers queries as the one it runs on.
+    const std::string selection = environment(opencl::kDevicesEnvironmentVariable);
+    const std::optional<sim::SimSelection> simulated = sim::parse_sim_selection(selection);
+    DeviceRegistry real =
+        opencl::make_opencl_devices(simulated ? simulated->underlying : selection);
+    if (real.empty()) {
       error_ = "the vendors' OpenCL implementations report no device";
       return;
     }
-    for (std::size_t i = 0; i < registry.size(); ++i) {
-      auto& device = dynamic_cast<opencl::OpenCLDevice&>(registry.at(i));
+    const std::size_t count = simulated ? simulated->count : real.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      auto& device = dynamic_cast<opencl::OpenCLDevice&>(real.at(i % real.size()));
       underlying_.push_back(device.info().device);
     }
+    DeviceRegistry registry =
+        simulated ? sim::make_sim_devices(sim::find_preset(simulated->preset).device,
+                                          simulated->preset, simulated->count, real)
+                  : std::move(real);
+    simulation_ = sim::system_of(registry);
     RuntimeOptions options;
     if (const std::string s = environment("UNIMEM_STRATEGY"); !s.empty()) {
       const std::optional<UpdateStrategy> strategy = parse_update_strategy(s);
@@ -222,6 +237,10 @@ void PlatformState::write_report() {
   j["devices"] = nlohmann::json::array();
   for (std::size_t i = 0; i < runtime_->device_count(); ++i) {
     j["devices"].push_back(runtime_->device_name(i));
+  }
+  if (simulation_) {
+    // Simulated devices: the modelled time from the first operation to the last.
+    j["simulated_seconds"] = simulation_->clock().now();
   }
   j["unimem_version"] = std::string(version());
   std::ofstream out(path);

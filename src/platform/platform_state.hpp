@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <string>
@@ -19,6 +20,9 @@
 namespace unimem {
 class RuntimeCore;
 struct LaunchPlan;
+namespace sim {
+class SimSystem;
+}  // namespace sim
 }  // namespace unimem
 
 namespace unimem::platform {
@@ -84,6 +88,7 @@ class PlatformState {
   std::once_flag copies_built_;
   std::unique_ptr<DeviceCopies> copies_;
   std::vector<cl_device_id> underlying_;
+  std::shared_ptr<sim::SimSystem> simulation_;  // set when the devices are simulated
   std::vector<cl_device_id> exposed_;
   std::mutex report_mutex_;
   RunReport report_;

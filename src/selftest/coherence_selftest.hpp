@@ -24,6 +24,9 @@ struct CoherenceSelftestOptions {
   /// most 3 buffers, so a cap of at least 3 * max_buffer_size always fits a launch; smaller caps
   /// are rejected up front. Caps close to that make most operations evict.
   std::uint64_t device_memory = 0;
+  /// Non-empty: the devices are simulated devices of this preset (src/device/sim/) over the host
+  /// devices; the model then decides which pairs copy peer to peer.
+  std::string sim_preset;
 };
 
 struct CoherenceSelftestResult {

@@ -130,6 +130,59 @@ INSTANTIATE_TEST_SUITE_P(Workloads, WorkloadThroughPlatform, ::testing::ValuesIn
 
 // One context over the exposed devices, one buffer updated by each device in turn on its own
 // queue: coherent for every way the platform exposes its devices.
+// `unimem run --devices sim:k80:4`: the platform's runtime on four simulated K80s over the three
+// POCL devices. The output bytes equal POCL's, the copies are exactly the minimum for four devices
+// (lazy; four K80s of one socket copy peer to peer), and the report has the simulated time.
+class WorkloadOnSimulatedDevices : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(WorkloadOnSimulatedDevices, VerifiesWithPoclsBytesAndTheMinimumCopies) {
+  const std::string name = GetParam();
+  const auto workload = unimem::examples::find_workload(name);
+  const Output direct = run(kEnv + UNIMEM_WORKLOAD_PROGRAM + std::string(" ") + name);
+  ASSERT_EQ(direct.status, 0) << direct.text;
+  const auto want = nlohmann::json::parse(direct.text);
+  const fs::path report = fs::temp_directory_path() /
+                          ("unimem-run-sim-" + name + "-" + std::to_string(::getpid()) + ".json");
+  const Output through =
+      run(kEnv + "UNIMEM_STRATEGY=lazy " + UNIMEM_CLI + std::string(" run --quiet --report ") +
+          report.string() + " --devices sim:k80:4 -- " + UNIMEM_WORKLOAD_PROGRAM + " " + name);
+  ASSERT_EQ(through.status, 0) << through.text;
+  const auto got = nlohmann::json::parse(through.text);
+  EXPECT_TRUE(got.at("verified").get<bool>());
+  EXPECT_EQ(got.at("checksum"), want.at("checksum")) << "outputs differ from POCL's";
+  std::ifstream in(report);
+  ASSERT_TRUE(in) << "no report at " << report;
+  const auto r = nlohmann::json::parse(in);
+  fs::remove(report);
+  ASSERT_EQ(r.at("devices").size(), 4u);
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(r.at("devices")[i], "sim:k80#" + std::to_string(i));
+  EXPECT_GT(r.at("simulated_seconds").get<double>(), 0.0);
+#if UNIMEM_WITH_ANALYSIS
+  const unimem::examples::TransferBytes min = workload->bytes_min(workload->small_problem(), 4);
+  const unimem::examples::TransferBytes moved{r.at("bytes_h2d").get<std::uint64_t>(),
+                                              r.at("bytes_d2h").get<std::uint64_t>(),
+                                              r.at("bytes_d2d").get<std::uint64_t>()};
+  EXPECT_EQ(moved, min) << "moved " << unimem::examples::to_string(moved) << ", minimum "
+                        << unimem::examples::to_string(min);
+#endif
+}
+
+std::vector<std::string> workload_names() {
+  std::vector<std::string> out;
+  for (const auto& w : unimem::examples::all_workloads()) out.push_back(w->name());
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Workloads, WorkloadOnSimulatedDevices,
+                         ::testing::ValuesIn(workload_names()),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           std::string id = param_info.param;
+                           for (char& ch : id) {
+                             if (ch == '-') ch = '_';
+                           }
+                           return id;
+                         });
+
 TEST(PlatformDevices, OneBufferStaysCoherentAcrossTheDevicesOfAContext) {
   const char* expected[] = {"1 devices", "2 devices", "3 devices"};
   const char* modes[] = {"aggregate", "each", "both"};
