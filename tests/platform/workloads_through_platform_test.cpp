@@ -34,6 +34,15 @@ Output run(const std::string& command) {
   return out;
 }
 
+// The JSON report `unimem run --report` wrote (null when there is none), removing the file.
+nlohmann::json take_report(const fs::path& report) {
+  std::ifstream in(report);
+  if (!in) return nullptr;
+  auto r = nlohmann::json::parse(in);
+  fs::remove(report);
+  return r;
+}
+
 // A clean OpenCL environment for the child: the system's vendors, three POCL CPU devices.
 const std::string kEnv =
     "env -u OCL_ICD_VENDORS -u OCL_ICD_FILENAMES -u UNIMEM_VENDOR_ICDS -u UNIMEM_DEVICES "
@@ -73,10 +82,8 @@ TEST_P(WorkloadThroughPlatform, VerifiesSplitsEveryLaunchAndMovesTheMinimum) {
   EXPECT_TRUE(got.at("verified").get<bool>());
   EXPECT_EQ(got.at("checksum"), want.at("checksum")) << "outputs differ from POCL's";
 
-  std::ifstream in(report);
-  ASSERT_TRUE(in) << "no report at " << report;
-  const auto r = nlohmann::json::parse(in);
-  fs::remove(report);
+  const auto r = take_report(report);
+  ASSERT_FALSE(r.is_null()) << "no report at " << report;
   const auto launches = r.at("launches").get<std::uint64_t>();
   EXPECT_GT(launches, 0u);
   EXPECT_EQ(r.at("devices").size(), c.devices);
@@ -150,10 +157,8 @@ TEST_P(WorkloadOnSimulatedDevices, VerifiesWithPoclsBytesAndTheMinimumCopies) {
   const auto got = nlohmann::json::parse(through.text);
   EXPECT_TRUE(got.at("verified").get<bool>());
   EXPECT_EQ(got.at("checksum"), want.at("checksum")) << "outputs differ from POCL's";
-  std::ifstream in(report);
-  ASSERT_TRUE(in) << "no report at " << report;
-  const auto r = nlohmann::json::parse(in);
-  fs::remove(report);
+  const auto r = take_report(report);
+  ASSERT_FALSE(r.is_null()) << "no report at " << report;
   ASSERT_EQ(r.at("devices").size(), 4u);
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(r.at("devices")[i], "sim:k80#" + std::to_string(i));
   EXPECT_GT(r.at("simulated_seconds").get<double>(), 0.0);
@@ -211,10 +216,8 @@ TEST(PlatformCopies, CopiesBetweenBuffersStayOnTheDevices) {
                          " -- " + UNIMEM_COPY_PROGRAM);
   ASSERT_EQ(out.status, 0) << out.text;
   EXPECT_NE(out.text.find("copy_between_buffers: ok"), std::string::npos) << out.text;
-  std::ifstream in(report);
-  ASSERT_TRUE(in) << "no report at " << report;
-  const auto r = nlohmann::json::parse(in);
-  fs::remove(report);
+  const auto r = take_report(report);
+  ASSERT_FALSE(r.is_null()) << "no report at " << report;
   constexpr std::uint64_t grid = 256 * 256 * 4;
   constexpr std::uint64_t rect = 248 * 4 * 254;
   EXPECT_EQ(r.at("bytes_h2d").get<std::uint64_t>(), grid) << r.dump();
