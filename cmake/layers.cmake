@@ -23,8 +23,9 @@ set(UNIMEM_LAYER_RULES
   "api:schedule"
   "api/drivers:api,device/opencl"
   "platform:api,device/opencl"
-  "selftest:api,device/host"
-  "tools:selftest,api,device/host,device/opencl,analysis/llvm")
+  "pointer:api"
+  "selftest:api,device/host,pointer"
+  "tools:selftest,pointer,api,device/host,device/opencl,analysis/llvm")
 
 # unimem_layer_uses(<layer> <out-var>): the layers <layer> may use, directly or indirectly, itself
 # included. Fails on a layer the table does not know.
