@@ -48,12 +48,34 @@ void* prepared(const void* p, std::size_t n, bool write) {
   }
 }
 
+// Ends the write of an I/O call into shared memory (PointerRuntime::finish_host_write).
+class WriteDone {
+ public:
+  WriteDone(const void* p, std::size_t n, const void* prepared)
+      : p_(p), n_(n), shared_(prepared != nullptr && prepared != p) {}
+  ~WriteDone() {
+    if (!shared_) return;
+    try {
+      PointerRuntime::instance().finish_host_write(p_, n_);
+    } catch (const std::exception&) {  // only bookkeeping failed: the bytes are in place
+    }
+  }
+  WriteDone(const WriteDone&) = delete;
+  WriteDone& operator=(const WriteDone&) = delete;
+
+ private:
+  const void* p_;
+  std::size_t n_;
+  bool shared_;
+};
+
 }  // namespace
 
 extern "C" {
 
 ssize_t um_read(int fd, void* buf, size_t count) {
   void* to = prepared(buf, count, true);
+  const WriteDone done(buf, count, to);
   return to == nullptr ? -1 : __read(fd, to, count);
 }
 
@@ -64,6 +86,7 @@ ssize_t um_write(int fd, const void* buf, size_t count) {
 
 ssize_t um_pread(int fd, void* buf, size_t count, off_t offset) {
   void* to = prepared(buf, count, true);
+  const WriteDone done(buf, count, to);
   return to == nullptr ? -1 : __pread64(fd, to, count, offset);
 }
 
@@ -74,6 +97,7 @@ ssize_t um_pwrite(int fd, const void* buf, size_t count, off_t offset) {
 
 size_t um_fread(void* buf, size_t size, size_t count, FILE* stream) {
   void* to = prepared(buf, size * count, true);
+  const WriteDone done(buf, size * count, to);
   if (to == nullptr) return 0;
   return _IO_fread(to, size, count, stream);
 }

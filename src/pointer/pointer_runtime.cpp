@@ -169,7 +169,7 @@ void PointerRuntime::make_readable_locked(Allocation& a, std::size_t b) {
   set_state_locked(a, b, BlockState::read_only);
 }
 
-void PointerRuntime::make_writable_locked(Allocation& a, std::size_t b) {
+void PointerRuntime::make_writable_locked(Allocation& a, std::size_t b, bool roll) {
   if (a.state[b] == BlockState::dirty) return;
   if (a.state[b] == BlockState::invalid) {
     fetch_locked(a, b);
@@ -187,7 +187,7 @@ void PointerRuntime::make_writable_locked(Allocation& a, std::size_t b) {
     a.eager[b] = 0;
     rolling_limit_ = std::min(rolling_limit_ + 1, kMaxRollingLimit);
   }
-  roll_locked(a);
+  if (roll) roll_locked(a);
 }
 
 void PointerRuntime::publish_locked(Allocation& a, std::size_t b) {
@@ -208,14 +208,20 @@ void PointerRuntime::invalidate_locked(Allocation& a, std::size_t b) {
 void PointerRuntime::roll_locked(Allocation& a) {
   // Rolling (seeds/README.md): beyond the limit, the oldest dirty blocks are written back
   // asynchronously while the host goes on working.
-  while (a.dirty > rolling_limit_ && !a.dirty_order.empty()) {
+  std::deque<std::size_t> skipped;  // pinned by an I/O call: stay dirty, keep their turn
+  while (a.dirty > rolling_limit_ + skipped.size() && !a.dirty_order.empty()) {
     const std::size_t b = a.dirty_order.front();
     a.dirty_order.pop_front();
     if (a.state[b] != BlockState::dirty) continue;
+    if (a.pinned[b] != 0) {
+      skipped.push_back(b);
+      continue;
+    }
     publish_locked(a, b);
     a.eager[b] = 1;
     ++stats_.eager_blocks;
   }
+  a.dirty_order.insert(a.dirty_order.begin(), skipped.begin(), skipped.end());
 }
 
 // ---- allocations ----
@@ -277,6 +283,7 @@ std::byte* PointerRuntime::alloc(std::size_t size) {
   a->dirty = batch ? blocks : 0;
   a->publishing.resize(blocks);
   a->eager.assign(blocks, 0);
+  a->pinned.assign(blocks, 0);
   a->buffer = rt.create_buffer(size, "um_alloc@" + hex(a->mapping.app()));
   std::byte* app = a->mapping.app();
   register_range(app, a->mapping.mapped_size());
@@ -586,10 +593,22 @@ std::byte* PointerRuntime::prepare_host_write(const void* p, std::size_t n) {
   Allocation& a = require_range_locked(p, n, "I/O into shared memory", &offset);
   if (n > 0) {
     for (std::size_t b = offset / a.block_size; b <= (offset + n - 1) / a.block_size; ++b) {
-      make_writable_locked(a, b);
+      ++a.pinned[b];  // the call writes the shadow view: no eager write-back meanwhile
+      make_writable_locked(a, b, false);
     }
   }
   return a.mapping.shadow() + offset;
+}
+
+void PointerRuntime::finish_host_write(const void* p, std::size_t n) {
+  const std::lock_guard lock(mutex_);
+  std::size_t offset = 0;
+  Allocation* a = find_locked(p, &offset);
+  if (a == nullptr || n == 0) return;
+  for (std::size_t b = offset / a->block_size; b <= (offset + n - 1) / a->block_size; ++b) {
+    --a->pinned[b];
+  }
+  if (protocol_ == HostProtocol::rolling) roll_locked(*a);
 }
 
 bool PointerRuntime::handle_fault(std::byte* address, FaultKind kind) {

@@ -71,6 +71,7 @@ struct Allocation {
   std::vector<Event> publishing;        ///< per block: the last copy of it to the devices' side
   std::deque<std::size_t> dirty_order;  ///< rolling: blocks in the order they became dirty
   std::vector<char> eager;  ///< rolling: written back eagerly, not needed by a launch since
+  std::vector<std::uint32_t> pinned;  ///< I/O calls writing into the block right now
   std::size_t dirty = 0;
 
   [[nodiscard]] std::size_t size() const { return mapping.size(); }
@@ -141,6 +142,9 @@ class PointerRuntime {
   /// PointerError (kInvalidPointer) when the range leaves the allocation.
   std::byte* prepare_host_read(const void* p, std::size_t n);
   std::byte* prepare_host_write(const void* p, std::size_t n);
+  /// The I/O into [p, p + n) that prepare_host_write prepared has finished: its blocks may be
+  /// written back eagerly again (rolling never writes back a block an I/O call is filling).
+  void finish_host_write(const void* p, std::size_t n);
 
   /// The fault service (fault_handler.hpp).
   bool handle_fault(std::byte* address, FaultKind kind);
@@ -158,7 +162,7 @@ class PointerRuntime {
                                    std::size_t* offset);
   void fetch_locked(Allocation& a, std::size_t b);
   void make_readable_locked(Allocation& a, std::size_t b);
-  void make_writable_locked(Allocation& a, std::size_t b);
+  void make_writable_locked(Allocation& a, std::size_t b, bool roll = true);
   void publish_locked(Allocation& a, std::size_t b);
   void invalidate_locked(Allocation& a, std::size_t b);
   void roll_locked(Allocation& a);
