@@ -169,6 +169,8 @@ typedef struct um_stats {
   uint64_t bytes_direct;    /* um_memcpy / um_memset bytes moved without the host view */
   uint64_t eager_blocks;    /* rolling: blocks written back before a launch needed them */
   uint64_t device_bytes;    /* bytes the runtime copied between its home and the devices */
+  uint64_t launches;        /* um_launch calls that ran */
+  uint64_t partitions;      /* device partitions those launches were split into */
 } um_stats;
 um_error um_get_stats(um_stats* out);
 um_error um_reset_stats(void);

@@ -258,8 +258,9 @@ um_error um_get_stats(um_stats* out) {
   return guarded([&] {
     if (out == nullptr) throw PointerError(UM_ERROR_INVALID_VALUE, "um_get_stats: out is NULL");
     const auto s = PointerRuntime::instance().stats();
-    *out = um_stats{s.faults,          s.read_faults,  s.write_faults, s.bytes_fetched,
-                    s.bytes_published, s.bytes_direct, s.eager_blocks, s.device_bytes};
+    *out =
+        um_stats{s.faults,       s.read_faults,  s.write_faults, s.bytes_fetched, s.bytes_published,
+                 s.bytes_direct, s.eager_blocks, s.device_bytes, s.launches,      s.partitions};
   });
 }
 

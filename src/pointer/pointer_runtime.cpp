@@ -517,6 +517,8 @@ void PointerRuntime::launch(PointerProgram& program, const std::string& kernel,
   } catch (const DeviceError& e) {
     throw PointerError(kDevice, std::string("um_launch: ") + e.what());
   }
+  ++stats_.launches;
+  stats_.partitions += plan ? plan->partitions.size() : 1;
   // What the kernel may write is stale on the host now: invalidate those blocks (all blocks of
   // every allocation under batch, which tracks nothing).
   if (protocol_ == HostProtocol::batch) {

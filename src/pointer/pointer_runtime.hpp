@@ -91,6 +91,8 @@ struct PointerStats {
   std::uint64_t bytes_direct = 0;
   std::uint64_t eager_blocks = 0;
   std::uint64_t device_bytes = 0;
+  std::uint64_t launches = 0;
+  std::uint64_t partitions = 0;
 };
 
 /// A program of the C API: the source as written, and the variant taking buffer + offset for

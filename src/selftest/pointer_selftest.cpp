@@ -98,6 +98,7 @@ std::string PointerSelftestResult::to_json(const PointerSelftestOptions& o) cons
   j["eager_blocks"] = eager_blocks;
   j["device_bytes"] = device_bytes;
   j["launches"] = launches;
+  j["partitions"] = partitions;
   j["io_calls"] = io_calls;
   j["host_checks"] = host_checks;
   if (!first_mismatch.empty()) j["first_mismatch"] = first_mismatch;
@@ -373,6 +374,7 @@ PointerSelftestResult run_pointer_selftest(const PointerSelftestOptions& o) {
   result.bytes_copied = s.bytes_fetched + s.bytes_published + s.bytes_direct;
   result.eager_blocks = s.eager_blocks;
   result.device_bytes = s.device_bytes;
+  result.partitions = s.partitions;
   result.ok = result.mismatched_bytes == 0 && result.error.empty();
   return result;
 }

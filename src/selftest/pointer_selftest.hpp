@@ -38,6 +38,7 @@ struct PointerSelftestResult {
   std::uint64_t eager_blocks = 0;
   std::uint64_t device_bytes = 0;  ///< the runtime's own copies (home <-> devices)
   std::size_t launches = 0;
+  std::uint64_t partitions = 0;  ///< device partitions the launches were split into
   std::size_t io_calls = 0;
   std::size_t host_checks = 0;  ///< host reads compared with the flat memory
   std::string first_mismatch;   ///< where the first mismatching byte was found
