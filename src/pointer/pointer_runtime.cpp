@@ -613,6 +613,16 @@ void PointerRuntime::finish_host_write(const void* p, std::size_t n) {
   if (protocol_ == HostProtocol::rolling) roll_locked(*a);
 }
 
+void PointerRuntime::invalidate_host(const void* p, std::size_t n) {
+  const std::lock_guard lock(mutex_);
+  std::size_t offset = 0;
+  Allocation& a = require_range_locked(p, n, "invalidate_host", &offset);
+  if (n == 0) return;
+  for (std::size_t b = offset / a.block_size; b <= (offset + n - 1) / a.block_size; ++b) {
+    invalidate_locked(a, b);
+  }
+}
+
 bool PointerRuntime::handle_fault(std::byte* address, FaultKind kind) {
   const std::lock_guard lock(mutex_);
   const auto at = reinterpret_cast<std::uintptr_t>(address);

@@ -148,6 +148,10 @@ class PointerRuntime {
   /// written back eagerly again (rolling never writes back a block an I/O call is filling).
   void finish_host_write(const void* p, std::size_t n);
 
+  /// Drops the host copy of the blocks covering [p, p + n) (dirty ones are published first), so
+  /// the next host access faults and fetches: for tests and benchmarks.
+  void invalidate_host(const void* p, std::size_t n);
+
   /// The fault service (fault_handler.hpp).
   bool handle_fault(std::byte* address, FaultKind kind);
 
