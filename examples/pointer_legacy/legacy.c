@@ -34,13 +34,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   FILE* in = fopen(argv[1], "rb");
-  cl_uint n = 0;
+  unsigned n = 0;
   if (in == NULL || fread(&n, sizeof n, 1, in) != 1) return 1;
-  const size_t bytes = (size_t)n * sizeof(cl_uint);
-  cl_uint* x = malloc(bytes);
-  cl_uint* y = malloc(bytes);
-  cl_uint* z = malloc(bytes);
-  if (fread(x, sizeof(cl_uint), n, in) != n || fread(y, sizeof(cl_uint), n, in) != n) return 1;
+  const size_t bytes = (size_t)n * sizeof(unsigned);
+  unsigned* x = malloc(bytes);
+  unsigned* y = malloc(bytes);
+  unsigned* z = malloc(bytes);
+  if (fread(x, sizeof(unsigned), n, in) != n || fread(y, sizeof(unsigned), n, in) != n) return 1;
   fclose(in);
 
   cl_platform_id platform;
@@ -68,7 +68,7 @@ int main(int argc, char** argv) {
   CHECK(clEnqueueWriteBuffer(queue, dx, CL_FALSE, 0, bytes, x, 0, NULL, NULL));
   CHECK(clEnqueueWriteBuffer(queue, dy, CL_FALSE, 0, bytes, y, 0, NULL, NULL));
 
-  const cl_uint a = 3;
+  const unsigned a = 3;
   const size_t global = n;
   CHECK(clSetKernelArg(scale_add, 0, sizeof a, &a));
   CHECK(clSetKernelArg(scale_add, 1, sizeof dx, &dx));
@@ -81,7 +81,7 @@ int main(int argc, char** argv) {
   CHECK(clEnqueueReadBuffer(queue, dz, CL_TRUE, 0, bytes, z, 0, NULL, NULL));
 
   FILE* out = fopen(argv[2], "wb");
-  if (out == NULL || fwrite(z, sizeof(cl_uint), n, out) != n) return 1;
+  if (out == NULL || fwrite(z, sizeof(unsigned), n, out) != n) return 1;
   fclose(out);
   clReleaseMemObject(dx);
   clReleaseMemObject(dy);
