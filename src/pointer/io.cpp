@@ -1,7 +1,9 @@
 // I/O into and out of shared memory (<unimem/unimem.h>, um_read ... um_fwrite). The kernel
 // cannot take a page fault on behalf of a system call: read() into a protected page fails with
-// EFAULT (GMAC interposes I/O calls for this reason, Gelado et al. 004_b9980231408668ca.txt
-// sections 3.1 and 4.4). So the whole range is prepared first, one fetch per stale block (no
+// EFAULT (GMAC handles I/O calls for this reason: Gelado et al. 004_b9980231408668ca.txt section 3,
+// "ADSM enables data structures used by accelerators to be passed as parameters to the
+// corresponding system calls ... (e.g. read() or write())", and its section 4.4, which the stored
+// text does not reach). So the whole range is prepared first, one fetch per stale block (no
 // fault storm), and the call then reads or writes the allocation's shadow view, which is always
 // read-write. The libc functions are reached through glibc's own aliases (__read, _IO_fread...),
 // so the interposing definitions of unimem_pointer_interpose never call themselves.
