@@ -4,14 +4,16 @@
 // "ADSM enables data structures used by accelerators to be passed as parameters to the
 // corresponding system calls ... (e.g. read() or write())", and its section 4.4, which the stored
 // text does not reach). So the whole range is prepared first, one fetch per stale block (no
-// fault storm), and the call then reads or writes the allocation's shadow view, which is always
-// read-write. The libc functions are reached through glibc's own aliases (__read, _IO_fread...),
-// so the interposing definitions of unimem_pointer_interpose never call themselves.
+// fault storm; a stale block a read covers whole is not fetched, only what a short read leaves
+// out of it afterwards), and the call then reads or writes the allocation's shadow view, which is
+// always read-write. The libc functions are reached through glibc's own aliases (__read,
+// _IO_fread...), so the interposing definitions of unimem_pointer_interpose never call themselves.
 
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 
 #include <unimem/unimem.h>
 #include "pointer/pointer_runtime.hpp"
@@ -50,26 +52,19 @@ void* prepared(const void* p, std::size_t n, bool write) {
   }
 }
 
-// Ends the write of an I/O call into shared memory (PointerRuntime::finish_host_write).
-class WriteDone {
- public:
-  WriteDone(const void* p, std::size_t n, const void* prepared)
-      : p_(p), n_(n), shared_(prepared != nullptr && prepared != p) {}
-  ~WriteDone() {
-    if (!shared_) return;
-    try {
-      PointerRuntime::instance().finish_host_write(p_, n_);
-    } catch (const std::exception&) {  // only bookkeeping failed: the bytes are in place
-    }
+// Ends an I/O call into shared memory (PointerRuntime::finish_host_write) with the bytes it
+// wrote from the start of the range.
+void finish_write(const void* p, std::size_t n, const void* prepared, std::size_t written) {
+  if (prepared == nullptr || prepared == p) return;  // failed before the call, or not shared
+  try {
+    PointerRuntime::instance().finish_host_write(p, n, written);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "unimem: after I/O into shared memory: %s\n", e.what());
+    std::abort();  // the bytes the call did not write could not be restored
   }
-  WriteDone(const WriteDone&) = delete;
-  WriteDone& operator=(const WriteDone&) = delete;
+}
 
- private:
-  const void* p_;
-  std::size_t n_;
-  bool shared_;
-};
+std::size_t written_of(ssize_t r) { return r > 0 ? static_cast<std::size_t>(r) : 0; }
 
 }  // namespace
 
@@ -77,8 +72,12 @@ extern "C" {
 
 ssize_t um_read(int fd, void* buf, size_t count) {
   void* to = prepared(buf, count, true);
-  const WriteDone done(buf, count, to);
-  return to == nullptr ? -1 : __read(fd, to, count);
+  if (to == nullptr) return -1;
+  const ssize_t r = __read(fd, to, count);
+  const int saved = errno;
+  finish_write(buf, count, to, written_of(r));
+  errno = saved;
+  return r;
 }
 
 ssize_t um_write(int fd, const void* buf, size_t count) {
@@ -88,8 +87,12 @@ ssize_t um_write(int fd, const void* buf, size_t count) {
 
 ssize_t um_pread(int fd, void* buf, size_t count, off_t offset) {
   void* to = prepared(buf, count, true);
-  const WriteDone done(buf, count, to);
-  return to == nullptr ? -1 : __pread64(fd, to, count, offset);
+  if (to == nullptr) return -1;
+  const ssize_t r = __pread64(fd, to, count, offset);
+  const int saved = errno;
+  finish_write(buf, count, to, written_of(r));
+  errno = saved;
+  return r;
 }
 
 ssize_t um_pwrite(int fd, const void* buf, size_t count, off_t offset) {
@@ -99,9 +102,12 @@ ssize_t um_pwrite(int fd, const void* buf, size_t count, off_t offset) {
 
 size_t um_fread(void* buf, size_t size, size_t count, FILE* stream) {
   void* to = prepared(buf, size * count, true);
-  const WriteDone done(buf, size * count, to);
   if (to == nullptr) return 0;
-  return _IO_fread(to, size, count, stream);
+  const std::size_t r = _IO_fread(to, size, count, stream);
+  const int saved = errno;
+  finish_write(buf, size * count, to, r * size);
+  errno = saved;
+  return r;
 }
 
 size_t um_fwrite(const void* buf, size_t size, size_t count, FILE* stream) {

@@ -169,10 +169,15 @@ void PointerRuntime::make_readable_locked(Allocation& a, std::size_t b) {
   set_state_locked(a, b, BlockState::read_only);
 }
 
-void PointerRuntime::make_writable_locked(Allocation& a, std::size_t b, bool roll) {
+void PointerRuntime::make_writable_locked(Allocation& a, std::size_t b, bool roll, bool fetch) {
   if (a.state[b] == BlockState::dirty) return;
   if (a.state[b] == BlockState::invalid) {
-    fetch_locked(a, b);
+    if (fetch) {
+      fetch_locked(a, b);
+    } else {
+      a.publishing[b].wait();
+      a.publishing[b] = Event();
+    }
   } else {
     // A copy to the devices' side may still be reading the shadow view of this block.
     a.publishing[b].wait();
@@ -284,6 +289,7 @@ std::byte* PointerRuntime::alloc(std::size_t size) {
   a->publishing.resize(blocks);
   a->eager.assign(blocks, 0);
   a->pinned.assign(blocks, 0);
+  a->unfilled.assign(blocks, 0);
   a->buffer = rt.create_buffer(size, "um_alloc@" + hex(a->mapping.app()));
   std::byte* app = a->mapping.app();
   register_range(app, a->mapping.mapped_size());
@@ -595,20 +601,36 @@ std::byte* PointerRuntime::prepare_host_write(const void* p, std::size_t n) {
   Allocation& a = require_range_locked(p, n, "I/O into shared memory", &offset);
   if (n > 0) {
     for (std::size_t b = offset / a.block_size; b <= (offset + n - 1) / a.block_size; ++b) {
+      // An invalid block the call covers whole is not fetched: the call overwrites it
+      // (finish_host_write fetches what a short read leaves out).
+      const bool whole = a.block_begin(b) >= offset &&
+                         a.block_begin(b) + a.block_length(b) <= offset + n &&
+                         a.state[b] == BlockState::invalid && a.pinned[b] == 0;
       ++a.pinned[b];  // the call writes the shadow view: no eager write-back meanwhile
-      make_writable_locked(a, b, false);
+      if (whole) a.unfilled[b] = 1;
+      make_writable_locked(a, b, false, !whole);
     }
   }
   return a.mapping.shadow() + offset;
 }
 
-void PointerRuntime::finish_host_write(const void* p, std::size_t n) {
+void PointerRuntime::finish_host_write(const void* p, std::size_t n, std::size_t written) {
   const std::lock_guard lock(mutex_);
   std::size_t offset = 0;
   Allocation* a = find_locked(p, &offset);
   if (a == nullptr || n == 0) return;
+  const std::size_t filled_end = offset + std::min(written, n);
   for (std::size_t b = offset / a->block_size; b <= (offset + n - 1) / a->block_size; ++b) {
     --a->pinned[b];
+    if (a->unfilled[b] == 0) continue;
+    a->unfilled[b] = 0;
+    const std::size_t begin = std::max(a->block_begin(b), filled_end);
+    const std::size_t end = a->block_begin(b) + a->block_length(b);
+    if (begin >= end || a->state[b] == BlockState::invalid) continue;
+    // The call wrote less than the whole block: the rest comes from the devices' side.
+    runtime_locked().read_blocking(a->buffer, begin,
+                                   std::span<std::byte>(a->mapping.shadow() + begin, end - begin));
+    stats_.bytes_fetched += end - begin;
   }
   if (protocol_ == HostProtocol::rolling) roll_locked(*a);
 }

@@ -72,6 +72,9 @@ struct Allocation {
   std::deque<std::size_t> dirty_order;  ///< rolling: blocks in the order they became dirty
   std::vector<char> eager;  ///< rolling: written back eagerly, not needed by a launch since
   std::vector<std::uint32_t> pinned;  ///< I/O calls writing into the block right now
+  /// An I/O call covering the whole block is filling it, so it was not fetched first; the bytes
+  /// the call does not write (a short read) are fetched when it returns.
+  std::vector<char> unfilled;
   std::size_t dirty = 0;
 
   [[nodiscard]] std::size_t size() const { return mapping.size(); }
@@ -144,9 +147,10 @@ class PointerRuntime {
   /// PointerError (kInvalidPointer) when the range leaves the allocation.
   std::byte* prepare_host_read(const void* p, std::size_t n);
   std::byte* prepare_host_write(const void* p, std::size_t n);
-  /// The I/O into [p, p + n) that prepare_host_write prepared has finished: its blocks may be
-  /// written back eagerly again (rolling never writes back a block an I/O call is filling).
-  void finish_host_write(const void* p, std::size_t n);
+  /// The I/O into [p, p + n) that prepare_host_write prepared has finished, having written its
+  /// first `written` bytes: the rest of the blocks it was to fill whole is fetched, and its blocks
+  /// may be written back eagerly again (rolling never writes back a block an I/O call is filling).
+  void finish_host_write(const void* p, std::size_t n, std::size_t written);
 
   /// Drops the host copy of the blocks covering [p, p + n) (dirty ones are published first), so
   /// the next host access faults and fetches: for tests and benchmarks.
@@ -168,7 +172,7 @@ class PointerRuntime {
                                    std::size_t* offset);
   void fetch_locked(Allocation& a, std::size_t b);
   void make_readable_locked(Allocation& a, std::size_t b);
-  void make_writable_locked(Allocation& a, std::size_t b, bool roll = true);
+  void make_writable_locked(Allocation& a, std::size_t b, bool roll = true, bool fetch = true);
   void publish_locked(Allocation& a, std::size_t b);
   void invalidate_locked(Allocation& a, std::size_t b);
   void roll_locked(Allocation& a);

@@ -136,6 +136,39 @@ TEST_F(PointerIo, FreadAndFwriteMoveWholeFilesThroughSharedMemory) {
   unlink(out);
 }
 
+TEST_F(PointerIo, BlocksAReadCoversWholeAreNotFetchedAndAShortReadKeepsTheRest) {
+  invalidate_with(6);
+  um_reset_stats();
+  const int fd = open(path_, O_RDONLY);
+  // Blocks 1 and 2 lie wholly inside the range: not fetched; blocks 0 and 3 are fetched.
+  ASSERT_EQ(um_pread(fd, a_ + 100, 3 * 65536, 0), 3 * 65536);
+  um_stats s{};
+  ASSERT_EQ(um_get_stats(&s), UM_SUCCESS);
+  EXPECT_EQ(s.bytes_fetched, 65536u + (kSize - 3 * 65536));
+  expect_pattern(100, 3 * 65536, 0);
+  EXPECT_EQ(a_[99], 6);
+  invalidate_with(8);
+  um_reset_stats();
+  // A short read (the pipe holds 60,000 bytes) into blocks 1 and 2 covered whole: what the call
+  // did not write is fetched afterwards and keeps the kernel's bytes.
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  ASSERT_EQ(write(pipe_fds[1], pattern_.data(), 60000), 60000);
+  close(pipe_fds[1]);
+  const ssize_t got = um_read(pipe_fds[0], a_ + 65536, 2 * 65536);
+  close(pipe_fds[0]);
+  ASSERT_GT(got, 0);
+  ASSERT_LE(got, 60000);
+  expect_pattern(65536, static_cast<std::size_t>(got), 0);
+  for (std::size_t i = 65536 + static_cast<std::size_t>(got); i < 3 * 65536; ++i) {
+    ASSERT_EQ(a_[i], 8) << "byte " << i;
+  }
+  ASSERT_EQ(um_get_stats(&s), UM_SUCCESS);
+  EXPECT_EQ(s.bytes_fetched, 2 * 65536 - static_cast<std::uint64_t>(got));
+  EXPECT_EQ(s.faults, 0u);
+  close(fd);
+}
+
 TEST_F(PointerIo, IoOnOrdinaryMemoryBehavesLikeLibc) {
   std::vector<unsigned char> buf(1000);
   const int fd = open(path_, O_RDONLY);
