@@ -261,3 +261,43 @@ TEST(PointerFaultChainDeathTest, AForeignFaultWithoutAHandlerTakesTheDefaultActi
 }
 
 }  // namespace
+
+namespace {
+
+// The environment is read when the process's pointer runtime starts: fresh processes.
+TEST(PointerEnvironmentDeathTest, UnimemProtocolAndBlockSizeSetTheDefaults) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("UNIMEM_PROTOCOL", "rolling", 1);
+        setenv("UNIMEM_BLOCK_SIZE", "64K", 1);
+        const bool right = um_get_protocol() == UM_PROTOCOL_ROLLING &&
+                           um_get_block_size() == std::size_t{64} << 10;
+        _exit(right ? 7 : 1);
+      },
+      ::testing::ExitedWithCode(7), "");
+}
+
+TEST(PointerEnvironmentDeathTest, ABadUnimemProtocolIsAnErrorNamingIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("UNIMEM_PROTOCOL", "eager", 1);
+        void* p = um_alloc(100);
+        const std::string text = um_last_error_text();
+        const bool right = p == nullptr && um_last_error() == UM_ERROR_INVALID_VALUE &&
+                           text.find("UNIMEM_PROTOCOL='eager'") != std::string::npos;
+        _exit(right ? 7 : 1);
+      },
+      ::testing::ExitedWithCode(7), "");
+  EXPECT_EXIT(
+      {
+        setenv("UNIMEM_BLOCK_SIZE", "1000", 1);
+        void* p = um_alloc(100);
+        const std::string text = um_last_error_text();
+        _exit(p == nullptr && text.find("UNIMEM_BLOCK_SIZE=1000") != std::string::npos ? 7 : 1);
+      },
+      ::testing::ExitedWithCode(7), "");
+}
+
+}  // namespace
