@@ -236,8 +236,9 @@ TEST(PointerFaultChainDeathTest, AForeignFaultReachesThePreviousHandler) {
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 // Under a sanitizer the previous handler is the sanitizer's: it reports the address and exits
-// with its own status (ASan 1, TSan 66).
+// with its own status (ASan 1, TSan 66) or aborts (abort_on_error=1).
 bool default_action(int status) {
+  if (WIFSIGNALED(status)) return WTERMSIG(status) == SIGABRT || WTERMSIG(status) == SIGSEGV;
   return WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3;
 }
 const char* const kDefaultActionMessage = "SEGV on unknown address";
