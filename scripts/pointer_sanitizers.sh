@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The pointer layer's fault handler and double mapping under AddressSanitizer and ThreadSanitizer
-# (tests/pointer_sanitizers/): builds the handler, the mapping and a four-thread fault storm with
+# (tests/pointer/sanitizers/): builds the handler, the mapping and a four-thread fault storm with
 # each sanitizer, runs it, then makes it fault outside the mapping and checks that the sanitizer
 # (the previous SIGSEGV handler) reports it. Usage: scripts/pointer_sanitizers.sh [CXX]
 set -euo pipefail
@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 cxx=${1:-g++}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-srcs="tests/pointer_sanitizers/fault_handler_under_sanitizers.cpp src/pointer/fault_handler.cpp src/pointer/host_mapping.cpp"
+srcs="tests/pointer/sanitizers/fault_handler_under_sanitizers.cpp src/pointer/fault_handler.cpp src/pointer/host_mapping.cpp"
 for san in address thread; do
   # shellcheck disable=SC2086
   $cxx -std=c++20 -O1 -g -fsanitize=$san -Isrc -Iinclude $srcs -o "$out/$san" -pthread

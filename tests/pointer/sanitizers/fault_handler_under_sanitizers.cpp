@@ -58,7 +58,8 @@ int main(int argc, char**) {
       unsigned char pattern[kBlock / 4];
       std::memset(pattern, t + 1, sizeof pattern);
       for (std::size_t b = 0; b < kBlocks; ++b) {  // each thread its quarter of every block
-        auto* at = reinterpret_cast<unsigned char*>(mapping.app()) + b * kBlock + t * sizeof pattern;
+        auto* at =
+            reinterpret_cast<unsigned char*>(mapping.app()) + b * kBlock + t * sizeof pattern;
         if (b % 3 == 0) {
           volatile unsigned char sink = at[0];  // read fault first
           (void)sink;
