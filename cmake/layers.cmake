@@ -24,8 +24,9 @@ set(UNIMEM_LAYER_RULES
   "api:schedule"
   "api/drivers:api,device/opencl,device/sim"
   "platform:api,device/opencl,device/sim"
-  "selftest:api,device/host,device/sim"
-  "tools:selftest,api,device/host,device/opencl,device/sim,analysis/llvm")
+  "pointer:api"
+  "selftest:api,device/host,device/sim,pointer"
+  "tools:selftest,pointer,api,device/host,device/opencl,device/sim,analysis/llvm")
 
 # unimem_layer_uses(<layer> <out-var>): the layers <layer> may use, directly or indirectly, itself
 # included. Fails on a layer the table does not know.

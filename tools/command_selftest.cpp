@@ -4,8 +4,56 @@
 
 #include "commands.hpp"
 #include "selftest/coherence_selftest.hpp"
+#include "selftest/pointer_selftest.hpp"
 
 namespace unimem::tools {
+
+namespace {
+
+void add_pointer_selftest(CLI::App& selftest) {
+  auto* pointer = selftest.add_subcommand(
+      "pointer",
+      "Differential check of the one-pointer C API (<unimem/unimem.h>): a seeded random program "
+      "of host accesses through the pointer (memcpy, element stores, two threads, um_memcpy, "
+      "um_memset, read/pread/fread/write/pwrite/fwrite) and launches over the OpenCL devices, "
+      "compared byte for byte with one flat memory. Prints one JSON line; exits 0 only when ok.");
+  auto options = std::make_shared<PointerSelftestOptions>();
+  pointer->add_option("--seed", options->seed, "Random seed (any unsigned 64-bit value)")
+      ->check(not_negative);
+  pointer->add_option("--ops", options->ops, "Number of operations in the program")
+      ->check(not_negative);
+  pointer->add_option("--devices", options->devices, "Launches split over this many devices")
+      ->check(not_negative)
+      ->check(CLI::Range(1, 64));
+  pointer->add_option("--protocol", options->protocol, "Host protocol")
+      ->check(CLI::IsMember({"batch", "lazy", "rolling"}));
+  pointer->add_option("--allocations", options->allocations, "Number of allocations")
+      ->check(not_negative)
+      ->check(CLI::Range(2, 64));
+  pointer
+      ->add_option("--block-size", options->block_size,
+                   "Block size in bytes (a multiple of the page size)")
+      ->check(not_negative);
+  pointer->add_option("--max-size", options->max_allocation_size, "Largest allocation in bytes")
+      ->check(not_negative)
+      ->check(CLI::Range(std::uint64_t{64}, std::uint64_t{1} << 28));
+  pointer->callback([options] {
+    PointerSelftestResult r;
+    try {
+      r = run_pointer_selftest(*options);
+    } catch (const PreconditionError& e) {
+      std::cerr << "unimem selftest pointer: " << e.what() << "\n";
+      std::exit(2);
+    } catch (const DeviceError& e) {
+      std::cerr << "unimem selftest pointer: " << e.what() << "\n";
+      std::exit(2);
+    }
+    std::cout << r.to_json(*options) << std::endl;
+    if (!r.ok) std::exit(1);
+  });
+}
+
+}  // namespace
 
 void add_selftest_command(CLI::App& app) {
   auto* selftest = app.add_subcommand("selftest", "Run a built-in randomized self-check");
@@ -60,6 +108,7 @@ void add_selftest_command(CLI::App& app) {
     std::cout << r.to_json(*options) << std::endl;
     if (!r.ok) std::exit(1);
   });
+  add_pointer_selftest(*selftest);
 }
 
 }  // namespace unimem::tools

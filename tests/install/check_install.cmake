@@ -26,7 +26,8 @@ set(prefix ${WORK}/prefix)
 run(${CMAKE_COMMAND} --install ${BUILD} --prefix ${prefix})
 
 # Only include/unimem/ may be installed: no header of src/ (internals stay out). unimem/team.h is
-# the OpenCL C device library: kernels built by the installed library include it from there.
+# the OpenCL C device library: kernels built by the installed library include it from there;
+# unimem/unimem.h is the C API of the pointer layer.
 if(NOT EXISTS ${prefix}/include/unimem/team.h)
   message(FATAL_ERROR "install test: the device library ${prefix}/include/unimem/team.h is missing")
 endif()
@@ -34,6 +35,11 @@ file(GLOB_RECURSE installed_headers RELATIVE ${prefix}/include ${prefix}/include
 set(public_count 0)
 foreach(h ${installed_headers})
   if(h STREQUAL "unimem/team.h")
+    continue()
+  endif()
+  # The one-pointer C API (src/pointer/): a C header, usable from C and C++.
+  if(h STREQUAL "unimem/unimem.h")
+    math(EXPR public_count "${public_count} + 1")
     continue()
   endif()
   if(NOT h MATCHES "^unimem/[a-z_]+\\.hpp$")
