@@ -81,8 +81,9 @@ typedef struct um_team {
  * devices by launching each device's work-groups with a global offset, which restarts
  * get_group_id at 0; the offset restores the index (team kernels have no offset of their own).
  * The kernel analysis (which defines __UNIMEM_ANALYSIS__) models get_group_id over the whole
- * launch already, and reads this as the affine work-group id. */
-#ifdef __UNIMEM_ANALYSIS__
+ * launch already, and reads this as the affine work-group id; so does the build unimem makes of a
+ * program that calls get_group_id itself (it defines UNIMEM_WHOLE_LAUNCH_GROUP_IDS). */
+#if defined(__UNIMEM_ANALYSIS__) || defined(UNIMEM_WHOLE_LAUNCH_GROUP_IDS)
 #define UM_TEAM_NUMBER_() ((uint)get_group_id(0))
 #else
 #define UM_TEAM_NUMBER_() ((uint)(get_group_id(0) + get_global_offset(0) / get_local_size(0)))

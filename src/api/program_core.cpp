@@ -72,7 +72,9 @@ std::vector<std::string> offset_dependent_calls(const std::string& source) {
 // with global offset o (a whole number of work-groups) sees group ids from 0; adding o / local
 // size gives the whole launch's ids again. Right only for launches without a global offset of
 // their own and with an explicit work-group size (ProgramCore::group_variant_fits).
+// UNIMEM_WHOLE_LAUNCH_GROUP_IDS tells <unimem/team.h> not to add the offset a second time.
 constexpr const char* kWholeLaunchGroupIds =
+    "#define UNIMEM_WHOLE_LAUNCH_GROUP_IDS 1\n"
     "#define get_group_id(d) (get_group_id(d) + get_global_offset(d) / get_local_size(d))\n"
     "#line 1\n";
 

@@ -280,6 +280,38 @@ TEST_F(TeamTest, AReductionThroughSharedVariablesEqualsTheReferenceOnOneToThreeD
   }
 }
 
+// A team kernel whose own code also calls get_group_id is split through the build with
+// whole-launch group ids (ProgramCore); the team number must not count the offset twice.
+TEST_F(TeamTest, ATeamKernelThatAlsoCallsGetGroupIdKeepsItsTeamNumbers) {
+  std::string source = kReduceSource;
+  const std::string team_slot = "sums[um_team_num(team)] = s;";
+  source.replace(source.find(team_slot), team_slot.size(),
+                 "sums[get_group_id(0)] = s + (int)(um_team_num(team) - get_group_id(0));");
+  Program program(*runtime_, "#include <unimem/team.h>\n" + source);
+  std::vector<int> in = pattern(kTeams * kTeamSize, 4);
+  for (int& v : in) v += 12;
+  std::vector<int> sums(kTeams);
+  for (std::uint64_t t = 0; t < kTeams; ++t) {
+    for (std::uint64_t r = 0; r < kTeamSize; ++r) {
+      sums[t] += in[t * kTeamSize + r] * in[t * kTeamSize + r];
+    }
+  }
+  const BufferId in_buf = upload(in);
+  for (const std::size_t devices : device_counts()) {
+    const BufferId sums_buf = runtime_->create_buffer(kTeams * sizeof(int));
+    const BufferId out_buf = runtime_->create_buffer(kTeams * kTeamSize * sizeof(int));
+    program.launch("team_sum", teams_range(),
+                   {Arg::buffer(in_buf), Arg::buffer(sums_buf), Arg::buffer(out_buf)},
+                   on_devices(devices));
+    EXPECT_EQ(download(sums_buf), sums) << devices << " devices";
+    if (program.analyzed()) {
+      EXPECT_EQ(program.core().last_plan().partitions.size(), devices);
+    }
+    runtime_->release_buffer(sums_buf);
+    runtime_->release_buffer(out_buf);
+  }
+}
+
 TEST_F(TeamTest, TheBuildReportGivesTeamMemoryAndSpillPerWorkGroup) {
   std::string source = "#include <unimem/team.h>\n";
   for (const std::uint32_t n : {1U, 20U, 21U, 100U}) source += share_kernel(n);
