@@ -20,8 +20,8 @@ cmake --build build/asan -j "$jobs"
 stage "test suite (asan+ubsan)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-# POCL keeps LLVM state alive after compiling a kernel: suppress exactly that (see the file).
-export LSAN_OPTIONS=suppressions=$root/scripts/lsan_pocl.supp
+# POCL and fontconfig keep state alive for the process: suppress exactly that (see the file).
+export LSAN_OPTIONS=suppressions=$root/scripts/lsan.supp
 ctest --test-dir build/asan -j "$jobs" --output-on-failure --timeout 1500
 
 if [[ "${UNIMEM_SKIP_TSAN:-0}" != 1 ]]; then
