@@ -9,7 +9,11 @@
 #include <cctype>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <utility>
 
@@ -66,6 +70,74 @@ std::vector<std::string> offset_dependent_calls(const std::string& source) {
     }
   }
   return found;
+}
+
+// The -I directories of build options ("-Idir", "-I dir", "-I\"d i r\"").
+std::vector<std::filesystem::path> include_dirs(const std::string& options) {
+  std::vector<std::filesystem::path> dirs;
+  for (std::size_t at = options.find("-I"); at != std::string::npos;
+       at = options.find("-I", at + 2)) {
+    if (at > 0 && !std::isspace(static_cast<unsigned char>(options[at - 1]))) continue;
+    std::size_t begin = at + 2;
+    while (begin < options.size() && std::isspace(static_cast<unsigned char>(options[begin]))) {
+      ++begin;
+    }
+    if (begin >= options.size()) break;
+    std::size_t end = 0;
+    if (options[begin] == '"') {
+      end = options.find('"', ++begin);
+      if (end == std::string::npos) end = options.size();
+    } else {
+      end = begin;
+      while (end < options.size() && !std::isspace(static_cast<unsigned char>(options[end]))) ++end;
+    }
+    dirs.emplace_back(options.substr(begin, end - begin));
+  }
+  return dirs;
+}
+
+// The text the offset-dependent scan reads: the source and, recursively, every file it
+// #includes that can be found (quoted names in the current directory, then the -I directories),
+// except unimem's own device library, whose team number handles split launches itself. An include
+// that cannot be read is named in `unreadable` (the scan then cannot vouch for the program).
+std::string with_includes(const std::string& source, const std::vector<std::filesystem::path>& dirs,
+                          const std::string& library_dir, std::set<std::string>& seen, int depth,
+                          std::string& unreadable) {
+  namespace fs = std::filesystem;
+  std::string text = source;
+  if (depth > 16) return text;
+  std::istringstream lines(source);
+  for (std::string line; std::getline(lines, line);) {
+    std::size_t at = line.find_first_not_of(" \t");
+    if (at == std::string::npos || line[at] != '#') continue;
+    at = line.find_first_not_of(" \t", at + 1);
+    if (at == std::string::npos || line.compare(at, 7, "include") != 0) continue;
+    at = line.find_first_of("<\"", at + 7);
+    if (at == std::string::npos) continue;
+    const char close = line[at] == '<' ? '>' : '"';
+    const std::size_t end = line.find(close, at + 1);
+    if (end == std::string::npos) continue;
+    const std::string name = line.substr(at + 1, end - at - 1);
+    std::vector<fs::path> candidates;
+    if (close == '"') candidates.push_back(fs::current_path() / name);
+    for (const fs::path& d : dirs) candidates.push_back(d / name);
+    bool found = false;
+    for (const fs::path& c : candidates) {
+      std::error_code error;
+      if (!fs::is_regular_file(c, error)) continue;
+      found = true;
+      const std::string canonical = fs::weakly_canonical(c, error).string();
+      if (!library_dir.empty() && canonical.starts_with(library_dir)) break;
+      if (!seen.insert(canonical).second) break;
+      std::ifstream in(c);
+      std::stringstream content;
+      content << in.rdbuf();
+      text += "\n" + with_includes(content.str(), dirs, library_dir, seen, depth + 1, unreadable);
+      break;
+    }
+    if (!found && unreadable.empty()) unreadable = name;
+  }
+  return text;
 }
 
 // The program built for split launches of a source that calls get_group_id: a partition launched
@@ -125,10 +197,24 @@ ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string optio
     return per_device;
   };
   programs_ = build_all(source);
-  const std::vector<std::string> calls = offset_dependent_calls(source);
+  // The scan reads what the compiler reads: the source and the files it includes.
+  std::set<std::string> seen;
+  std::string unreadable_include;
+  std::string library_dir;
+  if (const std::string d = detail::device_include_dir(); !d.empty()) {
+    std::error_code error;
+    library_dir = std::filesystem::weakly_canonical(d, error).string();
+  }
+  const std::vector<std::string> calls = offset_dependent_calls(
+      with_includes(source, include_dirs(options_), library_dir, seen, 0, unreadable_include));
   calls_group_id_ = !calls.empty() && calls.front() == "get_group_id";
   if (const std::size_t first_other = calls_group_id_ ? 1 : 0; calls.size() > first_other) {
     offset_dependent_call_ = calls[first_other];
+  } else if (!unreadable_include.empty()) {
+    // The scan cannot see into it: the program may call any of the four.
+    offset_dependent_call_ = "functions of '" + unreadable_include +
+                             "' (an #include unimem could not read to check for get_group_id, "
+                             "get_num_groups, get_global_size or get_global_offset)";
   }
   if (calls_group_id_ && offset_dependent_call_.empty() && runtime_.device_count() > 1) {
     try {

@@ -5,6 +5,10 @@
 #include "api/program_core.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <cstdlib>
 #include <cstring>
@@ -288,6 +292,56 @@ kernel void column_block(global const float* in, global float* out, int width) {
     EXPECT_EQ(s.device_to_host.copies, rect ? 1U : rows);
   }
   EXPECT_EQ(results[0], results[1]);
+}
+
+// The offset-dependent scan reads the files a program includes: a header calling get_num_groups
+// keeps launches on one device, saying so; a header calling get_group_id gets the whole-launch
+// group-id build, and the split launch gives the single-device result.
+TEST_F(ProgramTest, CallsInsideIncludedHeadersAreSeen) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("unimem-include-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  {
+    std::ofstream(dir / "groups.h") << "int groups_of(void) { return (int)get_num_groups(0); }\n";
+    std::ofstream(dir / "group_id.h")
+        << "#include \"nested.h\"\nint group_of(void) { return nested_group(); }\n";
+    std::ofstream(dir / "nested.h") << "int nested_group(void) { return (int)get_group_id(0); }\n";
+  }
+  const std::string options = "-I" + dir.string();
+  Program counts(*runtime_, R"CLC(
+#include "groups.h"
+kernel void count(global int* out) { out[get_global_id(0)] = groups_of(); }
+)CLC",
+                 options);
+  counts.set_log([this](const std::string& m) { log_.push_back(m); });
+  Program ids(*runtime_, R"CLC(
+#include "group_id.h"
+kernel void ids(global int* out) { out[get_global_id(0)] = group_of(); }
+)CLC",
+              options);
+  ids.set_log([this](const std::string& m) { log_.push_back(m); });
+  std::filesystem::remove_all(dir);
+  constexpr std::uint64_t groups = 24, local = 16;
+  NDRange r = range_1d(groups * local);
+  r.local = {local, 1, 1};
+  const BufferId out = runtime_->create_buffer(groups * local * 4);
+  std::vector<std::int32_t> got(groups * local);
+  counts.launch("count", r, {Arg::buffer(out)});
+  EXPECT_EQ(counts.core().last_plan().partitions.size(), 1U);
+  ASSERT_FALSE(log_.empty());
+  EXPECT_NE(log_.back().find("get_num_groups"), std::string::npos) << log_.back();
+  runtime_->read_blocking(out, 0, std::as_writable_bytes(std::span(got)));
+  EXPECT_EQ(got, std::vector<std::int32_t>(groups * local, static_cast<std::int32_t>(groups)));
+  const std::size_t logged = log_.size();
+  ids.launch("ids", r, {Arg::buffer(out)});
+  runtime_->read_blocking(out, 0, std::as_writable_bytes(std::span(got)));
+  for (std::uint64_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i], static_cast<std::int32_t>(i / local)) << i;
+  }
+  if (ids.analysis_error().empty()) {
+    EXPECT_EQ(ids.core().last_plan().partitions.size(), runtime_->device_count());
+    EXPECT_EQ(log_.size(), logged) << log_.back();
+  }
 }
 
 TEST_F(ProgramTest, RunsOnOneDeviceWhenAsked) {
