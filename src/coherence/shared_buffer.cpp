@@ -104,7 +104,7 @@ void SharedBuffer::box_out(std::size_t device) {
   // Bytes only this copy holds go home first (read from the allocation still there); then the
   // copy holds nothing, and the allocation is freed once every operation on it has finished.
   for (const Transfer& t : directory_.apply_device_eviction(a, all)) {
-    issue(t);
+    issue(std::span(&t, 1));
     stats_.eviction_writeback_bytes += t.range.size();
   }
   prefetch_.evicted(a, held);
@@ -163,88 +163,45 @@ void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool dema
                                               : directory_.apply_device_read(agent, bytes, peer_);
   for (std::size_t i = 0; i < transfers.size();) {
     const std::size_t rows = context_.rect_copies ? strided_rows(transfers, i) : 1;
-    if (rows > 1) {
-      issue_rect(std::span(transfers).subspan(i, rows));
-    } else {
-      issue(transfers[i]);
-    }
+    issue(std::span(transfers).subspan(i, rows));
     i += rows;
   }
 }
 
-// BBMM's boxes of a 2-D array (001_9219257c3045faa0.txt section 6) are rectangles whose rows are
-// strided in the buffer: one clEnqueue{Read,Write}BufferRect moves them all (the driver's
-// default is a copy per row).
-void SharedBuffer::issue_rect(std::span<const Transfer> rows) {
-  const Transfer& first = rows.front();
-  if (context_.transfers_disabled) {  // measurement mode beta: as issue() does per row
-    if (first.to == kHostAgent) {
-      for (const Transfer& t : rows) home_written(IntervalSet(t.range));
-    }
-    return;
-  }
-  const std::int64_t submitted = context_.trace ? TraceRecorder::now_ns() : 0;
-  const std::uint64_t len = first.range.size();
-  const std::uint64_t stride = rows[1].range.begin - first.range.begin;
-  const std::uint64_t off = first.range.begin;
-  const Interval bounds{off, rows.back().range.end};
-  std::vector<Interval> ranges;
-  ranges.reserve(rows.size());
-  for (const Transfer& t : rows) ranges.push_back(t.range);
-  const IntervalSet r = IntervalSet::from_normalized(std::move(ranges));
-  EventList deps;
-  trackers_[first.from].deps_for_read(r, deps);
-  trackers_[first.to].deps_for_write(r, deps);
-  RectCopy rect;
-  rect.region = {len, rows.size(), 1};
-  rect.src_row_pitch = rect.dst_row_pitch = stride;
-  rect.src_slice_pitch = rect.dst_slice_pitch = stride * rows.size();
-  Event e;
-  if (first.from == kHostAgent) {
-    if (IntervalSet& gone = evicted_[first.to]; !gone.empty() && gone.intersects(r)) {
-      stats_.reloaded_bytes += gone.intersect(r).total_size();
-      gone = gone.subtract(r);
-    }
-    prepare_home_read(r);
-    Device& dst = *context_.devices[device_of_agent(first.to)];
-    const ResidentAllocation to = residency_.ensure(device_of_agent(first.to), bounds);
-    rect.dst_origin = {to.offset_of(off), 0, 0};
-    e = dst.copy_host_to_device_rect(home_.get() + off, to.allocation, rect, deps);
-    stats_.host_to_device.add(r.total_size());
-  } else {
-    home_written(r);
-    Device& src = *context_.devices[device_of_agent(first.from)];
-    const std::optional<ResidentAllocation> from =
-        residency_.find(device_of_agent(first.from), bounds);
-    if (!from) {
-      detail::throw_invariant(describe() + ": rect copy " + first.to_string() + " x " +
-                                  std::to_string(rows.size()) +
-                                  " from a device that holds no allocation for it",
-                              __FILE__, __LINE__);
-    }
-    rect.src_origin = {from->offset_of(off), 0, 0};
-    e = src.copy_device_to_host_rect(from->allocation, home_.get() + off, rect, deps);
-    stats_.device_to_host.add(r.total_size());
-  }
-  trackers_[first.from].record_read(r, e);
-  trackers_[first.to].record_write(r, e);
-  prefetch_.copied(first.to, r);
-  if (context_.trace) {
-    trace_copy(Transfer{bounds, first.from, first.to}, e, submitted, r.total_size(), rows.size());
-  }
-}
-
-void SharedBuffer::issue(const Transfer& t) {
+// One copy of `rows`: a single range, or (rect copies) rows of equal length at a constant stride
+// between the host and one device. BBMM's boxes of a 2-D array (001_9219257c3045faa0.txt
+// section 6) are such rectangles: one clEnqueue{Read,Write}BufferRect moves them all (the
+// driver's default is a copy per row).
+void SharedBuffer::issue(std::span<const Transfer> rows) {
+  const Transfer& t = rows.front();
   if (context_.transfers_disabled) {  // measurement mode beta: bookkeeping only
     // The home bytes the skipped copy would have written count as written, so a later host read
     // does not zero-fill them: otherwise beta does host work that alpha leaves to the copy (a
     // 32 MiB memset per blackscholes run), one reason beta could take longer than alpha.
-    if (t.to == kHostAgent) home_written(IntervalSet(t.range));
+    if (t.to == kHostAgent) {
+      for (const Transfer& row : rows) home_written(IntervalSet(row.range));
+    }
     return;
   }
-  const IntervalSet r(t.range);
+  const bool rect = rows.size() > 1;
+  const Interval bounds{t.range.begin, rows.back().range.end};
+  IntervalSet r(t.range);
+  if (rect) {
+    std::vector<Interval> ranges;
+    ranges.reserve(rows.size());
+    for (const Transfer& row : rows) ranges.push_back(row.range);
+    r = IntervalSet::from_normalized(std::move(ranges));
+  }
   const std::uint64_t off = t.range.begin;
   const std::uint64_t len = t.range.size();
+  const std::uint64_t bytes = r.total_size();
+  RectCopy shape;  // rect: the rows as one rectangle; origins are set per direction
+  if (rect) {
+    const std::uint64_t stride = rows[1].range.begin - off;
+    shape.region = {len, rows.size(), 1};
+    shape.src_row_pitch = shape.dst_row_pitch = stride;
+    shape.src_slice_pitch = shape.dst_slice_pitch = stride * rows.size();
+  }
   EventList deps;
   trackers_[t.from].deps_for_read(r, deps);
   trackers_[t.to].deps_for_write(r, deps);
@@ -254,15 +211,16 @@ void SharedBuffer::issue(const Transfer& t) {
   // source holds it already (found, not touched: a box-out writes back through here, under
   // DeviceMemory's lock); the destination is allocated if it has no room for it yet.
   auto source = [&](Agent a) {
-    const std::optional<ResidentAllocation> found = residency_.find(device_of_agent(a), t.range);
+    const std::optional<ResidentAllocation> found = residency_.find(device_of_agent(a), bounds);
     if (!found) {
-      detail::throw_invariant(
-          describe() + ": copy " + t.to_string() + " from a device that holds no allocation for it",
-          __FILE__, __LINE__);
+      detail::throw_invariant(describe() + ": copy " + t.to_string() +
+                                  (rect ? " x " + std::to_string(rows.size()) + " rows" : "") +
+                                  " from a device that holds no allocation for it",
+                              __FILE__, __LINE__);
     }
     return *found;
   };
-  auto held = [&](Agent a) { return residency_.ensure(device_of_agent(a), t.range); };
+  auto held = [&](Agent a) { return residency_.ensure(device_of_agent(a), bounds); };
   if (t.to != kHostAgent) {
     IntervalSet& gone = evicted_[t.to];
     if (!gone.empty() && gone.intersects(r)) {
@@ -274,15 +232,27 @@ void SharedBuffer::issue(const Transfer& t) {
     prepare_home_read(r);
     Device& dst = *context_.devices[device_of_agent(t.to)];
     const ResidentAllocation to = held(t.to);
-    e = dst.copy_host_to_device(home_.get() + off, to.allocation, to.offset_of(off), len, deps);
-    stats_.host_to_device.add(len);
+    if (rect) {
+      shape.dst_origin = {to.offset_of(off), 0, 0};
+      e = dst.copy_host_to_device_rect(home_.get() + off, to.allocation, shape, deps);
+    } else {
+      e = dst.copy_host_to_device(home_.get() + off, to.allocation, to.offset_of(off), len, deps);
+    }
+    stats_.host_to_device.add(bytes);
   } else if (t.to == kHostAgent) {
     home_written(r);
     Device& src = *context_.devices[device_of_agent(t.from)];
     const ResidentAllocation from = source(t.from);
-    e = src.copy_device_to_host(from.allocation, from.offset_of(off), home_.get() + off, len, deps);
-    stats_.device_to_host.add(len);
+    if (rect) {
+      shape.src_origin = {from.offset_of(off), 0, 0};
+      e = src.copy_device_to_host_rect(from.allocation, home_.get() + off, shape, deps);
+    } else {
+      e = src.copy_device_to_host(from.allocation, from.offset_of(off), home_.get() + off, len,
+                                  deps);
+    }
+    stats_.device_to_host.add(bytes);
   } else {
+    UNIMEM_REQUIRE(!rect, "SharedBuffer::issue: rect copies run between the host and a device");
     Device& src = *context_.devices[device_of_agent(t.from)];
     Device& dst = *context_.devices[device_of_agent(t.to)];
     const ResidentAllocation to = held(t.to);
@@ -294,7 +264,7 @@ void SharedBuffer::issue(const Transfer& t) {
   trackers_[t.from].record_read(r, e);
   trackers_[t.to].record_write(r, e);
   prefetch_.copied(t.to, r);
-  if (context_.trace) trace_copy(t, e, submitted, len, 1);
+  if (context_.trace) trace_copy(Transfer{bounds, t.from, t.to}, e, submitted, bytes, rows.size());
 }
 
 void SharedBuffer::trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns,

@@ -175,14 +175,13 @@ class SharedBuffer final : public EvictionClient {
   /// acquire() without the invariant check (a replay calls it mid-way).
   void make_current(Agent agent, const IntervalSet& bytes, bool demand);
   void check_if_enabled() const;
-  void issue(const Transfer& t);
-  /// transfers[first, first + rows): equal lengths at a constant stride, between the host and one
-  /// device, as one rectangular copy.
-  void issue_rect(std::span<const Transfer> rows);
+  /// One copy: a single transfer, or rows of equal length at a constant stride between the host
+  /// and one device (strided_rows in shared_buffer.cpp) as one rectangular copy.
+  void issue(std::span<const Transfer> rows);
   /// Records copy t (issued at submitted_ns, as event e) in the trace: `bytes` in `rows` rows
   /// within t.range (a rect copy has several).
-  void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns,
-                  std::uint64_t bytes, std::uint64_t rows);
+  void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns, std::uint64_t bytes,
+                  std::uint64_t rows);
   /// Issues a strategy's post-write copies; a replay's are accounted as prefetches. A copy to a
   /// device that has no room even after eviction is skipped (the bytes stay current elsewhere).
   void perform(const PostWriteActions& actions);
