@@ -389,13 +389,12 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
       }
       auto it = p.accesses.find(static_cast<std::uint32_t>(i));
       const AccessBytes none;
-      AccessBytes rebased;
-      const AccessBytes* in_buffer = it == p.accesses.end() ? &none : &it->second;
-      if (a.offset != 0 && in_buffer != &none) {
-        rebased = in_buffer->shifted(static_cast<std::int64_t>(a.offset));
-        in_buffer = &rebased;
-      }
-      const AccessBytes& acc = *in_buffer;
+      const AccessBytes& given = it == p.accesses.end() ? none : it->second;
+      // Access sets count from the argument's pointer; the buffer's bytes from its start.
+      std::optional<AccessBytes> rebased;
+      const AccessBytes& acc =
+          a.offset == 0 ? given
+                        : rebased.emplace(given.shifted(static_cast<std::int64_t>(a.offset)));
       const auto where = [&](const char* set) {
         return "kernel " + kname() + " argument " + std::to_string(i) + " " + set;
       };

@@ -675,8 +675,7 @@ cl_int CL_API_CALL GetEventInfo(cl_event event, cl_event_info param, size_t size
 cl_int CL_API_CALL GetEventProfilingInfo(cl_event event, cl_profiling_info param, size_t size,
                                          void* value, size_t* size_ret) {
   if (!is_live(event, ObjectKind::event)) return CL_INVALID_EVENT;
-  if (event->user || event->queue == nullptr ||
-      (event->queue->properties & CL_QUEUE_PROFILING_ENABLE) == 0 ||
+  if (event->user || event->queue == nullptr || !profiled(event->queue) ||
       event->record->status() != CL_COMPLETE) {
     return CL_PROFILING_INFO_NOT_AVAILABLE;
   }

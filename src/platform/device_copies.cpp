@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "platform/platform_state.hpp"
+
 namespace unimem::platform {
 namespace {
 
@@ -47,7 +49,8 @@ bool words(std::initializer_list<std::uint64_t> values) {
 }  // namespace
 
 DeviceCopies::DeviceCopies(Runtime& runtime) : program_(runtime, kSource) {
-  program_.set_log([](const std::string&) {});  // a copy that runs on one device is still right
+  // A copy that runs on one device is still right; why it did is said like a kernel's fallback.
+  program_.set_log([](const std::string& message) { say(message); });
 }
 
 Event DeviceCopies::copy(BufferId src, std::uint64_t from, BufferId dst, std::uint64_t to,

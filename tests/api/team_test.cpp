@@ -201,6 +201,8 @@ class TeamTest : public ::testing::Test {
     return v;
   }
 
+  void expect_team_sums(const std::string& source, int seed);
+
   std::unique_ptr<Runtime> runtime_;
 };
 
@@ -251,9 +253,11 @@ TEST_F(TeamTest, NestedTeamFunctionsEqualTheReferenceOnOneToThreeDevices) {
   }
 }
 
-TEST_F(TeamTest, AReductionThroughSharedVariablesEqualsTheReferenceOnOneToThreeDevices) {
-  Program program(*runtime_, std::string("#include <unimem/team.h>\n") + kReduceSource);
-  std::vector<int> in = pattern(kTeams * kTeamSize, 3);
+// Runs team_sum (kReduceSource, or a variant with the same results) on 1..3 devices against the
+// reference: every team's sum of squares, and every input scaled by it.
+void TeamTest::expect_team_sums(const std::string& source, int seed) {
+  Program program(*runtime_, "#include <unimem/team.h>\n" + source);
+  std::vector<int> in = pattern(kTeams * kTeamSize, seed);
   for (int& v : in) v += 12;  // positive: every team's sum of squares is > 0
   std::vector<int> sums(kTeams), out(kTeams * kTeamSize);
   for (std::uint64_t t = 0; t < kTeams; ++t) {
@@ -280,6 +284,10 @@ TEST_F(TeamTest, AReductionThroughSharedVariablesEqualsTheReferenceOnOneToThreeD
   }
 }
 
+TEST_F(TeamTest, AReductionThroughSharedVariablesEqualsTheReferenceOnOneToThreeDevices) {
+  expect_team_sums(kReduceSource, 3);
+}
+
 // A team kernel whose own code also calls get_group_id is split through the build with
 // whole-launch group ids (ProgramCore); the team number must not count the offset twice.
 TEST_F(TeamTest, ATeamKernelThatAlsoCallsGetGroupIdKeepsItsTeamNumbers) {
@@ -287,29 +295,7 @@ TEST_F(TeamTest, ATeamKernelThatAlsoCallsGetGroupIdKeepsItsTeamNumbers) {
   const std::string team_slot = "sums[um_team_num(team)] = s;";
   source.replace(source.find(team_slot), team_slot.size(),
                  "sums[get_group_id(0)] = s + (int)(um_team_num(team) - get_group_id(0));");
-  Program program(*runtime_, "#include <unimem/team.h>\n" + source);
-  std::vector<int> in = pattern(kTeams * kTeamSize, 4);
-  for (int& v : in) v += 12;
-  std::vector<int> sums(kTeams);
-  for (std::uint64_t t = 0; t < kTeams; ++t) {
-    for (std::uint64_t r = 0; r < kTeamSize; ++r) {
-      sums[t] += in[t * kTeamSize + r] * in[t * kTeamSize + r];
-    }
-  }
-  const BufferId in_buf = upload(in);
-  for (const std::size_t devices : device_counts()) {
-    const BufferId sums_buf = runtime_->create_buffer(kTeams * sizeof(int));
-    const BufferId out_buf = runtime_->create_buffer(kTeams * kTeamSize * sizeof(int));
-    program.launch("team_sum", teams_range(),
-                   {Arg::buffer(in_buf), Arg::buffer(sums_buf), Arg::buffer(out_buf)},
-                   on_devices(devices));
-    EXPECT_EQ(download(sums_buf), sums) << devices << " devices";
-    if (program.analyzed()) {
-      EXPECT_EQ(program.core().last_plan().partitions.size(), devices);
-    }
-    runtime_->release_buffer(sums_buf);
-    runtime_->release_buffer(out_buf);
-  }
+  expect_team_sums(source, 4);
 }
 
 TEST_F(TeamTest, TheBuildReportGivesTeamMemoryAndSpillPerWorkGroup) {
