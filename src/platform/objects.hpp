@@ -24,6 +24,7 @@
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
 #include "device/opencl/opencl_api.hpp"
+#include "platform/separate_compilation.hpp"
 
 #include <CL/cl_icd.h>
 
@@ -193,6 +194,10 @@ struct _cl_program {
   std::string log;
   std::shared_ptr<unimem::Program> built;
   std::vector<std::string> kernel_names;
+  /// After clCompileProgram: what clLinkProgram builds from (separate_compilation.hpp).
+  std::shared_ptr<const unimem::platform::CompiledUnit> unit;
+  /// A linked program's units: its build refers to their header directories.
+  std::vector<std::shared_ptr<const unimem::platform::CompiledUnit>> linked_units;
   cl_uint kernels_attached = 0;  ///< live cl_kernels (a program with kernels cannot be rebuilt)
 };
 
