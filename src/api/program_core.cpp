@@ -287,7 +287,8 @@ std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string&
 
 Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::span<const Arg> user_args, const LaunchOptions& options,
-                          std::shared_ptr<const LaunchPlan>* plan_out) {
+                          std::shared_ptr<const LaunchPlan>* plan_out,
+                          std::vector<Event>* partition_events) {
   const auto team = build_report_.teams.find(kernel);
   std::vector<Arg> team_args;
   std::span<const Arg> args = user_args;
@@ -335,6 +336,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   Event all = runtime_.core().launch_partitioned(launch_args, plan.partitions, &events);
   if (measuring) time_partitions(kernel, plan, events, start);
   if (plan_out != nullptr) *plan_out = cached.plan;
+  if (partition_events != nullptr) *partition_events = std::move(events);
   {
     std::lock_guard lock(mutex_);
     last_plan_ = cached.plan;

@@ -36,10 +36,11 @@ class ProgramCore {
   ~ProgramCore();
   ProgramCore(const ProgramCore&) = delete;
   ProgramCore& operator=(const ProgramCore&) = delete;
-  /// Program::launch; when plan is given, it receives this launch's plan.
+  /// Program::launch; when plan is given, it receives this launch's plan, and when
+  /// partition_events is given, each partition's kernel event (in the plan's order).
   Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
-               const LaunchOptions& options = {},
-               std::shared_ptr<const LaunchPlan>* plan = nullptr);
+               const LaunchOptions& options = {}, std::shared_ptr<const LaunchPlan>* plan = nullptr,
+               std::vector<Event>* partition_events = nullptr);
   [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
   [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
   [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }

@@ -24,6 +24,7 @@
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
 #include "device/opencl/opencl_api.hpp"
+#include "platform/profiling.hpp"
 #include "platform/separate_compilation.hpp"
 
 #include <CL/cl_icd.h>
@@ -96,6 +97,8 @@ struct CommandRecord : std::enable_shared_from_this<CommandRecord> {
   /// CL_QUEUED, CL_SUBMITTED, CL_COMPLETE or a negative error; status() brings it up to date.
   std::atomic<cl_int> status_value{CL_QUEUED};
   std::atomic<cl_ulong> queued_ns{0}, submit_ns{0}, start_ns{0}, end_ns{0};
+  /// A kernel command on a profiling queue: its partitions, for device times (profiling.hpp).
+  std::shared_ptr<DeviceWork> device_work;
 
   CommandRecord();
   /// Marks the command submitted with the runtime's event, whose completion finishes it. With

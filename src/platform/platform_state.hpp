@@ -16,6 +16,7 @@
 
 #include "platform/device_copies.hpp"
 #include "platform/objects.hpp"
+#include "platform/profiling.hpp"
 
 namespace unimem {
 class RuntimeCore;
@@ -71,6 +72,9 @@ class PlatformState {
   /// The vendor's device behind runtime device i.
   [[nodiscard]] cl_device_id underlying(std::size_t i);
 
+  /// Where the devices' profiling clocks sit on the host clock (profiling.hpp).
+  DeviceClocks& device_clocks() { return device_clocks_; }
+
   /// Counts a launch in the run report.
   void record_launch(const std::string& kernel, const LaunchPlan& plan);
   /// Writes the report to UNIMEM_REPORT (when set). Called at exit.
@@ -90,6 +94,7 @@ class PlatformState {
   std::vector<cl_device_id> underlying_;
   std::shared_ptr<sim::SimSystem> simulation_;  // set when the devices are simulated
   std::vector<cl_device_id> exposed_;
+  DeviceClocks device_clocks_;
   std::mutex report_mutex_;
   RunReport report_;
 };

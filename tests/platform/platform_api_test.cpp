@@ -677,4 +677,90 @@ TEST_F(PlatformApi, CompileAndLinkFollowTheSpecWherePoclCannotBeCompared) {
   for (cl_program p : {header, math, a, broken}) clReleaseProgram(p);
 }
 
+// Profiling on the unimem platform: a kernel's START and END are its devices' own times placed on
+// the host clock, not the host's view of submission and completion. A split kernel and a task
+// that reads all it wrote are queued at once; the task must wait for every partition, so with
+// device times it starts when the first has ended, though the host accepted both at once.
+TEST_F(PlatformApi, KernelProfilingTimesComeFromTheDevices) {
+  OnePlatform s(unimem_);
+  cl_int e = CL_SUCCESS;
+  const char* source = R"(__kernel void busy(__global float* v, int rounds) {
+    const size_t i = get_global_id(0);
+    float x = v[i];
+    for (int r = 0; r < rounds; ++r) x = x * 0.999f + 0.5f;
+    v[i] = x;
+  }
+  __kernel void total(__global const float* v, __global float* out, int n) {
+    float sum = 0.0f;
+    for (int i = 0; i < n; ++i) sum += v[i];
+    out[0] = sum;
+  })";
+  cl_program p = s.build(source, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "busy", &e);
+  cl_kernel total = clCreateKernel(p, "total", &e);
+  constexpr int n = 1 << 14;
+  std::vector<float> host(n, 1.0f);
+  cl_mem v = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+  cl_mem out = clCreateBuffer(s.context, CL_MEM_READ_WRITE, 4, nullptr, &e);
+  const int rounds = 4000;
+  clSetKernelArg(k, 0, sizeof v, &v);
+  clSetKernelArg(k, 1, sizeof rounds, &rounds);
+  clSetKernelArg(total, 0, sizeof v, &v);
+  clSetKernelArg(total, 1, sizeof out, &out);
+  clSetKernelArg(total, 2, sizeof n, &n);
+  ASSERT_EQ(clFinish(s.queue), CL_SUCCESS);
+  const std::size_t global = n, local = 64;
+  const auto host_now = [] {
+    return static_cast<cl_ulong>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                     std::chrono::steady_clock::now().time_since_epoch())
+                                     .count());
+  };
+  const cl_ulong before = host_now();
+  cl_event first = nullptr, second = nullptr;
+  ASSERT_EQ(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, &local, 0, nullptr, &first),
+            CL_SUCCESS);
+  ASSERT_EQ(clEnqueueTask(s.queue, total, 0, nullptr, &second), CL_SUCCESS);
+  ASSERT_EQ(clFinish(s.queue), CL_SUCCESS);
+  const cl_ulong after = host_now();
+  struct Times {
+    cl_ulong queued = 0, submit = 0, start = 0, end = 0;
+  };
+  const auto times_of = [](cl_event ev) {
+    Times t;
+    EXPECT_EQ(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof t.queued, &t.queued,
+                                      nullptr),
+              CL_SUCCESS);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_SUBMIT, sizeof t.submit, &t.submit, nullptr);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t.start, &t.start, nullptr);
+    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t.end, &t.end, nullptr);
+    return t;
+  };
+  const Times a = times_of(first);
+  const Times b = times_of(second);
+  for (const Times& t : {a, b}) {
+    EXPECT_LE(before, t.queued);
+    EXPECT_LE(t.queued, t.submit);
+    EXPECT_LE(t.submit, t.start);
+    EXPECT_LT(t.start, t.end);
+    EXPECT_LE(t.end, after);
+  }
+  // Asked again, an event answers the same.
+  const Times again = times_of(second);
+  EXPECT_EQ(again.start, b.start);
+  EXPECT_EQ(again.end, b.end);
+  // (Slack for the device clocks' placement: a tenth of the first kernel's time.)
+  EXPECT_GE(b.start, a.start + (a.end - a.start) * 9 / 10)
+      << "the task's START (" << (b.start - a.start) / 1000 << " us after the kernel's) is not "
+      << "when it ran: the kernel ran " << (a.end - a.start) / 1000 << " us";
+  std::printf("kernel %.3f ms, task %.3f ms, task started %.3f ms after the kernel\n",
+              static_cast<double>(a.end - a.start) / 1e6,
+              static_cast<double>(b.end - b.start) / 1e6,
+              static_cast<double>(b.start - a.start) / 1e6);
+  for (cl_event ev : {first, second}) clReleaseEvent(ev);
+  for (cl_mem m : {v, out}) clReleaseMemObject(m);
+  for (cl_kernel kk : {k, total}) clReleaseKernel(kk);
+  clReleaseProgram(p);
+}
+
 }  // namespace
