@@ -320,7 +320,12 @@ kernel void ids(global int* out) { out[get_global_id(0)] = group_of(); }
 )CLC",
               options);
   ids.set_log([this](const std::string& m) { log_.push_back(m); });
-  std::filesystem::remove_all(dir);
+  // The include directory stays while the programs launch: partial residency builds the
+  // rewritten program (api/kernel_rewrite.hpp) on the first split launch that needs it.
+  struct RemoveAtEnd {
+    std::filesystem::path dir;
+    ~RemoveAtEnd() { std::filesystem::remove_all(dir); }
+  } remove_at_end{dir};
   constexpr std::uint64_t groups = 24, local = 16;
   NDRange r = range_1d(groups * local);
   r.local = {local, 1, 1};
