@@ -408,6 +408,7 @@ int run_bench(const BenchOptions& o) {
   j["bytes_evicted"] = first.moved.evicted_bytes;
   j["bytes_evicted_written_back"] = first.moved.eviction_writeback_bytes;
   j["bytes_reloaded"] = first.moved.reloaded_bytes;
+  j["bytes_relocated"] = first.moved.relocated_bytes;
   j["device_memory_per_device"] = std::move(per_device);
   {
     nlohmann::ordered_json samples;
