@@ -98,6 +98,14 @@ DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t byt
   return Grant{got, id};
 }
 
+bool DeviceMemory::fits_without_eviction(std::size_t device, std::uint64_t bytes) const {
+  UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory::fits_without_eviction: unknown device");
+  std::lock_guard lock(mutex_);
+  const std::uint64_t held = per_device_[device].stats.held_bytes;
+  const std::uint64_t lim = limit(device);
+  return bytes <= devices_[device]->max_allocation() && held <= lim && bytes <= lim - held;
+}
+
 bool DeviceMemory::evict_one_locked(std::size_t device) {
   PerDevice& pd = per_device_[device];
   if (pd.unused.empty()) return false;

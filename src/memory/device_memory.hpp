@@ -78,6 +78,9 @@ class DeviceMemory {
   /// owner->describe() and the bytes when it cannot fit even then (larger than the limit or the
   /// device's largest allocation, or everything left is in use).
   Grant allocate(std::size_t device, std::uint64_t bytes, Residency& owner, std::uint64_t base = 0);
+  /// Whether an allocation of `bytes` on device fits under its limit now, without evicting
+  /// anything (memory the cache keeps counts as free).
+  [[nodiscard]] bool fits_without_eviction(std::size_t device, std::uint64_t bytes) const;
   /// The owner gives the allocation back (no operation may still use it); it goes to the cache
   /// and the owner forgets it.
   void release(std::size_t device, EntryId id);

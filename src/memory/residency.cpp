@@ -19,7 +19,10 @@ std::uint64_t ResidentAllocation::offset_of(std::uint64_t buffer_offset) const {
 
 Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
                      AllocationCache& allocations)
-    : size_(buffer_size), allocations_(allocations), held_(device_count) {}
+    : size_(buffer_size),
+      allocations_(allocations),
+      held_(device_count),
+      growths_(device_count, 0) {}
 
 Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
                      AllocationCache& allocations, DeviceMemory& memory, EvictionClient& client)
@@ -27,7 +30,8 @@ Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
       allocations_(allocations),
       memory_(&memory),
       client_(&client),
-      held_(device_count) {
+      held_(device_count),
+      growths_(device_count, 0) {
   UNIMEM_REQUIRE(memory.device_count() == device_count,
                  "Residency: the DeviceMemory has another number of devices");
 }
@@ -105,6 +109,24 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes) 
                               h.where.covers().to_string() + " to " + box.to_string() +
                               " while an operation uses it");
     }
+  }
+  if (!merged.empty() && ++growths_[device] > 2) {
+    // Repeated growth: room to grow further in the direction(s) this merge grew.
+    Interval old_span = merged.front().where.covers();
+    for (const Held& h : merged) {
+      old_span = Interval{std::min(old_span.begin, h.where.covers().begin),
+                          std::max(old_span.end, h.where.covers().end)};
+    }
+    const std::uint64_t slack = box.size() / 2;
+    Interval roomy = box;
+    if (box.begin < old_span.begin) roomy.begin = box.begin > slack ? box.begin - slack : 0;
+    if (box.end > old_span.end) roomy.end = std::min(size_, box.end + slack);
+    for (const Held& h : held_[device]) {  // short of the device's other boxes (never touching)
+      const Interval c = h.where.covers();
+      if (c.begin > box.end) roomy.end = std::min(roomy.end, c.begin - 1);
+      if (c.end < box.begin) roomy.begin = std::max(roomy.begin, c.end + 1);
+    }
+    if (memory_ == nullptr || memory_->fits_without_eviction(device, roomy.size())) box = roomy;
   }
   Held made;
   if (merged.empty()) {

@@ -70,6 +70,10 @@ class EvictionClient {
 /// (EvictionClient::relocate: bb_present / bb_readin) instead of being fetched again, and they
 /// are freed. So a device's allocations never overlap or touch: a run of bytes current on a
 /// device always lies in one allocation. A box of [0, size) is the buffer's full mirror.
+/// A device whose boxes of this buffer keep growing (a third merge and later: floyd-warshall's
+/// pivot row walks past the device's rows one launch at a time) gets room to grow: the merged box
+/// extends by half its span in the direction it grew, when that fits without evicting anything,
+/// so a box that grows row by row is merged O(log n) times, not n times.
 ///
 /// Two ways to get device memory: straight from an AllocationCache (no limit, no eviction), or
 /// through a runtime's DeviceMemory, which accounts every allocation against the device's limit,
@@ -166,6 +170,7 @@ class Residency {
   DeviceMemory* memory_ = nullptr;       // null: allocations straight from the cache
   EvictionClient* client_ = nullptr;     // set with memory_
   std::vector<std::vector<Held>> held_;  // per device, sorted by base
+  std::vector<std::uint32_t> growths_;   // per device: merges so far (see ensure)
   bool retired_ = false;
 };
 

@@ -171,6 +171,25 @@ TEST(Residency, BoxesHoldOnlyTheirBytesAndMergeIntoTheBoundingBoxWhenTheyMeet) {
   memory.check_invariants();
 }
 
+// A box that keeps growing (the third merge on and later) gets room to grow by half its span in
+// the direction it grew, short of the device's other boxes.
+TEST(Residency, ABoxThatKeepsGrowingGetsRoomAndStopsShortOfOtherBoxes) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(10000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{5000, 5100});  // another box, above
+  (void)r.ensure(0, Interval{0, 100});
+  EXPECT_EQ(r.ensure(0, Interval{100, 110}).covers(), (Interval{0, 110}));  // merge 1: exact
+  EXPECT_EQ(r.ensure(0, Interval{110, 120}).covers(), (Interval{0, 120}));  // merge 2: exact
+  EXPECT_EQ(r.ensure(0, Interval{120, 130}).covers(), (Interval{0, 195}));  // 130 + 130 / 2
+  EXPECT_EQ(r.ensure(0, Interval{190, 195}).covers(), (Interval{0, 195}));  // room: no merge
+  EXPECT_EQ(client.moves.size(), 3u);
+  EXPECT_EQ(r.ensure(0, Interval{195, 4000}).covers(), (Interval{0, 4999}));  // not 5000: apart
+  r.check_invariants();
+}
+
 TEST(Residency, AMergeWithoutRoomForBothBoxesOutTheOldBoxesFirst) {
   const DeviceRegistry devices = make_host_devices(1);
   AllocationCache cache(devices.pointers(), 0);
