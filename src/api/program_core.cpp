@@ -623,6 +623,16 @@ void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
     if (!p.rebased_kernel) continue;
     std::lock_guard lock(rebase_mutex_);
     p.rebased_pointers = rebased_pointers_.at(kernel);
+    // A buffer reaching the kernel through a parameter the rewrite did not turn into buffer +
+    // offset (a __constant pointer, a typedef'd one) keeps full mirrors (RuntimeCore).
+    for (const auto& [arg, bytes] : p.accesses) {
+      if (arg >= p.rebased_pointers->size() || (*p.rebased_pointers)[arg]) continue;
+      if (residency_logged_.insert(kernel + '\0' + std::to_string(arg) + "\0pointer").second) {
+        say("unimem: kernel '" + kernel + "' argument " + std::to_string(arg) +
+            ": its buffer gets full mirrors (the kernel rewrite for partial residency reads only "
+            "parameters declared `__global T*`)");
+      }
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 // a split dimension, fetches may-writes first, falls back (with a message naming the buffer and
 // bytes) when partitions would write the same bytes, and reports bad kernels and sources.
 
+#include "api/kernel_rewrite.hpp"
 #include "api/program_core.hpp"
 
 #include <gtest/gtest.h>
@@ -394,6 +395,62 @@ TEST_F(ProgramTest, MayWritesAreFetchedFirstSoUnwrittenBytesStayRight) {
   }
   program_->launch("keep_positive", range_1d(n), {Arg::buffer(a), Arg::buffer(b)}, how);
   EXPECT_EQ(log_.size(), 1U);
+}
+
+// A buffer passed through a parameter the rewrite cannot read (here a typedef'd pointer) keeps
+// full mirrors, the log names the kernel and argument, and the result is right.
+TEST_F(ProgramTest, APointerTheRewriteCannotReadKeepsFullMirrorsAndIsLogged) {
+  Program typed(*runtime_, R"CLC(
+typedef global float* floats;
+kernel void twice(global const float* in, floats out) {
+  const int i = get_global_id(0);
+  out[i] = 2.0f * in[i];
+}
+)CLC");
+  typed.set_log([this](const std::string& m) { log_.push_back(m); });
+  const std::uint64_t n = 2048;
+  std::vector<float> in(n);
+  for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i);
+  const BufferId a = upload(in);
+  const BufferId b = runtime_->create_buffer(n * sizeof(float));
+  LaunchOptions how;
+  how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
+                  AccessDescriptor::affine(1, AccessMode::write, {own()})};
+  typed.launch("twice", range_1d(n), {Arg::buffer(a), Arg::buffer(b)}, how);
+  typed.launch("twice", range_1d(n), {Arg::buffer(a), Arg::buffer(b)}, how);
+  ASSERT_EQ(typed.core().last_plan().partitions.size(), runtime_->device_count());
+  const std::vector<float> out = download(b);
+  for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 2.0f * in[i]) << i;
+  ASSERT_EQ(log_.size(), 1U);
+  EXPECT_NE(log_[0].find("'twice' argument 1"), std::string::npos) << log_[0];
+  EXPECT_NE(log_[0].find("full mirrors"), std::string::npos) << log_[0];
+  for (const DeviceMemoryReport& d : runtime_->core().device_memory()) {
+    EXPECT_GE(d.memory.held_bytes, n * sizeof(float) + n * sizeof(float) / 2);  // b whole
+  }
+}
+
+// The rewrite itself (api/kernel_rewrite.hpp): every __global pointer of every kernel becomes
+// buffer + ulong offset; a parameter list it cannot read is an error naming the kernel.
+TEST(KernelRewrite, GlobalPointersTakeABufferAndAnOffset) {
+  const RewrittenSource r = rewrite_for_offsets(R"CLC(
+void helper(global float* p) { p[0] = 1.0f; }
+kernel void k(global const float* in, int n, __global float4* restrict out, local float* s) {
+  out[0] = in[n];
+}
+__kernel void other(float x) {}
+)CLC");
+  EXPECT_EQ(r.global_pointers.at("k"), (std::vector<bool>{true, false, true, false}));
+  EXPECT_EQ(r.global_pointers.at("other"), (std::vector<bool>{false}));
+  EXPECT_EQ(r.global_pointers.count("helper"), 0U);  // not a kernel: receives rebased pointers
+  EXPECT_NE(r.source.find("in__um_base, ulong in__um_offset"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("out__um_base, ulong out__um_offset"), std::string::npos) << r.source;
+  EXPECT_NE(r.source.find("void helper(global float* p)"), std::string::npos) << r.source;
+  try {
+    (void)rewrite_for_offsets("kernel void broken(global float* a {\n}");
+    FAIL() << "no error";
+  } catch (const PreconditionError& e) {
+    EXPECT_NE(std::string(e.what()).find("'broken'"), std::string::npos) << e.what();
+  }
 }
 
 // Partial residency (BBMM Algorithm 2) on OpenCL devices: each device holds only the bytes its
