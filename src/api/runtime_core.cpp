@@ -476,7 +476,18 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
 // copies after the kernel never evict what it wrote before the directory knows it.
 void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held) {
   for (PartitionUses& pu : plan) {
+    // The boxes the device already holds are held first: making room for the others must never
+    // evict one this launch needs (a stencil's output box would go to make room for its input's
+    // grown box, and the next step the other way round).
+    std::vector<BufferUse*> order;
     for (BufferUse& u : pu.uses) {
+      if (u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) order.push_back(&u);
+    }
+    for (BufferUse& u : pu.uses) {
+      if (std::find(order.begin(), order.end(), &u) == order.end()) order.push_back(&u);
+    }
+    for (BufferUse* use : order) {
+      BufferUse& u = *use;
       try {
         u.held = u.buffer->begin_use(pu.agent, u.box);
       } catch (const OutOfDeviceMemory& e) {
