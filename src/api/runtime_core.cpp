@@ -466,8 +466,13 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
     }
     if (!every_pointer_rebased) continue;
     const IntervalSet touched = u.bytes.needed().unite(u.bytes.written());
-    // A buffer the partition does not touch still needs some allocation to pass.
-    u.box = touched.empty() ? Interval{0, 1} : touched.bounds();
+    // A buffer the partition does not touch still needs some allocation to pass. A box starts
+    // at a multiple of kBoxAlignment, so the rebased pointer p + i is as aligned as in a full
+    // mirror (modulo 128 bytes, OpenCL's usual CL_DEVICE_MEM_BASE_ADDR_ALIGN): a vector load
+    // through a view that starts inside the box stays aligned.
+    constexpr std::uint64_t kBoxAlignment = 128;
+    const Interval bounds = touched.empty() ? Interval{0, 1} : touched.bounds();
+    u.box = Interval{bounds.begin - bounds.begin % kBoxAlignment, bounds.end};
   }
 }
 
