@@ -67,12 +67,14 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
   // The new write depends on every older access to these bytes, so later accesses to them need
   // only wait for it.
   const Interval b = bytes.bounds();
+  bool emptied = false;
   for (Record& r : records_) {
     if (!r.bounds.overlaps(b) || !r.bytes.intersects(bytes)) continue;
     r.bytes = r.bytes.subtract(bytes);
     r.bounds = r.bytes.bounds();
+    emptied = emptied || r.bytes.empty();
   }
-  std::erase_if(records_, [](const Record& r) { return r.bytes.empty(); });
+  if (emptied) std::erase_if(records_, [](const Record& r) { return r.bytes.empty(); });
   records_.push_back({bytes, b, event, true});
   check_if_enabled();
 }
