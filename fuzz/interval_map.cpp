@@ -1,12 +1,14 @@
 // libFuzzer target: decodes its input into a sequence of IntervalMap operations (assign, update,
-// update_or_insert, erase, query, for_each_in, at, select) over a 4096-byte window and checks every
-// result, and the whole map after every mutation, against the dense oracle of tests/region/.
+// update_or_insert, erase, query, for_each_in, at, select; the mutations and queries also over a
+// strided IntervalSet, one interval per row) over a 4096-byte window and checks every result, and
+// the whole map after every mutation, against the dense oracle of tests/region/.
 // Any mismatch aborts with a message naming the operation. Each input runs twice: on a map with
 // the default chunk capacity and on one with tiny chunks. The first input byte picks the window:
 // at offset 0 or at the very top of the 64-bit offset space.
 //
 // Reproduce a crash: build/fuzz/fuzz/unimem_fuzz_interval_map <crash-file>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -58,6 +60,20 @@ Interval read_interval(Reader& in, const oracle::Window& w) {
   return {w.base + begin, w.base + begin + (length < room ? length : room)};
 }
 
+// Rows of up to 64 bytes at a stride of up to 256 from the start of r, within r (one interval when
+// the stride leaves no gap).
+IntervalSet read_rows(Reader& in, const Interval& r) {
+  const std::uint64_t length = 1 + in.byte() % 64;
+  const std::uint64_t stride = length + in.byte();
+  std::vector<Interval> rows;
+  for (std::uint64_t at = r.begin; at < r.end;) {
+    rows.emplace_back(at, at + std::min(length, r.end - at));
+    if (stride > r.end - at) break;
+    at += stride;
+  }
+  return IntervalSet::from_unsorted(std::move(rows));
+}
+
 template <typename Map>
 std::string describe(const Map& m) {
   return oracle::to_string<int>(m.segments());
@@ -75,6 +91,61 @@ void check_whole_map(const Map& m, const oracle::DenseMap<int>& d, const std::st
   }
 }
 
+// Operations 8..11: the IntervalSet forms over rows, against the oracle applied row by row.
+template <typename Map>
+void run_set_operation(Map& m, oracle::DenseMap<int>& d, int op, const IntervalSet& rows, int v,
+                       const std::string& name) {
+  const std::string what = name + " rows " + rows.to_string();
+  switch (op) {
+    case 8:
+      m.assign(rows, v);
+      for (const Interval& r : rows) d.assign(r, v);
+      check_whole_map(m, d, what + " (assign set)");
+      break;
+    case 9: {
+      const auto f = [v](int x) { return (x + v) % kValues; };
+      std::vector<typename Map::Segment> expected;  // runs whose value f changes, row by row
+      for (const Interval& r : rows) {
+        for (const auto& run : d.runs(r)) {
+          if (f(run.value) != run.value) expected.push_back(run);
+        }
+      }
+      std::vector<typename Map::Segment> seen;
+      m.update(rows, f, [&seen](const Interval& i, int old, int) { seen.push_back({i, old}); });
+      for (const Interval& r : rows) d.update(r, f);
+      check_whole_map(m, d, what + " (update set)");
+      if (seen != expected) fail(what + " (update set): reported changes differ");
+      break;
+    }
+    case 10: {
+      const auto f = [v](std::optional<int> x) { return x ? (*x + 1) % kValues : v; };
+      m.update_or_insert(rows, f);
+      for (const Interval& r : rows) d.update_or_insert(r, f);
+      check_whole_map(m, d, what + " (update_or_insert set)");
+      break;
+    }
+    default: {
+      const auto pred = [v](int x) { return x >= v; };
+      IntervalSet expected;
+      std::vector<typename Map::Segment> pieces;
+      for (const Interval& r : rows) {
+        expected = expected.unite(d.select(r, pred));
+        for (const auto& run : d.runs(r)) pieces.push_back(run);
+      }
+      if (m.select(rows, pred) != expected) fail(what + " (select set): map " + describe(m));
+      std::vector<typename Map::Segment> seen;
+      m.for_each_in(rows, [&seen](const Interval& i, int x) { seen.push_back({i, x}); });
+      if (seen != pieces) fail(what + " (for_each_in set): map " + describe(m));
+      if (v == 0) {  // erase rides on this case now and then
+        m.erase(rows);
+        for (const Interval& r : rows) d.erase(r);
+        check_whole_map(m, d, what + " (erase set)");
+      }
+      break;
+    }
+  }
+}
+
 template <typename Map>
 void run(const std::uint8_t* data, std::size_t size) {
   Reader in(data, size);
@@ -86,8 +157,12 @@ void run(const std::uint8_t* data, std::size_t size) {
     const std::uint8_t op = in.byte();
     const Interval r = read_interval(in, w);
     const int v = in.byte() % kValues;
-    const std::string name = "step " + std::to_string(step) + " op " + std::to_string(op % 8) +
+    const std::string name = "step " + std::to_string(step) + " op " + std::to_string(op % 12) +
                              " range " + r.to_string() + " value " + std::to_string(v);
+    if (op % 12 >= 8) {
+      run_set_operation(m, d, op % 12, read_rows(in, r), v, name);
+      continue;
+    }
     switch (op % 8) {
       case 0:
         m.assign(r, v);

@@ -288,6 +288,10 @@ struct RuntimeCore::BufferUse {
   AccessBytes bytes;
   Interval box;
   ResidentAllocation held;
+  // bytes.needed() and bytes.written(), made once (check_partitions) for every step that uses
+  // them: a strided access has an interval per row, so each union is a copy of thousands.
+  IntervalSet needed;
+  IntervalSet written;
 };
 
 // One partition of a launch as the runtime runs it: its device's agent and its buffers.
@@ -416,8 +420,15 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
       b.require_inside(acc.may_writes, [&] { return where("may-write set"); });
       auto use = std::find_if(pu.uses.begin(), pu.uses.end(),
                               [&](const BufferUse& u) { return u.buffer == &b; });
-      if (use == pu.uses.end()) use = pu.uses.insert(pu.uses.end(), BufferUse{&b, {}, {}, {}});
+      if (use == pu.uses.end()) {
+        use = pu.uses.insert(pu.uses.end(), BufferUse{});
+        use->buffer = &b;
+      }
       use->bytes |= acc;
+    }
+    for (BufferUse& u : pu.uses) {
+      u.needed = u.bytes.needed();
+      u.written = u.bytes.written();
     }
   }
   return plan;
@@ -430,7 +441,7 @@ void RuntimeCore::check_disjoint_writes(std::span<const PartitionUses> plan) {
       for (const BufferUse& u : plan[i].uses) {
         for (const BufferUse& v : plan[j].uses) {
           if (u.buffer != v.buffer) continue;
-          const IntervalSet both = u.bytes.written().intersect(v.bytes.written());
+          const IntervalSet both = u.written.intersect(v.written);
           if (!both.empty()) {
             throw PreconditionError("launch: partitions " + std::to_string(i) + " and " +
                                     std::to_string(j) + " both write " + both.to_string() + " of " +
@@ -465,7 +476,7 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
       }
     }
     if (!every_pointer_rebased) continue;
-    const IntervalSet touched = u.bytes.needed().unite(u.bytes.written());
+    const IntervalSet touched = u.needed.unite(u.written);
     // A buffer the partition does not touch still needs some allocation to pass. A box starts
     // at a multiple of kBoxAlignment, so the rebased pointer p + i is as aligned as in a full
     // mirror (modulo 128 bytes, OpenCL's usual CL_DEVICE_MEM_BASE_ADDR_ALIGN): a vector load
@@ -518,7 +529,7 @@ void RuntimeCore::note_touched(std::span<const PartitionUses> plan) {
     for (const BufferUse& u : pu.uses) {
       std::vector<IntervalSet>& per_device = touched_[u.buffer->id()];
       per_device.resize(registry_.size());
-      const IntervalSet touched = u.bytes.needed().unite(u.bytes.written());
+      const IntervalSet touched = u.needed.unite(u.written);
       if (per_device[d].contains(touched)) continue;  // a repeated launch touches nothing new
       const std::uint64_t before = per_device[d].total_size();
       per_device[d] = per_device[d].unite(touched);
@@ -533,7 +544,7 @@ void RuntimeCore::note_touched(std::span<const PartitionUses> plan) {
 // are recorded as readers there, so that device's kernel waits for them (WAR).
 void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
   for (PartitionUses& pu : plan) {
-    for (BufferUse& u : pu.uses) u.buffer->acquire(pu.agent, u.bytes.needed());
+    for (BufferUse& u : pu.uses) u.buffer->acquire(pu.agent, u.needed);
   }
 }
 
@@ -545,15 +556,11 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
   EventList kernel_events;
   for (PartitionUses& pu : plan) {
     const LaunchPartition& p = *pu.source;
-    std::vector<IntervalSet> needed;
-    std::vector<IntervalSet> written;
     EventList deps;
     if (measurement_.coherent()) {
       for (BufferUse& u : pu.uses) {
-        needed.push_back(u.bytes.needed());
-        written.push_back(u.bytes.written());
-        u.buffer->tracker(pu.agent).deps_for_read(needed.back(), deps);
-        u.buffer->tracker(pu.agent).deps_for_write(written.back(), deps);
+        u.buffer->tracker(pu.agent).deps_for_read(u.needed, deps);
+        u.buffer->tracker(pu.agent).deps_for_write(u.written, deps);
       }
     }
     measurement_.add_kernel_dependencies(p.device, deps);
@@ -618,9 +625,9 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     }
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
-      for (std::size_t i = 0; i < pu.uses.size(); ++i) {
-        pu.uses[i].buffer->tracker(pu.agent).record_read(needed[i], e);
-        pu.uses[i].buffer->tracker(pu.agent).record_write(written[i], e);
+      for (const BufferUse& u : pu.uses) {
+        u.buffer->tracker(pu.agent).record_read(u.needed, e);
+        u.buffer->tracker(pu.agent).record_write(u.written, e);
       }
     }
     if (partition_events != nullptr) partition_events->push_back(e);
@@ -635,8 +642,8 @@ void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std:
   std::vector<SharedBuffer*> written_buffers;
   for (const PartitionUses& pu : plan) {
     for (const BufferUse& u : pu.uses) {
-      if (!u.bytes.written().empty() && std::find(written_buffers.begin(), written_buffers.end(),
-                                                  u.buffer) == written_buffers.end()) {
+      if (!u.written.empty() && std::find(written_buffers.begin(), written_buffers.end(),
+                                          u.buffer) == written_buffers.end()) {
         written_buffers.push_back(u.buffer);
       }
     }
@@ -646,8 +653,7 @@ void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std:
     for (const PartitionUses& pu : plan) {
       for (const BufferUse& u : pu.uses) {
         if (u.buffer != b) continue;
-        IntervalSet w = u.bytes.written();
-        if (!w.empty()) writes.emplace_back(pu.agent, std::move(w));
+        if (!u.written.empty()) writes.emplace_back(pu.agent, u.written);
       }
     }
     b->begin_write();
@@ -677,9 +683,12 @@ void RuntimeCore::finish() {
   EventList all;
   {
     std::lock_guard lock(mutex_);
-    all = inflight_events();
+    all = inflight_events();  // complete ones too: a failed operation is reported here
+    // Buffers' pending copies are appended as they are: an event listed twice is waited for
+    // twice, which costs less than looking for it among the in-flight ones.
     for (const auto& [id, b] : buffers_) {
-      for (const Event& e : b->pending()) add_dependency(all, e);
+      const EventList p = b->pending();
+      all.insert(all.end(), p.begin(), p.end());
     }
   }
   wait_all(all);

@@ -55,45 +55,38 @@ AgentMask Directory::mask_at(std::uint64_t offset) const {
 }
 
 IntervalSet Directory::missing_on(Agent agent, const IntervalSet& ranges) const {
-  std::vector<Interval> out;
-  for (const Interval& r : ranges) {
-    map_.for_each_in(r, [&](const Interval& part, AgentMask mask) {
-      if (mask.contains(agent)) return;
-      if (!out.empty() && out.back().end == part.begin) {
-        out.back().end = part.end;
-      } else {
-        out.push_back(part);
-      }
-    });
-  }
-  return IntervalSet::from_normalized(std::move(out));
+  return map_.select(ranges, [agent](AgentMask mask) { return !mask.contains(agent); });
 }
 
+// The request actions run over the whole set at once (IntervalMap's IntervalSet forms): a segment
+// that already holds what the action makes of it - a read hit, say - is passed over whatever the
+// number of the set's intervals inside it, so a strided access (one interval per row) costs in
+// proportion to the directory segments it reaches, not to its rows. The transfers come out per
+// changed piece in order of offset, as they would interval by interval.
 std::vector<Transfer> Directory::apply_device_read(Agent d, const IntervalSet& ranges,
                                                    const PeerPolicy& peer) {
   require_device(d, "apply_device_read");
   require_in_bounds(ranges, "apply_device_read");
   std::vector<Transfer> write_backs;
   std::vector<Transfer> fetches;
-  for (const Interval& r : ranges) {
-    map_.for_each_in(r, [&](const Interval& part, AgentMask mask) {
-      if (mask.contains(d)) return;  // read hit
-      if (mask.contains(kHostAgent)) {
-        append_coalesced(fetches, {part, kHostAgent, d});  // Shared: copy from home
-      } else if (auto src = peer_source(mask, d, peer)) {
-        append_coalesced(fetches, {part, *src, d});  // dirty on a peer that d can read
-      } else {
-        // Modified elsewhere without a peer path: write back, then copy from home.
-        append_coalesced(write_backs, {part, mask.lowest(), kHostAgent});
-        append_coalesced(fetches, {part, kHostAgent, d});
-      }
-    });
-    map_.update(r, [&](AgentMask mask) {
-      if (mask.contains(d)) return mask;
-      if (mask.contains(kHostAgent) || peer_source(mask, d, peer)) return mask.with(d);
-      return mask.with(kHostAgent).with(d);
-    });
-  }
+  map_.update(
+      ranges,
+      [&](AgentMask mask) {
+        if (mask.contains(d)) return mask;  // read hit
+        if (mask.contains(kHostAgent) || peer_source(mask, d, peer)) return mask.with(d);
+        return mask.with(kHostAgent).with(d);
+      },
+      [&](const Interval& part, AgentMask mask, AgentMask) {
+        if (mask.contains(kHostAgent)) {
+          append_coalesced(fetches, {part, kHostAgent, d});  // Shared: copy from home
+        } else if (auto src = peer_source(mask, d, peer)) {
+          append_coalesced(fetches, {part, *src, d});  // dirty on a peer that d can read
+        } else {
+          // Modified elsewhere without a peer path: write back, then copy from home.
+          append_coalesced(write_backs, {part, mask.lowest(), kHostAgent});
+          append_coalesced(fetches, {part, kHostAgent, d});
+        }
+      });
   check_if_enabled();
   write_backs.insert(write_backs.end(), fetches.begin(), fetches.end());
   return write_backs;
@@ -115,12 +108,11 @@ void Directory::apply_host_write(const IntervalSet& ranges) {
 std::vector<Transfer> Directory::apply_host_read(const IntervalSet& ranges) {
   require_in_bounds(ranges, "apply_host_read");
   std::vector<Transfer> write_backs;
-  for (const Interval& r : ranges) {
-    map_.for_each_in(r, [&](const Interval& part, AgentMask mask) {
-      if (!mask.contains(kHostAgent)) append_coalesced(write_backs, {part, mask.lowest(), 0});
-    });
-    map_.update(r, [](AgentMask mask) { return mask.with(kHostAgent); });
-  }
+  map_.update(
+      ranges, [](AgentMask mask) { return mask.with(kHostAgent); },
+      [&](const Interval& part, AgentMask mask, AgentMask) {
+        append_coalesced(write_backs, {part, mask.lowest(), kHostAgent});
+      });
   check_if_enabled();
   return write_backs;
 }
@@ -129,15 +121,15 @@ std::vector<Transfer> Directory::apply_device_eviction(Agent d, const IntervalSe
   require_device(d, "apply_device_eviction");
   require_in_bounds(ranges, "apply_device_eviction");
   std::vector<Transfer> write_backs;
-  for (const Interval& r : ranges) {
-    map_.for_each_in(r, [&](const Interval& part, AgentMask mask) {
-      if (mask == AgentMask::of(d)) append_coalesced(write_backs, {part, d, kHostAgent});
-    });
-    map_.update(r, [d](AgentMask mask) {
-      if (mask == AgentMask::of(d)) return AgentMask::of(kHostAgent);
-      return mask.without(d);
-    });
-  }
+  map_.update(
+      ranges,
+      [d](AgentMask mask) {
+        if (mask == AgentMask::of(d)) return AgentMask::of(kHostAgent);
+        return mask.without(d);
+      },
+      [&](const Interval& part, AgentMask mask, AgentMask) {
+        if (mask == AgentMask::of(d)) append_coalesced(write_backs, {part, d, kHostAgent});
+      });
   check_if_enabled();
   return write_backs;
 }

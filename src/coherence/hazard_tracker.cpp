@@ -1,6 +1,7 @@
 #include "coherence/hazard_tracker.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 
 #include "common/check.hpp"
@@ -11,6 +12,28 @@ void add_dependency(EventList& events, const Event& e) {
   if (e.is_null() || e.is_complete()) return;
   if (std::find(events.begin(), events.end(), e) != events.end()) return;
   events.push_back(e);
+}
+
+EventList unique_pending(EventList events) {
+  // Sort positions by event identity to find the first occurrence of each, then keep those in
+  // their original order.
+  std::vector<std::size_t> order(events.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto state = [&events](std::size_t i) { return events[i].state().get(); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::less<const void*>()(state(a), state(b));
+  });
+  std::vector<char> keep(events.size(), 0);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (k > 0 && state(order[k]) == state(order[k - 1])) continue;
+    keep[order[k]] = !events[order[k]].is_complete() ? 1 : 0;  // a null event is complete
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (keep[i] != 0) events[kept++] = std::move(events[i]);
+  }
+  events.resize(kept);
+  return events;
 }
 
 void HazardTracker::collect(const IntervalSet& bytes, bool writes_only, EventList& deps) const {
@@ -44,20 +67,23 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
   // The new write depends on every older access to these bytes, so later accesses to them need
   // only wait for it.
   const Interval b = bytes.bounds();
+  bool emptied = false;
   for (Record& r : records_) {
     if (!r.bounds.overlaps(b) || !r.bytes.intersects(bytes)) continue;
     r.bytes = r.bytes.subtract(bytes);
     r.bounds = r.bytes.bounds();
+    emptied = emptied || r.bytes.empty();
   }
-  std::erase_if(records_, [](const Record& r) { return r.bytes.empty(); });
+  if (emptied) std::erase_if(records_, [](const Record& r) { return r.bytes.empty(); });
   records_.push_back({bytes, b, event, true});
   check_if_enabled();
 }
 
 EventList HazardTracker::pending() const {
   EventList out;
-  for (const Record& r : records_) add_dependency(out, r.event);
-  return out;
+  out.reserve(records_.size());
+  for (const Record& r : records_) out.push_back(r.event);
+  return unique_pending(std::move(out));
 }
 
 void HazardTracker::prune() {

@@ -60,4 +60,9 @@ class HazardTracker {
 /// Appends e to events unless it is null, complete or already present.
 void add_dependency(EventList& events, const Event& e);
 
+/// The events of `events` that are neither null nor complete, each once, in the order of their
+/// first occurrence: add_dependency for each, in O(n log n) instead of O(n^2) (a buffer's trackers
+/// can hold a thousand records when the host submits far ahead, as floyd-warshall does).
+[[nodiscard]] EventList unique_pending(EventList events);
+
 }  // namespace unimem

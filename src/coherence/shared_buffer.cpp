@@ -387,9 +387,10 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
 EventList SharedBuffer::pending() const {
   EventList out;
   for (const HazardTracker& t : trackers_) {
-    for (const Event& e : t.pending()) add_dependency(out, e);
+    const EventList p = t.pending();
+    out.insert(out.end(), p.begin(), p.end());
   }
-  return out;
+  return unique_pending(std::move(out));
 }
 
 void SharedBuffer::check_if_enabled() const {

@@ -57,8 +57,15 @@ class IntervalMap {
   void assign(const Interval& range, const V& value) {
     rewrite(range, [&](const Interval& piece, const V*, auto& emit) { emit(piece, value); });
   }
+  /// The forms over an IntervalSet give the result of the one-range form applied to each of its
+  /// intervals, in one pass over the segments the set reaches: a segment (or gap) that the
+  /// operation leaves as it is costs one binary search however many intervals lie in it, so a set
+  /// of many intervals (a strided access, one interval per row) over few segments costs in
+  /// proportion to the segments, and every changed piece is spliced in with its neighbours. f is
+  /// called once per segment (or gap) that the set reaches and nothing changes if it throws.
   void assign(const IntervalSet& ranges, const V& value) {
-    for (const Interval& r : ranges) assign(r, value);
+    rewrite_set(
+        ranges, true, [&](const V*) { return std::optional<V>(value); }, no_report());
   }
 
   /// Replaces the value v of every mapped part of range by f(v); unmapped parts stay unmapped.
@@ -70,7 +77,15 @@ class IntervalMap {
   }
   template <typename F>
   void update(const IntervalSet& ranges, F&& f) {
-    for (const Interval& r : ranges) update(r, f);
+    update(ranges, f, no_report());
+  }
+  /// update, also calling on_change(piece, old, new) for every piece of ranges whose value it
+  /// changes, in order of offset, before the map changes (pieces of one segment that the set's
+  /// intervals separate are reported one by one).
+  template <typename F, typename OnChange>
+  void update(const IntervalSet& ranges, F&& f, OnChange&& on_change) {
+    rewrite_set(
+        ranges, false, [&](const V* old) { return std::optional<V>(f(*old)); }, on_change);
   }
 
   /// Like update, but also maps the unmapped parts of range: f receives std::nullopt there.
@@ -82,7 +97,13 @@ class IntervalMap {
   }
   template <typename F>
   void update_or_insert(const IntervalSet& ranges, F&& f) {
-    for (const Interval& r : ranges) update_or_insert(r, f);
+    rewrite_set(
+        ranges, true,
+        [&](const V* old) {
+          return std::optional<V>(old != nullptr ? f(std::optional<V>(*old))
+                                                 : f(std::optional<V>()));
+        },
+        no_report());
   }
 
   /// Unmaps every offset of range.
@@ -90,7 +111,8 @@ class IntervalMap {
     rewrite(range, [](const Interval&, const V*, auto&) {});
   }
   void erase(const IntervalSet& ranges) {
-    for (const Interval& r : ranges) erase(r);
+    rewrite_set(
+        ranges, false, [](const V*) { return std::optional<V>(); }, no_report());
   }
 
   /// Calls f(clipped_range, value) for every mapped part of range, in order of offset.
@@ -139,6 +161,30 @@ class IntervalMap {
       }
     });
     return IntervalSet::from_normalized(std::move(out));
+  }
+  /// The offsets of ranges whose value satisfies pred: as select over each interval, united, at the
+  /// cost of one binary search for every segment whose value fails pred (pred is called once per
+  /// segment the set reaches).
+  template <typename P>
+  [[nodiscard]] IntervalSet select(const IntervalSet& ranges, P&& pred) const {
+    std::vector<Interval> out;
+    walk(
+        ranges, false, [&](const V* v) { return pred(*v); },
+        [&](const Interval& r, const V*, std::size_t) {
+          if (!out.empty() && out.back().end == r.begin) {
+            out.back().end = r.end;
+          } else {
+            out.push_back(r);
+          }
+        });
+    return IntervalSet::from_normalized(std::move(out));
+  }
+  /// Calls f(piece, value) for every mapped part of ranges, in order of offset.
+  template <typename F>
+  void for_each_in(const IntervalSet& ranges, F&& f) const {
+    walk(
+        ranges, false, [](const V*) { return true; },
+        [&](const Interval& r, const V* v, std::size_t) { f(r, std::as_const(*v)); });
   }
 
   /// Every segment, in order.
@@ -292,6 +338,101 @@ class IntervalMap {
     if (!replaced) hi = lo;
     splice(lo, hi, std::move(out));
     check_if_enabled();
+  }
+
+  // The no-op on_change of the batch forms that report nothing.
+  static auto no_report() {
+    return [](const Interval&, const V&, const V&) {};
+  }
+
+  // The pass of the IntervalSet forms. Visits in order of offset every region - a segment, or with
+  // `gaps` a stretch of unmapped offsets - that an interval of ranges overlaps, and asks
+  // wanted(old) (old: the region's value, nullptr in a gap) whether its part of ranges matters;
+  // if so, calls piece(part, old, chunk) for every part of ranges inside the region (chunk: the
+  // region's chunk index, or the next segment's for a gap). An unwanted region is passed over
+  // with a binary search in ranges, so the cost is O((R + P) log n) for R regions and P parts
+  // visited, whatever the number of intervals in unwanted regions.
+  template <typename Wanted, typename Piece>
+  void walk(const IntervalSet& ranges, bool gaps, Wanted&& wanted, Piece&& piece) const {
+    const std::vector<Interval>& iv = ranges.intervals();
+    if (iv.empty()) return;
+    const std::uint64_t last_end = iv.back().end;
+    std::size_t i = 0;
+    std::uint64_t cursor = iv[0].begin;  // offsets before cursor are done; iv[i] reaches past it
+    Pos p = first_ending_after(cursor);
+    while (true) {
+      std::uint64_t region_end = 0;
+      const V* old = nullptr;
+      bool want = false;
+      if (at_end(p) || seg(p).range.begin > cursor) {  // a gap up to the next segment
+        region_end = at_end(p) ? last_end : seg(p).range.begin;
+        want = gaps && wanted(nullptr);
+      } else {
+        old = &seg(p).value;
+        region_end = seg(p).range.end;
+        want = wanted(old);
+      }
+      if (want) {
+        for (; i < iv.size() && iv[i].begin < region_end; ++i) {
+          piece(Interval{std::max(iv[i].begin, cursor), std::min(iv[i].end, region_end)}, old,
+                p.chunk);
+          if (iv[i].end > region_end) break;
+        }
+      } else {
+        i = static_cast<std::size_t>(
+            std::partition_point(iv.begin() + static_cast<std::ptrdiff_t>(i), iv.end(),
+                                 [region_end](const Interval& x) { return x.end <= region_end; }) -
+            iv.begin());
+      }
+      if (i == iv.size()) return;
+      cursor = std::max(region_end, iv[i].begin);
+      if (old != nullptr) advance(p);
+      if (!at_end(p) && seg(p).range.end <= cursor) p = first_ending_after(cursor);
+    }
+  }
+
+  // The IntervalSet mutations: new_value(old) (old: nullptr in a gap; gaps are visited only with
+  // `gaps`) gives each region's new content (nullopt: unmapped). The changed pieces are found
+  // first, without touching the map (on_change(piece, old, new) hears of each changed mapped
+  // piece); then the pieces within one chunk are spliced in by one rewrite.
+  template <typename NewValue, typename OnChange>
+  void rewrite_set(const IntervalSet& ranges, bool gaps, NewValue&& new_value,
+                   OnChange&& on_change) {
+    struct Change {
+      Interval range;
+      std::optional<V> value;
+      std::size_t chunk;
+    };
+    std::vector<Change> changes;
+    std::optional<V> next;
+    walk(
+        ranges, gaps,
+        [&](const V* old) {
+          next = new_value(old);
+          return old != nullptr ? !(next && *next == *old) : next.has_value();
+        },
+        [&](const Interval& part, const V* old, std::size_t chunk) {
+          if (old != nullptr && next) on_change(part, std::as_const(*old), std::as_const(*next));
+          changes.push_back(Change{part, next, chunk});
+        });
+    for (std::size_t first = 0; first < changes.size();) {
+      std::size_t last = first + 1;
+      while (last < changes.size() && changes[last].chunk == changes[first].chunk) ++last;
+      // Every change lies inside one region, hence inside one piece the rewrite produces.
+      std::size_t k = first;
+      rewrite(Interval{changes[first].range.begin, changes[last - 1].range.end},
+              [&](const Interval& piece, const V* old, auto& emit) {
+                std::uint64_t at = piece.begin;
+                for (; k < last && changes[k].range.begin < piece.end; ++k) {
+                  const Change& c = changes[k];
+                  if (old != nullptr && c.range.begin > at) emit(Interval{at, c.range.begin}, *old);
+                  if (c.value) emit(c.range, *c.value);
+                  at = c.range.end;
+                }
+                if (old != nullptr && at < piece.end) emit(Interval{at, piece.end}, *old);
+              });
+      first = last;
+    }
   }
 
   [[nodiscard]] std::optional<Pos> previous(const Pos& p) const {

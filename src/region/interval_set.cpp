@@ -108,6 +108,18 @@ bool IntervalSet::intersects(const Interval& interval) const {
 }
 
 bool IntervalSet::intersects(const IntervalSet& other) const {
+  if (empty() || other.empty() || !bounds().overlaps(other.bounds())) return false;
+  // A few intervals against many (a hazard record against a strided access): a binary search
+  // per interval of the small set instead of a merge through the large one.
+  const bool this_small = intervals_.size() <= other.intervals_.size();
+  const IntervalSet& small = this_small ? *this : other;
+  const IntervalSet& large = this_small ? other : *this;
+  if (small.intervals_.size() * 16 < large.intervals_.size()) {
+    for (const Interval& i : small.intervals_) {
+      if (large.intersects(i)) return true;
+    }
+    return false;
+  }
   auto a = intervals_.begin();
   auto b = other.intervals_.begin();
   while (a != intervals_.end() && b != other.intervals_.end()) {
@@ -170,6 +182,21 @@ void IntervalSet::erase(const Interval& interval) {
 }
 
 IntervalSet IntervalSet::unite(const IntervalSet& other) const {
+  // Launch bookkeeping unites large generated sets (one interval per row) with empty or disjoint
+  // ones (reads with may-writes, rows with the halo beyond them): those are plain copies.
+  if (other.empty()) return *this;
+  if (empty()) return other;
+  if (intervals_.back().end < other.intervals_.front().begin ||
+      other.intervals_.back().end < intervals_.front().begin) {
+    const bool this_first = intervals_.back().end < other.intervals_.front().begin;
+    const IntervalSet& lo = this_first ? *this : other;
+    const IntervalSet& hi = this_first ? other : *this;
+    IntervalSet out;
+    out.intervals_.reserve(intervals_.size() + other.intervals_.size());
+    out.intervals_.insert(out.intervals_.end(), lo.intervals_.begin(), lo.intervals_.end());
+    out.intervals_.insert(out.intervals_.end(), hi.intervals_.begin(), hi.intervals_.end());
+    return out;
+  }
   IntervalSet out;
   out.intervals_.reserve(intervals_.size() + other.intervals_.size());
   auto a = intervals_.begin();
@@ -193,6 +220,7 @@ IntervalSet IntervalSet::unite(const IntervalSet& other) const {
 
 IntervalSet IntervalSet::intersect(const IntervalSet& other) const {
   IntervalSet out;
+  if (empty() || other.empty() || !bounds().overlaps(other.bounds())) return out;
   auto a = intervals_.begin();
   auto b = other.intervals_.begin();
   while (a != intervals_.end() && b != other.intervals_.end()) {
@@ -218,6 +246,7 @@ IntervalSet IntervalSet::intersect(const Interval& interval) const {
 }
 
 IntervalSet IntervalSet::subtract(const IntervalSet& other) const {
+  if (empty() || other.empty() || !bounds().overlaps(other.bounds())) return *this;
   IntervalSet out;
   auto b = other.intervals_.begin();
   for (Interval a : intervals_) {

@@ -191,5 +191,25 @@ TEST(HazardTracker, RandomAccessesWaitForWhatAByteModelRequires) {
   }
 }
 
+TEST(HazardTracker, UniquePendingKeepsFirstOccurrencesOfUnfinishedEvents) {
+  auto [a, sa] = Event::make_manual();
+  auto [b, sb] = Event::make_manual();
+  auto [c, sc] = Event::make_manual();
+  auto [done, sd] = Event::make_manual();
+  sd->complete();
+  // Many duplicates in shuffled order, a null and a finished event: what add_dependency keeps.
+  std::vector<Event> events{c, Event{}, a, done, c, b, a, a, done, b, c};
+  std::mt19937_64 rng(7);
+  for (int k = 0; k < 50; ++k) events.push_back(events[rng() % 11]);
+  EventList expected;
+  for (const Event& e : events) add_dependency(expected, e);
+  EXPECT_EQ(unique_pending(events), expected);
+  EXPECT_EQ(expected, (EventList{c, a, b}));
+  sa->complete();
+  sb->complete();
+  sc->complete();
+  EXPECT_TRUE(unique_pending(events).empty());
+}
+
 }  // namespace
 }  // namespace unimem

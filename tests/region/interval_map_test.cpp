@@ -404,6 +404,141 @@ TEST(IntervalMapProperty, IntervalSetOverloadsMatchOracle) {
   });
 }
 
+// A set of many short intervals at a constant stride (a strided access: one interval per row),
+// or a random set, so the IntervalSet forms pass over many intervals inside one segment.
+IntervalSet random_strided_set(std::mt19937_64& rng, const oracle::Window& w) {
+  if (rng() % 4 == 0) return oracle::random_interval_set(rng, w, 12);
+  const std::uint64_t length = 1 + rng() % 3;
+  const std::uint64_t stride = length + 1 + rng() % 4;
+  std::vector<Interval> rows;
+  // Compared by differences: the window may end at the top of the offset space.
+  for (std::uint64_t at = w.base + rng() % 8; length <= w.end() - at && rng() % 16 != 0;) {
+    rows.emplace_back(at, at + length);
+    if (stride > w.end() - at) break;
+    at += stride;
+  }
+  return IntervalSet::from_normalized(std::move(rows));
+}
+
+TEST(IntervalMapProperty, SetFormsOverStridedSetsMatchOracle) {
+  for_each_case(10, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                       oracle::DenseMap<int>& d) {
+    if (rng() % 3 == 0) populate(rng, w, m, d);
+    const IntervalSet s = random_strided_set(rng, w);
+    const int v = random_value(rng);
+    const auto op = rng() % 4;
+    const int add = static_cast<int>(rng() % 3);  // 0: identity, nothing may change
+    const auto f = [add](int x) { return (x + add) % kValues; };
+    const auto g = [v, add](std::optional<int> x) { return x ? (*x + add) % kValues : v; };
+    // The changed pieces update must report: per interval, the runs whose value f changes.
+    Segs expected_changes;
+    if (op == 1) {
+      for (const Interval& r : s) {
+        for (const Seg& run : d.runs(r)) {
+          if (f(run.value) != run.value) expected_changes.push_back(run);
+        }
+      }
+    }
+    for (const Interval& r : s) {
+      if (op == 0) d.assign(r, v);
+      if (op == 1) d.update(r, f);
+      if (op == 2) d.update_or_insert(r, g);
+      if (op == 3) d.erase(r);
+    }
+    Segs changes;
+    if (op == 0) m.assign(s, v);
+    if (op == 1) {
+      m.update(s, f, [&](const Interval& piece, int old, int now) {
+        EXPECT_EQ(now, f(old)) << "piece " << piece.to_string();
+        changes.push_back({piece, old});
+      });
+    }
+    if (op == 2) m.update_or_insert(s, g);
+    if (op == 3) m.erase(s);
+    expect_same(m, d, "op " + std::to_string(op) + " on " + s.to_string());
+    ASSERT_EQ(changes, expected_changes) << "changes reported by update on " << s.to_string();
+  });
+}
+
+TEST(IntervalMapProperty, SetQueriesOverStridedSetsMatchOracle) {
+  for_each_case(11, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
+                       oracle::DenseMap<int>& d) {
+    populate(rng, w, m, d);
+    const IntervalSet s = random_strided_set(rng, w);
+    const int wanted = random_value(rng);
+    const auto pred = [wanted](int v) { return v != wanted; };
+    IntervalSet expected;
+    Segs expected_pieces;
+    for (const Interval& r : s) {
+      expected = expected.unite(d.select(r, pred));
+      for (const Seg& run : d.runs(r)) expected_pieces.push_back(run);
+    }
+    const IntervalSet got = m.select(s, pred);
+    ASSERT_NO_THROW(got.check_invariants());
+    ASSERT_EQ(got, expected) << "select over " << s.to_string() << " of " << str(m.segments());
+    Segs pieces;
+    m.for_each_in(s, [&pieces](const Interval& i, int v) { pieces.push_back({i, v}); });
+    ASSERT_EQ(pieces, expected_pieces) << "for_each_in over " << s.to_string();
+  });
+}
+
+TEST(IntervalMap, SetFormsVisitEachSegmentOnceNotEachInterval) {
+  Map m;
+  m.assign({0, 4000}, 1);
+  m.assign({4000, 8000}, 2);
+  std::vector<Interval> rows;  // 1000 rows of 3 bytes at a stride of 8
+  for (std::uint64_t r = 0; r < 1000; ++r) rows.emplace_back(r * 8, r * 8 + 3);
+  const IntervalSet strided = IntervalSet::from_normalized(std::move(rows));
+  int calls = 0;
+  int reported = 0;
+  // Only the segment of value 2 changes: f runs once per segment, the changes once per row there.
+  m.update(
+      strided,
+      [&calls](int v) {
+        ++calls;
+        return v == 2 ? 3 : v;
+      },
+      [&reported](const Interval&, int old, int now) {
+        EXPECT_EQ(old, 2);
+        EXPECT_EQ(now, 3);
+        ++reported;
+      });
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(reported, 500);
+  EXPECT_EQ(m.segment_count(), 1U + 2U * 500U);  // 1, then (3, 2) for each of the 500 rows
+  calls = 0;
+  EXPECT_EQ(m.select(strided,
+                     [&calls](int v) {
+                       ++calls;
+                       return v == 1;
+                     }),
+            strided.intersect(Interval{0, 4000}));
+  EXPECT_EQ(calls, 1 + 500);  // once per segment an interval of the set overlaps
+  EXPECT_NO_THROW(m.check_invariants());
+}
+
+TEST(IntervalMap, AThrowingSetUpdateLeavesTheMapUnchanged) {
+  Map m;
+  m.assign({0, 10}, 1);
+  m.assign({10, 20}, 2);
+  const Map before = m;
+  EXPECT_THROW(m.update(IntervalSet{{2, 4}, {6, 8}, {12, 14}},
+                        [](int v) {
+                          if (v == 2) throw std::runtime_error("refused");
+                          return 5;
+                        }),
+               std::runtime_error);
+  EXPECT_EQ(m, before);
+  EXPECT_THROW(m.update(
+                   IntervalSet{{2, 4}, {12, 14}}, [](int v) { return v + 1; },
+                   [](const Interval&, int, int now) {
+                     if (now == 3) throw std::runtime_error("refused");
+                   }),
+               std::runtime_error);
+  EXPECT_EQ(m, before);
+  EXPECT_NO_THROW(m.check_invariants());
+}
+
 TEST(IntervalMapProperty, QueryAndForEachInClipLikeOracle) {
   for_each_case(6, [](std::mt19937_64& rng, const oracle::Window& w, SmallChunkMap& m,
                       oracle::DenseMap<int>& d) {

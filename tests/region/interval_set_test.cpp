@@ -352,6 +352,40 @@ TEST(IntervalSetProperty, DifferenceMatchesBitmap) {
   });
 }
 
+// One set of many short rows at a stride against one of a few intervals, in either order: the
+// lopsided operands take the fast paths (binary search per interval of the small set, copies for
+// disjoint or empty operands).
+TEST(IntervalSetProperty, AlgebraOfManyRowsAgainstFewIntervalsMatchesBitmap) {
+  for_each_case(12, [](std::mt19937_64& rng, const oracle::Window& w) {
+    std::vector<Interval> rows;
+    const std::uint64_t length = 1 + rng() % 2;
+    const std::uint64_t stride = length + 1 + rng() % 2;
+    const std::uint64_t lo = w.base + rng() % (w.size / 2);
+    const std::uint64_t hi = lo + rng() % (w.end() - lo + 1);
+    for (std::uint64_t at = lo; length <= hi - at; at += stride) {
+      rows.emplace_back(at, at + length);
+      if (stride > hi - at) break;
+    }
+    const IntervalSet many = IntervalSet::from_normalized(std::move(rows));
+    const IntervalSet few = oracle::random_interval_set(rng, w, 2);
+    const oracle::DenseSet dm(w, many);
+    const oracle::DenseSet df(w, few);
+    for (int order = 0; order < 2; ++order) {
+      const IntervalSet& a = order == 0 ? many : few;
+      const IntervalSet& b = order == 0 ? few : many;
+      const oracle::DenseSet& da = order == 0 ? dm : df;
+      const oracle::DenseSet& db = order == 0 ? df : dm;
+      const std::string what = a.to_string() + " with " + b.to_string();
+      ASSERT_EQ(a | b, (da | db).to_interval_set()) << what;
+      ASSERT_EQ(a & b, (da & db).to_interval_set()) << what;
+      ASSERT_EQ(a - b, (da - db).to_interval_set()) << what;
+      ASSERT_EQ(a.intersects(b), !(da & db).to_interval_set().empty()) << what;
+      ASSERT_NO_THROW((a | b).check_invariants());
+      ASSERT_NO_THROW((a - b).check_invariants());
+    }
+  });
+}
+
 TEST(IntervalSetProperty, ContainsOffsetMatchesBitmap) {
   for_each_case(5, [](std::mt19937_64& rng, const oracle::Window& w) {
     const IntervalSet a = oracle::random_interval_set(rng, w);

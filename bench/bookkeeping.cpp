@@ -1,0 +1,107 @@
+// The submitting thread's bookkeeping per launch for the access shapes of two workloads, in Matz et
+// al.'s beta (directory and trackers, no copies) and gamma (no coherence) configurations (seed
+// 002_aa84334820ddd8b5.txt section 9.2): beta minus gamma is what `unimem bench` reports as
+// bookkeeping_cpu_fraction. Kernels are no-ops on two host devices, so the time is the runtime's.
+//   floyd-warshall: per launch, each half of the rows reads itself and row k, writes itself.
+//   fdtd2d (fdtd_ey then fdtd_hz): each half writes its rows of ey, then reads its rows of ey and
+//   the row below, every row without its last column (one interval per row), and writes hz.
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+#include "api/runtime_core.hpp"
+#include "device/host/host_platform.hpp"
+
+namespace {
+
+using namespace unimem;
+
+std::shared_ptr<HostKernel> noop_kernel() {
+  return std::make_shared<HostKernel>("noop", [](const HostKernelContext&) {});
+}
+
+MeasurementMode mode_of(const benchmark::State& state) {
+  return state.range(0) == 0 ? MeasurementMode::no_transfers : MeasurementMode::no_coherence;
+}
+
+// Rows [first, last) of an n x n float matrix, columns [0, columns).
+IntervalSet rows(std::uint64_t n, std::uint64_t first, std::uint64_t last, std::uint64_t columns) {
+  std::vector<Interval> out;
+  if (columns == n) return IntervalSet(Interval{first * n * 4, last * n * 4});
+  for (std::uint64_t r = first; r < last; ++r) out.emplace_back(r * n * 4, (r * n + columns) * 4);
+  return IntervalSet::from_normalized(std::move(out));
+}
+
+void BM_FloydWarshallLaunch(benchmark::State& state) {
+  constexpr std::uint64_t n = 1024;
+  RuntimeOptions options{UpdateStrategy::adaptive};
+  options.measurement = mode_of(state);
+  Runtime rt(make_host_devices(2), options);
+  const BufferId dist = rt.create_buffer(n * n * 4, "dist");
+  const auto kernel = noop_kernel();
+  const std::vector<LaunchArg> args{LaunchArg::of_buffer(dist, {}, {})};
+  // One plan per k, made before timing (the plan cache's part is not bookkeeping).
+  std::vector<std::vector<LaunchPartition>> plans(n, std::vector<LaunchPartition>(2));
+  for (std::uint64_t k = 0; k < n; ++k) {
+    for (std::size_t d = 0; d < 2; ++d) {
+      LaunchPartition& p = plans[k][d];
+      p.device = d;
+      p.kernel = kernel;
+      const IntervalSet own = rows(n, d * n / 2, (d + 1) * n / 2, n);
+      p.accesses[0] = {own.unite(rows(n, k, k + 1, n)), own, {}};
+    }
+  }
+  std::uint64_t k = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(rt.core().launch_partitioned(args, plans[k]));
+    if (++k == n) {
+      k = 0;
+      state.PauseTiming();
+      rt.finish();
+      state.ResumeTiming();
+    }
+  }
+  rt.finish();
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_FloydWarshallLaunch)->ArgName("gamma")->Arg(0)->Arg(1);
+
+void BM_Fdtd2dLaunchPair(benchmark::State& state) {
+  constexpr std::uint64_t n = 2048;
+  RuntimeOptions options{UpdateStrategy::adaptive};
+  options.measurement = mode_of(state);
+  Runtime rt(make_host_devices(2), options);
+  const BufferId ey = rt.create_buffer(n * n * 4, "ey");
+  const BufferId hz = rt.create_buffer(n * n * 4, "hz");
+  const auto kernel = noop_kernel();
+  const std::vector<LaunchArg> args{LaunchArg::of_buffer(ey, {}, {}),
+                                    LaunchArg::of_buffer(hz, {}, {})};
+  std::vector<LaunchPartition> write_ey(2);
+  std::vector<LaunchPartition> read_ey(2);
+  for (std::size_t d = 0; d < 2; ++d) {
+    const std::uint64_t first = d * n / 2;
+    const std::uint64_t last = (d + 1) * n / 2;
+    write_ey[d].device = read_ey[d].device = d;
+    write_ey[d].kernel = read_ey[d].kernel = kernel;
+    write_ey[d].accesses[0] = {{}, rows(n, first, last, n), {}};
+    read_ey[d].accesses[0] = {rows(n, first, std::min(last + 1, n), n - 1), {}, {}};
+    read_ey[d].accesses[1] = {rows(n, first, last, n), rows(n, first, last, n), {}};
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(rt.core().launch_partitioned(args, write_ey));
+    benchmark::DoNotOptimize(rt.core().launch_partitioned(args, read_ey));
+    if (++i % 64 == 0) {
+      state.PauseTiming();
+      rt.finish();
+      state.ResumeTiming();
+    }
+  }
+  rt.finish();
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 2);
+}
+BENCHMARK(BM_Fdtd2dLaunchPair)->ArgName("gamma")->Arg(0)->Arg(1);
+
+}  // namespace
+
+BENCHMARK_MAIN();
