@@ -380,9 +380,9 @@ TEST_F(ProgramTest, KernelsReadingTheLaunchSizesSplitWithTheWholeLaunchsValues) 
   }
 }
 
-// At most ProgramCore::kSizeVariants launch shapes get a build with the whole launch's sizes; a
-// launch of another shape runs on one device, right, and the log says why. Shapes built before
-// still split.
+// At most ProgramCore::kSizeVariants launch shapes get a build with the whole launch's sizes
+// (one per shape, also when several threads launch a new shape at once); a launch of another
+// shape runs on one device, right, and the log says why. Shapes built before still split.
 TEST_F(ProgramTest, LaunchShapesBeyondTheBuildCapRunOnOneDeviceAndSaySo) {
   if (runtime_->device_count() < 2) GTEST_SKIP() << "needs 2 devices";
   Program program(*runtime_, R"CLC(
@@ -403,6 +403,23 @@ kernel void fill(global uint* out) { out[get_global_id(0)] = get_global_size(0);
       ASSERT_EQ(got[i], r.global[0]) << "item " << i << " of shape " << shape;
     }
   };
+  {  // several threads launching one new shape at once: one build
+    std::vector<BufferId> outs(4);
+    for (BufferId& b : outs) b = runtime_->create_buffer(6 * local * 4);
+    NDRange r = range_1d(6 * local);
+    r.local = {local, 1, 1};
+    std::vector<std::thread> threads;
+    for (const BufferId b : outs) {
+      threads.emplace_back([&, b] { program.launch("fill", r, {Arg::buffer(b)}); });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(program.core().size_variant_builds(), 1U);
+    for (const BufferId b : outs) {
+      std::vector<std::uint32_t> got(r.global[0]);
+      runtime_->read_blocking(b, 0, std::as_writable_bytes(std::span(got)));
+      EXPECT_EQ(got, std::vector<std::uint32_t>(r.global[0], 6 * local));
+    }
+  }
   for (std::uint64_t shape = 0; shape + 1 < shapes; ++shape) {
     launch(shape);
     if (program.analysis_error().empty()) {
