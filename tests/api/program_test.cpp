@@ -380,6 +380,47 @@ TEST_F(ProgramTest, KernelsReadingTheLaunchSizesSplitWithTheWholeLaunchsValues) 
   }
 }
 
+// The same in two dimensions, split along each, with a global offset in both: each dimension
+// gets its own whole-launch values, and a dimension beyond the launch's reads OpenCL's 1 and 0.
+TEST_F(ProgramTest, TwoDimensionalLaunchesReadEachDimensionsWholeValues) {
+  Program program(*runtime_, R"CLC(
+kernel void shape(global ulong* out, uint width) {
+  const size_t x = get_global_id(0), y = get_global_id(1);
+  out[y * width + x] = get_group_id(0) + 100 * get_group_id(1) + 10000 * get_num_groups(0) +
+                       1000000 * get_num_groups(1) + 100000000 * get_global_size(2) +
+                       1000000000 * get_global_offset(1) + 100000000000 * get_global_offset(2);
+}
+)CLC");
+  program.set_log([this](const std::string& m) { log_.push_back(m); });
+  NDRange r;
+  r.dims = 2;
+  r.offset = {8, 4, 0};
+  r.global = {64, 48, 1};
+  r.local = {8, 4, 1};
+  const std::uint32_t width = 72, height = 52;
+  const BufferId out = runtime_->create_buffer(std::uint64_t{width} * height * 8);
+  for (const std::uint32_t dim : {0U, 1U}) {
+    SCOPED_TRACE("split along dimension " + std::to_string(dim));
+    LaunchOptions how;
+    how.split_dimension = dim;
+    log_.clear();
+    program.launch("shape", r, {Arg::buffer(out), Arg::scalar(width)}, how);
+    if (program.analysis_error().empty()) {
+      EXPECT_EQ(program.core().last_plan().partitions.size(), runtime_->device_count());
+      EXPECT_TRUE(log_.empty()) << log_.front();
+    }
+    std::vector<std::uint64_t> got(std::uint64_t{width} * height);
+    runtime_->read_blocking(out, 0, std::as_writable_bytes(std::span(got)));
+    for (std::uint64_t y = r.offset[1]; y < r.offset[1] + r.global[1]; ++y) {
+      for (std::uint64_t x = r.offset[0]; x < r.offset[0] + r.global[0]; ++x) {
+        const std::uint64_t want = (x - 8) / 8 + 100 * ((y - 4) / 4) + 10000 * 8 + 1000000 * 12 +
+                                   100000000 * 1 + 1000000000ULL * 4;
+        ASSERT_EQ(got[y * width + x], want) << "item " << x << ", " << y;
+      }
+    }
+  }
+}
+
 // At most ProgramCore::kSizeVariants launch shapes get a build with the whole launch's sizes
 // (one per shape, also when several threads launch a new shape at once); a launch of another
 // shape runs on one device, right, and the log says why. Shapes built before still split.
