@@ -193,39 +193,138 @@ std::vector<std::shared_ptr<const CompiledProgram>> ProgramCore::build_per_domai
   return per_device;
 }
 
+std::vector<std::shared_ptr<const CompiledProgram>> ProgramCore::build_variant(
+    const std::string& prefix) const {
+  namespace fs = std::filesystem;
+  // The headers as the first build read them (they may have changed or gone since), in a
+  // directory searched first; names that are absolute or climb out are left to the search.
+  static std::atomic<unsigned> count{0};
+  const fs::path dir = fs::temp_directory_path() / ("unimem-variant-" + std::to_string(::getpid()) +
+                                                    "-" + std::to_string(count++));
+  std::error_code error;
+  std::vector<std::shared_ptr<const CompiledProgram>> programs;
+  try {
+    std::string options = options_;
+    if (!included_.empty()) {
+      fs::create_directories(dir);
+      for (const auto& [name, text] : included_) {
+        const fs::path relative(name);
+        if (relative.is_absolute() || name.find("..") != std::string::npos) continue;
+        const fs::path file = dir / relative;
+        if (fs::exists(file, error)) continue;  // the first of one name, as the scan found it
+        fs::create_directories(file.parent_path());
+        std::ofstream(file, std::ios::binary) << text;
+      }
+      options = "-I" + dir.string() + " " + options_;
+    }
+    programs = build_per_domain(prefix + source_, nullptr, options);
+  } catch (...) {
+    fs::remove_all(dir, error);
+    throw;
+  }
+  fs::remove_all(dir, error);
+  return programs;
+}
+
 const std::vector<std::shared_ptr<const CompiledProgram>>* ProgramCore::group_variant() const {
   if (!wants_group_variant_) return nullptr;
   std::call_once(group_variant_once_, [this] {
     ++group_variant_builds_;
-    namespace fs = std::filesystem;
-    // The headers as the first build read them (they may have changed or gone since), in a
-    // directory searched first; names that are absolute or climb out are left to the search.
-    static std::atomic<unsigned> count{0};
-    const fs::path dir =
-        fs::temp_directory_path() /
-        ("unimem-group-ids-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
-    std::error_code error;
     try {
-      std::string options = options_;
-      if (!included_.empty()) {
-        fs::create_directories(dir);
-        for (const auto& [name, text] : included_) {
-          const fs::path relative(name);
-          if (relative.is_absolute() || name.find("..") != std::string::npos) continue;
-          const fs::path file = dir / relative;
-          if (fs::exists(file, error)) continue;  // the first of one name, as the scan found it
-          fs::create_directories(file.parent_path());
-          std::ofstream(file, std::ios::binary) << text;
-        }
-        options = "-I" + dir.string() + " " + options_;
-      }
-      group_programs_ = build_per_domain(kWholeLaunchGroupIds + source_, nullptr, options);
+      group_programs_ = build_variant(kWholeLaunchGroupIds);
     } catch (const std::exception& e) {
       group_variant_error_ = e.what();
     }
-    fs::remove_all(dir, error);
   });
   return group_programs_.empty() ? nullptr : &group_programs_;
+}
+
+// The build for a split launch of a program that calls get_num_groups, get_global_size or
+// get_global_offset: these (and get_group_id, which counts from the partition's offset) are macros
+// giving this launch shape's whole-launch values as constants, which also reach helper functions.
+// get_group_id adds (partition offset - launch offset) / work-group size, a whole number since
+// partitions start at whole work-groups from the launch's offset; the partition's offset is the
+// builtin's, read in a function defined before get_global_offset becomes a macro. Made at most
+// once per shape, on the first launch of that shape over several devices, from any thread.
+ProgramCore::SizeVariant* ProgramCore::size_variant(PlanRequest& request) {
+  const NDRange& r = request.range;
+  const bool explicit_local =
+      std::all_of(r.local.begin(), r.local.begin() + r.dims, [](std::uint64_t l) { return l > 0; });
+  const bool needs_local = calls_group_id_ || std::find(size_calls_.begin(), size_calls_.end(),
+                                                        "get_num_groups") != size_calls_.end();
+  std::string calls = calls_group_id_ ? "get_group_id" : "";
+  for (const std::string& c : size_calls_) {
+    if (!calls.empty()) calls += ", ";
+    calls += c;
+  }
+  if (needs_local && !explicit_local) {
+    request.unsplittable_reason = "the program calls " + calls +
+                                  ", and the launch leaves the work-group size to the driver "
+                                  "(partitions would see other values than the whole launch)";
+    return nullptr;
+  }
+  const auto value = [&](const char* name, auto of, std::uint64_t beyond) {
+    std::string text = std::string("#define ") + name + "(d) ((size_t)(";
+    for (std::uint32_t d = 0; d < 3; ++d) {
+      text += "(d) == " + std::to_string(d) + " ? ";
+      text += std::to_string(d < r.dims ? of(d) : beyond);
+      text += "UL : ";
+    }
+    text += std::to_string(beyond);
+    text += "UL))\n";
+    return text;
+  };
+  std::string prefix;
+  if (explicit_local) {
+    prefix += "#define UNIMEM_WHOLE_LAUNCH_GROUP_IDS 1\n";
+    prefix += "size_t unimem_partition_offset_(uint d) { return get_global_offset(d); }\n";
+  }
+  prefix += value(
+      "get_global_size", [&](std::uint32_t d) { return r.global[d]; }, 1);
+  prefix += value(
+      "get_global_offset", [&](std::uint32_t d) { return r.offset[d]; }, 0);
+  if (explicit_local) {
+    prefix += value(
+        "get_num_groups", [&](std::uint32_t d) { return r.global[d] / r.local[d]; }, 1);
+    prefix +=
+        "#define get_group_id(d) (get_group_id(d) + (unimem_partition_offset_(d) - "
+        "get_global_offset(d)) / get_local_size(d))\n";
+  }
+  prefix += "#line 1\n";
+  SizeVariant* variant = nullptr;
+  {
+    std::lock_guard lock(size_variants_mutex_);
+    auto it = size_variants_.find(prefix);
+    if (it == size_variants_.end()) {
+      if (size_variants_.size() >= kSizeVariants) {
+        request.unsplittable_reason =
+            "the program calls " + calls +
+            ", and it already has builds with the whole launch's "
+            "sizes for " +
+            std::to_string(kSizeVariants) +
+            " other launch shapes (global size, work-group size, global offset)";
+        return nullptr;
+      }
+      it = size_variants_.emplace(prefix, std::make_unique<SizeVariant>()).first;
+      it->second->prefix = prefix;
+    }
+    variant = it->second.get();
+  }
+  std::call_once(variant->once, [this, variant] {
+    ++size_variant_builds_;
+    try {
+      variant->programs = build_variant(variant->prefix);
+    } catch (const std::exception& e) {
+      variant->error = e.what();
+    }
+  });
+  if (variant->programs.empty()) {
+    request.unsplittable_reason =
+        "the program calls " + calls +
+        ", and its build with the whole launch's sizes failed: " + variant->error;
+    return nullptr;
+  }
+  return variant;
 }
 
 // The bytes a buffer argument's kernel pointer reaches: the buffer from the argument's offset on.
@@ -258,18 +357,17 @@ ProgramCore::ProgramCore(Runtime& runtime, std::string source_text, std::string 
   const std::vector<std::string> calls = offset_dependent_calls(with_includes(
       source, include_dirs(options_), library_dir, seen, 0, unreadable_include, &included));
   calls_group_id_ = !calls.empty() && calls.front() == "get_group_id";
-  if (const std::size_t first_other = calls_group_id_ ? 1 : 0; calls.size() > first_other) {
-    offset_dependent_call_ = calls[first_other];
-  } else if (!unreadable_include.empty()) {
+  size_calls_.assign(calls.begin() + (calls_group_id_ ? 1 : 0), calls.end());
+  if (!unreadable_include.empty()) {
     // The scan cannot see into it: the program may call any of the four.
     offset_dependent_call_ = "functions of '" + unreadable_include +
                              "' (an #include unimem could not read to check for get_group_id, "
                              "get_num_groups, get_global_size or get_global_offset)";
   }
   // The second build waits for a launch that splits (group_variant()): most programs never do.
-  wants_group_variant_ =
-      calls_group_id_ && offset_dependent_call_.empty() && runtime_.device_count() > 1;
-  if (wants_group_variant_) {
+  wants_group_variant_ = calls_group_id_ && size_calls_.empty() && offset_dependent_call_.empty() &&
+                         runtime_.device_count() > 1;
+  if (wants_group_variant_ || (!size_calls_.empty() && runtime_.device_count() > 1)) {
     included_ = std::move(included);  // the headers as they are now, for the later build
   }
   build_report_.opencl_build_seconds =
@@ -315,17 +413,22 @@ std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string&
         "launch of '" + name + "': no build with whole-launch group ids (" +
         (group_variant_error_.empty() ? std::string("not needed") : group_variant_error_) + ")");
   }
+  return kernel_in(name, device, whole_launch_group_ids ? *variant : programs_);
+}
+
+std::shared_ptr<const CompiledKernel> ProgramCore::kernel_in(
+    const std::string& name, std::size_t device,
+    const std::vector<std::shared_ptr<const CompiledProgram>>& programs) {
   std::lock_guard lock(mutex_);
-  const auto& programs = whole_launch_group_ids ? *variant : programs_;
-  auto key = std::tuple{name, device, whole_launch_group_ids};
+  const void* build = &programs;
+  auto key = std::tuple{name, device, build};
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second;
   // Devices of one build domain share one kernel object (the driver serialises its arguments).
   const CompiledProgram* program = programs.at(device).get();
   for (const auto& [k, v] : kernels_) {
-    const auto& [other_name, other_device, other_variant] = k;
-    if (other_name == name && other_variant == whole_launch_group_ids &&
-        programs.at(other_device).get() == program) {
+    const auto& [other_name, other_device, other_build] = k;
+    if (other_name == name && other_build == build && programs.at(other_device).get() == program) {
       kernels_.emplace(key, v);
       return v;
     }
@@ -355,12 +458,19 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   std::vector<LaunchArg> launch_args;
   PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
   const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
+  SizeVariant* sizes =
+      !size_calls_.empty() && request.devices.size() > 1 && request.unsplittable_reason.empty()
+          ? size_variant(request)
+          : nullptr;
   // Measured balance changes its weights, descriptors may be anything, team spill areas grow:
   // only plain launches are cached.
-  const std::string key =
-      measuring || !options.accesses.empty() || team != build_report_.teams.end()
-          ? std::string()
-          : plan_key(request, args, options);
+  std::string key = measuring || !options.accesses.empty() || team != build_report_.teams.end()
+                        ? std::string()
+                        : plan_key(request, args, options);
+  if (!key.empty()) {  // the build in use (the range in the key also determines it)
+    const void* build = sizes;
+    key.append(reinterpret_cast<const char*>(&build), sizeof build);
+  }
   CachedPlan cached;
   if (!key.empty()) {
     std::lock_guard lock(mutex_);
@@ -374,10 +484,16 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
     }
     LaunchPlan plan = plan_with_fallback(request);
-    const bool group_ids = calls_group_id_ && request.devices.size() > 1 &&
+    const bool group_ids = sizes == nullptr && calls_group_id_ && request.devices.size() > 1 &&
                            group_variant_fits(range) && group_variant() != nullptr;
-    for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device, group_ids);
-    attach_rebased(plan, kernel, group_ids);
+    for (LaunchPartition& p : plan.partitions) {
+      p.kernel = sizes != nullptr ? kernel_in(kernel, p.device, sizes->programs)
+                                  : kernel_for(kernel, p.device, group_ids);
+    }
+    attach_rebased(plan, kernel,
+                   sizes != nullptr ? sizes->prefix
+                   : group_ids      ? std::string(kWholeLaunchGroupIds)
+                                    : std::string());
     cached.plan = std::make_shared<const LaunchPlan>(std::move(plan));
     if (!key.empty()) {
       std::lock_guard lock(mutex_);
@@ -482,6 +598,8 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
     request.unsplittable_reason = "the program calls " + offset_dependent_call_ +
                                   ", whose value differs between a split launch's partitions "
                                   "and the whole launch";
+  } else if (!size_calls_.empty()) {
+    // ProgramCore::launch asks size_variant(), which says why when the launch cannot split.
   } else if (calls_group_id_ && !group_variant_fits(range)) {
     request.unsplittable_reason =
         "the program calls get_group_id, and the launch has a global offset or leaves the "
@@ -646,7 +764,7 @@ LaunchPlan ProgramCore::plan_with_fallback(PlanRequest& request) {
 // a full mirror for a reason the runtime cannot say (RuntimeCore in runtime_core.hpp), the
 // fallback log says so, once per program and reason.
 void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
-                                 bool whole_launch_group_ids) {
+                                 const std::string& prefix) {
   bool offset_box = false;
   for (const LaunchPartition& p : plan.partitions) {
     for (const auto& [arg, bytes] : p.accesses) {
@@ -668,7 +786,7 @@ void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
   if (!offset_box) return;
   for (LaunchPartition& p : plan.partitions) {
     if (runtime_.core().device(p.device).rebases_arguments()) continue;
-    p.rebased_kernel = rebased_kernel_for(kernel, p.device, whole_launch_group_ids);
+    p.rebased_kernel = rebased_kernel_for(kernel, p.device, prefix);
     if (!p.rebased_kernel) continue;
     std::lock_guard lock(rebase_mutex_);
     p.rebased_pointers = rebased_pointers_.at(kernel);
@@ -688,7 +806,7 @@ void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
 // The rewritten kernel `name` for device `device`; null (logged once) when the program has none.
 std::shared_ptr<const CompiledKernel> ProgramCore::rebased_kernel_for(const std::string& name,
                                                                       std::size_t device,
-                                                                      bool whole_launch_group_ids) {
+                                                                      const std::string& prefix) {
   std::lock_guard lock(rebase_mutex_);
   if (!rebase_tried_) {
     rebase_tried_ = true;
@@ -708,20 +826,20 @@ std::shared_ptr<const CompiledKernel> ProgramCore::rebased_kernel_for(const std:
     }
   }
   if (!rebase_error_.empty()) return nullptr;
-  // The whole-launch group-id build of the rewrite, like group_variant(), waits for a launch
-  // that uses it; a failure leaves it empty, and the kernel's buffers keep full mirrors.
-  if (whole_launch_group_ids && !rebased_group_tried_) {
-    rebased_group_tried_ = true;
+  // The rewrite's builds with a variant's prefix (whole-launch group ids or sizes), like
+  // group_variant() and size_variant(), wait for a launch that uses them; a failure leaves one
+  // empty, and the kernel's buffers keep full mirrors.
+  if (!prefix.empty() && !rebased_variants_.contains(prefix)) {
+    auto& built = rebased_variants_[prefix];
     try {
-      rebased_group_programs_ =
-          build_per_domain(kWholeLaunchGroupIds + rebased_source_, nullptr, options_);
+      built = build_per_domain(prefix + rebased_source_, nullptr, options_);
     } catch (const std::exception& e) {
-      say("unimem: program's whole-launch group-id build of its rewritten kernels failed, so "
-          "their buffers get full mirrors: " +
+      say("unimem: program's whole-launch build of its rewritten kernels failed, so their "
+          "buffers get full mirrors: " +
           std::string(e.what()));
     }
   }
-  const auto& programs = whole_launch_group_ids ? rebased_group_programs_ : rebased_programs_;
+  const auto& programs = prefix.empty() ? rebased_programs_ : rebased_variants_.at(prefix);
   if (programs.empty() || !rebased_pointers_.contains(name)) {
     if (residency_logged_.insert(name + '\0' + "rewrite").second) {
       say("unimem: kernel '" + name +
@@ -730,11 +848,11 @@ std::shared_ptr<const CompiledKernel> ProgramCore::rebased_kernel_for(const std:
     }
     return nullptr;
   }
-  auto key = std::tuple{name, device, whole_launch_group_ids};
+  auto key = std::tuple{name, device, prefix};
   if (auto it = rebased_kernels_.find(key); it != rebased_kernels_.end()) return it->second;
   const CompiledProgram* program = programs.at(device).get();
   for (const auto& [k, v] : rebased_kernels_) {
-    if (std::get<0>(k) == name && std::get<2>(k) == whole_launch_group_ids &&
+    if (std::get<0>(k) == name && std::get<2>(k) == prefix &&
         programs.at(std::get<1>(k)).get() == program) {
       rebased_kernels_.emplace(key, v);
       return v;

@@ -61,6 +61,10 @@ class ProgramCore {
   /// How often the whole-launch group-id program was built (0 or 1): only on the first launch
   /// that splits a kernel of a program calling get_group_id (never for a program never split).
   [[nodiscard]] std::size_t group_variant_builds() const { return group_variant_builds_.load(); }
+  /// How many whole-launch-size builds were made (one per launch shape that split a program
+  /// calling get_num_groups, get_global_size or get_global_offset; at most kSizeVariants).
+  [[nodiscard]] std::size_t size_variant_builds() const { return size_variant_builds_.load(); }
+  static constexpr std::size_t kSizeVariants = 8;
   /// The program as built for device `device` (throws std::out_of_range for a bad index).
   [[nodiscard]] const CompiledProgram& compiled(std::size_t device) const {
     return *programs_.at(device);
@@ -87,10 +91,11 @@ class ProgramCore {
   void say(const std::string& message) const;
   // Partial residency (RuntimeCore in runtime_core.hpp): the rewritten kernels of a plan whose
   // partitions could hold allocations that do not start at their buffers' byte 0.
-  void attach_rebased(LaunchPlan& plan, const std::string& kernel, bool whole_launch_group_ids);
+  // `prefix`: the text the build in use puts before the source (empty for the plain build).
+  void attach_rebased(LaunchPlan& plan, const std::string& kernel, const std::string& prefix);
   std::shared_ptr<const CompiledKernel> rebased_kernel_for(const std::string& name,
                                                            std::size_t device,
-                                                           bool whole_launch_group_ids);
+                                                           const std::string& prefix);
   void time_partitions(const std::string& kernel, const LaunchPlan& plan,
                        const std::vector<Event>& events,
                        std::chrono::steady_clock::time_point start);
@@ -99,9 +104,34 @@ class ProgramCore {
   std::string source_;
   std::string options_;
   /// A work-item function the source calls whose value in a partition (launched with a global
-  /// offset over part of the NDRange) differs from the whole launch's: get_num_groups,
-  /// get_global_size, get_global_offset. Non-empty keeps launches on one device.
+  /// offset over part of the NDRange) differs from the whole launch's and that unimem cannot
+  /// restore (an #include it could not read may call any). Non-empty keeps launches on one device.
   std::string offset_dependent_call_;
+  /// The calls of get_num_groups, get_global_size, get_global_offset the scan found: such a
+  /// program splits with a build per launch shape that has the whole launch's values built in.
+  std::vector<std::string> size_calls_;
+  struct SizeVariant {
+    std::string prefix;  ///< the macros put before the source
+    std::once_flag once;
+    std::vector<std::shared_ptr<const CompiledProgram>> programs;  ///< empty when the build failed
+    std::string error;
+  };
+  mutable std::mutex size_variants_mutex_;
+  /// By launch shape (global size, work-group size, global offset); at most kSizeVariants, never
+  /// removed (a plan cached for a launch that got none stays right).
+  std::map<std::string, std::unique_ptr<SizeVariant>> size_variants_;
+  std::atomic<std::size_t> size_variant_builds_{0};
+  /// The whole-launch-size build for this launch's shape, built now if not yet; null (with
+  /// request.unsplittable_reason saying why) when the launch cannot have one.
+  SizeVariant* size_variant(PlanRequest& request);
+  /// source_ with `prefix` before it, built per build domain with the headers as the first build
+  /// read them (included_).
+  std::vector<std::shared_ptr<const CompiledProgram>> build_variant(
+      const std::string& prefix) const;
+  /// kernel_for in the build `programs` (programs_, group_programs_ or a size variant's).
+  std::shared_ptr<const CompiledKernel> kernel_in(
+      const std::string& name, std::size_t device,
+      const std::vector<std::shared_ptr<const CompiledProgram>>& programs);
   /// get_group_id is restored by a second build (group_programs_, per device like programs_),
   /// made on first need by group_variant(), at most once, from any thread.
   bool calls_group_id_ = false;
@@ -125,7 +155,8 @@ class ProgramCore {
   // Per device: the program of its build domain (devices of one domain share one).
   std::vector<std::shared_ptr<const CompiledProgram>> programs_;
   mutable std::mutex mutex_;
-  std::map<std::tuple<std::string, std::size_t, bool>, std::shared_ptr<const CompiledKernel>>
+  /// By kernel name, device and build (the address of its programs vector).
+  std::map<std::tuple<std::string, std::size_t, const void*>, std::shared_ptr<const CompiledKernel>>
       kernels_;
   struct Profile {  // shared with completion callbacks, which may outlive the Program
     std::mutex mutex;
@@ -150,10 +181,11 @@ class ProgramCore {
   std::string rebase_error_;
   std::map<std::string, std::shared_ptr<const std::vector<bool>>> rebased_pointers_;
   std::vector<std::shared_ptr<const CompiledProgram>> rebased_programs_;
-  std::string rebased_source_;  ///< the rewrite, kept for its group-id build
-  bool rebased_group_tried_ = false;
-  std::vector<std::shared_ptr<const CompiledProgram>> rebased_group_programs_;
-  std::map<std::tuple<std::string, std::size_t, bool>, std::shared_ptr<const CompiledKernel>>
+  std::string rebased_source_;  ///< the rewrite, kept for its variant builds
+  /// The rewrite built with a variant's prefix (whole-launch group ids or sizes), by prefix; an
+  /// empty vector when that build failed.
+  std::map<std::string, std::vector<std::shared_ptr<const CompiledProgram>>> rebased_variants_;
+  std::map<std::tuple<std::string, std::size_t, std::string>, std::shared_ptr<const CompiledKernel>>
       rebased_kernels_;
   std::set<std::string> residency_logged_;  // full-mirror fallbacks already logged
   // Team kernels' spill areas (lazy strategy: scratch is never copied), by kernel name.

@@ -229,3 +229,31 @@ TEST(PlatformCopies, CopiesBetweenBuffersStayOnTheDevices) {
 }
 
 }  // namespace
+
+namespace {
+
+// A kernel reading get_global_size (through a helper function), get_num_groups, get_global_offset
+// and get_group_id splits over two devices through the platform, with and without a global
+// offset of its own, and reads the same values as the same binary run directly on POCL.
+TEST(PlatformLaunchShape, KernelsReadingTheLaunchSizesSplitAndMatchPocl) {
+  const Output direct = run(kEnv + UNIMEM_GLOBAL_SIZES_PROGRAM);
+  ASSERT_EQ(direct.status, 0) << direct.text;
+  ASSERT_NE(direct.text.find("global_sizes: ok"), std::string::npos) << direct.text;
+  const fs::path report =
+      fs::temp_directory_path() / ("unimem-run-sizes-" + std::to_string(::getpid()) + ".json");
+  const Output through =
+      run(kEnv + UNIMEM_CLI + std::string(" run --quiet --devices 0-1 --report ") +
+          report.string() + " -- " + UNIMEM_GLOBAL_SIZES_PROGRAM);
+  ASSERT_EQ(through.status, 0) << through.text;
+  EXPECT_EQ(through.text, direct.text);
+  const auto r = take_report(report);
+  ASSERT_FALSE(r.is_null()) << "no report at " << report;
+#if UNIMEM_WITH_ANALYSIS
+  for (const auto& f : r.at("fallbacks")) {
+    EXPECT_NE(f.at("kernel").get<std::string>(), "shape") << r.dump();
+  }
+  EXPECT_GE(r.at("split_launches").get<std::uint64_t>(), 2u) << r.dump();
+#endif
+}
+
+}  // namespace
