@@ -88,6 +88,11 @@ class ProgramCore {
   // Partial residency (RuntimeCore in runtime_core.hpp): the rewritten kernels of a plan whose
   // partitions could hold allocations that do not start at their buffers' byte 0.
   void attach_rebased(LaunchPlan& plan, const std::string& kernel, bool whole_launch_group_ids);
+  // Out-of-core launches: partitions whose allocations do not fit their device cut into chunks.
+  void cut_to_fit(LaunchPlan& plan, const PlanRequest& request,
+                  std::span<const LaunchArg> launch_args, bool group_ids);
+  Event launch_rounds(const LaunchPlan& plan, std::span<const LaunchArg> launch_args,
+                      std::vector<Event>* events);
   std::shared_ptr<const CompiledKernel> rebased_kernel_for(const std::string& name,
                                                            std::size_t device,
                                                            bool whole_launch_group_ids);

@@ -476,6 +476,30 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
   }
 }
 
+PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
+                                          const LaunchPartition& p) const {
+  std::lock_guard lock(mutex_);
+  std::vector<PartitionUses> plan = check_partitions(args, std::span(&p, 1));
+  choose_boxes(args, plan[0]);
+  PartitionFootprint out;
+  out.limit = context_.memory->limit(p.device);
+  out.max_allocation = registry_.at(p.device).max_allocation();
+  for (const BufferUse& u : plan[0].uses) {
+    PartitionFootprint::Box box;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args[i].kind == KernelArg::Kind::buffer && &buffer_locked(args[i].buffer) == u.buffer) {
+        box.arg = static_cast<std::uint32_t>(i);
+        break;
+      }
+    }
+    box.buffer = u.buffer->describe();
+    box.bytes = u.box.size();
+    out.total += box.bytes;
+    out.boxes.push_back(std::move(box));
+  }
+  return out;
+}
+
 // Step 3a: each partition's buffers get (or keep) their allocations on its device and stay there
 // until the launch is over: a kernel's buffers are never evicted under it, and the strategies'
 // copies after the kernel never evict what it wrote before the directory knows it.
@@ -503,8 +527,7 @@ void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held)
             "launch of kernel '" + pu.source->kernel->name() + "' on device " +
             std::to_string(device) + ": its " + std::to_string(pu.uses.size()) + " buffers need " +
             std::to_string(total) + " bytes there at once, the limit is " +
-            std::to_string(context_.memory->limit(device)) +
-            " bytes (a partition larger than a device is not split yet): " + e.what());
+            std::to_string(context_.memory->limit(device)) + " bytes: " + e.what());
       }
       held.add(u.buffer, pu.agent, u.box);
     }
