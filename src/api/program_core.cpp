@@ -394,6 +394,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   Event all = plan.chunks == 0
                   ? runtime_.core().launch_partitioned(launch_args, plan.partitions, &events)
                   : launch_rounds(plan, launch_args, &events);
+  chunks_run_ += plan.chunks;
   if (measuring && plan.chunks == 0) time_partitions(kernel, plan, events, start);
   if (plan_out != nullptr) *plan_out = cached.plan;
   if (partition_events != nullptr) *partition_events = std::move(events);

@@ -61,6 +61,9 @@ class ProgramCore {
   /// How often the whole-launch group-id program was built (0 or 1): only on the first launch
   /// that splits a kernel of a program calling get_group_id (never for a program never split).
   [[nodiscard]] std::size_t group_variant_builds() const { return group_variant_builds_.load(); }
+  /// Out-of-core launches: the chunks all launches of this program ran so far (LaunchPlan::chunks
+  /// summed; 0 while every partition fit its device).
+  [[nodiscard]] std::uint64_t chunks_run() const { return chunks_run_.load(); }
   /// The program as built for device `device` (throws std::out_of_range for a bad index).
   [[nodiscard]] const CompiledProgram& compiled(std::size_t device) const {
     return *programs_.at(device);
@@ -117,6 +120,7 @@ class ProgramCore {
   mutable std::vector<std::shared_ptr<const CompiledProgram>> group_programs_;
   mutable std::string group_variant_error_;  ///< why the second build failed
   mutable std::atomic<std::size_t> group_variant_builds_{0};
+  std::atomic<std::uint64_t> chunks_run_{0};
   [[nodiscard]] bool group_variant_fits(const NDRange& range) const;
   /// The second build, made now if not yet; null when it failed (group_variant_error_ says why).
   const std::vector<std::shared_ptr<const CompiledProgram>>* group_variant() const;
