@@ -727,6 +727,10 @@ void ProgramCore::cut_to_fit(LaunchPlan& plan, const PlanRequest& request,
   std::vector<LaunchPartition> out;
   std::size_t chunks = 0;
   for (LaunchPartition& p : plan.partitions) {
+    if (core.whole_buffers_fit(launch_args, p.device)) {
+      out.push_back(std::move(p));
+      continue;
+    }
     PartitionFootprint need = core.footprint(launch_args, p);
     if (need.fits()) {
       out.push_back(std::move(p));

@@ -500,6 +500,29 @@ PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
   return out;
 }
 
+bool RuntimeCore::whole_buffers_fit(std::span<const LaunchArg> args, std::size_t device) const {
+  std::lock_guard lock(mutex_);
+  if (device >= registry_.size()) return false;  // launch_partitioned says what is wrong
+  const std::uint64_t limit = context_.memory->limit(device);
+  const std::uint64_t max_allocation = registry_.at(device).max_allocation();
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != KernelArg::Kind::buffer) continue;
+    const bool seen = std::any_of(
+        args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), [&](const LaunchArg& a) {
+          return a.kind == KernelArg::Kind::buffer && a.buffer == args[i].buffer;
+        });
+    if (seen) continue;
+    const auto it = buffers_.find(args[i].buffer.value);
+    if (it == buffers_.end()) return false;  // launch_partitioned says what is wrong
+    const std::uint64_t size = it->second->size();
+    if (size > max_allocation) return false;
+    total += size;
+    if (total > limit) return false;
+  }
+  return true;
+}
+
 // Step 3a: each partition's buffers get (or keep) their allocations on its device and stay there
 // until the launch is over: a kernel's buffers are never evicted under it, and the strategies'
 // copies after the kernel never evict what it wrote before the directory knows it.

@@ -171,6 +171,9 @@ class RuntimeCore {
   /// launch_partitioned checks it; changes nothing).
   [[nodiscard]] PartitionFootprint footprint(std::span<const LaunchArg> args,
                                              const LaunchPartition& p) const;
+  /// Whether full mirrors of all the buffers of args fit device at once (then so does every
+  /// partition of a launch with them there): a cheap test before footprint().
+  [[nodiscard]] bool whole_buffers_fit(std::span<const LaunchArg> args, std::size_t device) const;
 
   // Measurement, completion and statistics: documented on Runtime, which forwards.
   [[nodiscard]] MeasurementMode measurement() const;
