@@ -805,7 +805,9 @@ void ProgramCore::cut_to_fit(LaunchPlan& plan, const PlanRequest& request,
             if (f.total <= f.limit) {
               msg += " in one allocation of at most " + std::to_string(f.max_allocation) + " bytes";
             }
-            throw OutOfDeviceMemory(msg + "; a work-group cannot be cut into chunks");
+            throw OutOfDeviceMemory(msg +
+                                    "; a work-group cannot be cut into chunks (a buffer's box is "
+                                    "the bounding interval of the bytes the work-group touches)");
           }
           cut.push_back(std::move(chunk));
         }
