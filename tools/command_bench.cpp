@@ -29,6 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/measurement.hpp"
+#include "api/program_core.hpp"
 #include "api/runtime_core.hpp"
 #include "common/check.hpp"
 #include "device/opencl/opencl_context.hpp"
@@ -255,10 +256,14 @@ int run_bench(const BenchOptions& o) {
   std::uint64_t manual_fresh_buffers = 0;
   examples::ProgramRunResult first;
   std::vector<DeviceMemoryReport> first_memory;  // the device memory of the first timed run
+  std::uint64_t first_chunks = 0;                // out-of-core chunks of the first timed run
   examples::ManualResult manual_result;
   for (unsigned i = 0; i < o.iters; ++i) {
     for (std::size_t mi = 0; mi < runners.size(); ++mi) {
-      if (mi == 0 && i == 0) runners[0].runtime->core().reset_device_memory_peaks();
+      if (mi == 0 && i == 0) {
+        runners[0].runtime->core().reset_device_memory_peaks();
+        first_chunks = runners[0].program->core().chunks_run();
+      }
       const double cpu_start = thread_cpu_seconds();
       examples::ProgramRunResult r = examples::run_program_version(
           *workload, *runners[mi].runtime, *runners[mi].program, problem, inputs, launch);
@@ -272,6 +277,7 @@ int run_bench(const BenchOptions& o) {
       if (mi == 0 && i == 0) {
         first = std::move(r);
         first_memory = runners[0].runtime->core().device_memory();
+        first_chunks = runners[0].program->core().chunks_run() - first_chunks;
       }
     }
     examples::ManualResult r = workload->run_manual(manual_session, problem, inputs);
@@ -410,6 +416,7 @@ int run_bench(const BenchOptions& o) {
   j["bytes_reloaded"] = first.moved.reloaded_bytes;
   j["bytes_relocated"] = first.moved.relocated_bytes;
   j["device_memory_per_device"] = std::move(per_device);
+  j["launch_chunks"] = first_chunks;  // out-of-core chunks (README): 0 when every partition fit
   {
     nlohmann::ordered_json samples;
     samples["alpha"] = alpha;

@@ -65,6 +65,9 @@ class ProgramCore {
   /// calling get_num_groups, get_global_size or get_global_offset; at most kSizeVariants).
   [[nodiscard]] std::size_t size_variant_builds() const { return size_variant_builds_.load(); }
   static constexpr std::size_t kSizeVariants = 8;
+  /// Out-of-core launches: the chunks all launches of this program ran so far (LaunchPlan::chunks
+  /// summed; 0 while every partition fit its device).
+  [[nodiscard]] std::uint64_t chunks_run() const { return chunks_run_.load(); }
   /// The program as built for device `device` (throws std::out_of_range for a bad index).
   [[nodiscard]] const CompiledProgram& compiled(std::size_t device) const {
     return *programs_.at(device);
@@ -93,6 +96,13 @@ class ProgramCore {
   // partitions could hold allocations that do not start at their buffers' byte 0.
   // `prefix`: the text the build in use puts before the source (empty for the plain build).
   void attach_rebased(LaunchPlan& plan, const std::string& kernel, const std::string& prefix);
+  // Out-of-core launches: partitions whose allocations do not fit their device cut into chunks
+  // that run the build in use (group_ids: the group-id build; sizes: a whole-launch-size build).
+  struct SizeVariant;
+  void cut_to_fit(LaunchPlan& plan, const PlanRequest& request,
+                  std::span<const LaunchArg> launch_args, bool group_ids, const SizeVariant* sizes);
+  Event launch_rounds(const LaunchPlan& plan, std::span<const LaunchArg> launch_args,
+                      std::vector<Event>* events);
   std::shared_ptr<const CompiledKernel> rebased_kernel_for(const std::string& name,
                                                            std::size_t device,
                                                            const std::string& prefix);
@@ -142,6 +152,7 @@ class ProgramCore {
   mutable std::vector<std::shared_ptr<const CompiledProgram>> group_programs_;
   mutable std::string group_variant_error_;  ///< why the second build failed
   mutable std::atomic<std::size_t> group_variant_builds_{0};
+  std::atomic<std::uint64_t> chunks_run_{0};
   [[nodiscard]] bool group_variant_fits(const NDRange& range) const;
   /// The second build, made now if not yet; null when it failed (group_variant_error_ says why).
   const std::vector<std::shared_ptr<const CompiledProgram>>* group_variant() const;

@@ -487,6 +487,53 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
   }
 }
 
+PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
+                                          const LaunchPartition& p) const {
+  std::lock_guard lock(mutex_);
+  std::vector<PartitionUses> plan = check_partitions(args, std::span(&p, 1));
+  choose_boxes(args, plan[0]);
+  PartitionFootprint out;
+  out.limit = context_.memory->limit(p.device);
+  out.max_allocation = registry_.at(p.device).max_allocation();
+  for (const BufferUse& u : plan[0].uses) {
+    PartitionFootprint::Box box;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args[i].kind == KernelArg::Kind::buffer && &buffer_locked(args[i].buffer) == u.buffer) {
+        box.arg = static_cast<std::uint32_t>(i);
+        break;
+      }
+    }
+    box.buffer = u.buffer->describe();
+    box.bytes = u.box.size();
+    out.total += box.bytes;
+    out.boxes.push_back(std::move(box));
+  }
+  return out;
+}
+
+bool RuntimeCore::whole_buffers_fit(std::span<const LaunchArg> args, std::size_t device) const {
+  std::lock_guard lock(mutex_);
+  if (device >= registry_.size()) return false;  // launch_partitioned says what is wrong
+  const std::uint64_t limit = context_.memory->limit(device);
+  const std::uint64_t max_allocation = registry_.at(device).max_allocation();
+  std::uint64_t total = 0;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != KernelArg::Kind::buffer) continue;
+    const bool seen = std::any_of(
+        args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), [&](const LaunchArg& a) {
+          return a.kind == KernelArg::Kind::buffer && a.buffer == args[i].buffer;
+        });
+    if (seen) continue;
+    const auto it = buffers_.find(args[i].buffer.value);
+    if (it == buffers_.end()) return false;  // launch_partitioned says what is wrong
+    const std::uint64_t size = it->second->size();
+    if (size > max_allocation) return false;
+    total += size;
+    if (total > limit) return false;
+  }
+  return true;
+}
+
 // Step 3a: each partition's buffers get (or keep) their allocations on its device and stay there
 // until the launch is over: a kernel's buffers are never evicted under it, and the strategies'
 // copies after the kernel never evict what it wrote before the directory knows it.
@@ -514,8 +561,7 @@ void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held)
             "launch of kernel '" + pu.source->kernel->name() + "' on device " +
             std::to_string(device) + ": its " + std::to_string(pu.uses.size()) + " buffers need " +
             std::to_string(total) + " bytes there at once, the limit is " +
-            std::to_string(context_.memory->limit(device)) +
-            " bytes (a partition larger than a device is not split yet): " + e.what());
+            std::to_string(context_.memory->limit(device)) + " bytes: " + e.what());
       }
       held.add(u.buffer, pu.agent, u.box);
     }

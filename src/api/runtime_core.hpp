@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -79,6 +80,26 @@ struct DeviceMemoryReport {
   std::uint64_t peak_need_bytes = 0;
 };
 
+/// The device memory one partition of a launch takes (RuntimeCore::footprint): one allocation
+/// ("box") per distinct buffer, as launch_partitioned would choose them.
+struct PartitionFootprint {
+  struct Box {
+    std::uint32_t arg = 0;    ///< the first argument pointing into the buffer
+    std::string buffer;       ///< the buffer, described for messages
+    std::uint64_t bytes = 0;  ///< the box's size
+  };
+  std::vector<Box> boxes;
+  std::uint64_t total = 0;           ///< the boxes' bytes together
+  std::uint64_t limit = 0;           ///< the device's memory limit (DeviceMemory::limit)
+  std::uint64_t max_allocation = 0;  ///< the device's largest allocation
+  /// Whether the boxes fit the device at once (after evicting everything else).
+  [[nodiscard]] bool fits() const {
+    return total <= limit && std::all_of(boxes.begin(), boxes.end(), [this](const Box& b) {
+             return b.bytes <= max_allocation;
+           });
+  }
+};
+
 /// The state and operations behind Runtime (<unimem/runtime.hpp>, whose members forward here):
 /// shared buffers over the host and N devices, kernel launches with exact per-buffer access sets,
 /// and host reads and writes of byte ranges.
@@ -140,9 +161,19 @@ class RuntimeCore {
   /// One launch split over several devices (distinct, one partition each). Every partition reads
   /// the bytes as they were before the launch; their write sets must be disjoint.
   /// When partition_events is given, it receives each partition's kernel event (same order).
+  /// Partitions whose allocations do not fit their device fail with OutOfDeviceMemory: callers
+  /// cut them into chunks first (ProgramCore, out-of-core launches) using footprint().
   Event launch_partitioned(std::span<const LaunchArg> args,
                            std::span<const LaunchPartition> partitions,
                            std::vector<Event>* partition_events = nullptr);
+
+  /// The allocations partition p of a launch with `args` would take on its device (checked as
+  /// launch_partitioned checks it; changes nothing).
+  [[nodiscard]] PartitionFootprint footprint(std::span<const LaunchArg> args,
+                                             const LaunchPartition& p) const;
+  /// Whether full mirrors of all the buffers of args fit device at once (then so does every
+  /// partition of a launch with them there): a cheap test before footprint().
+  [[nodiscard]] bool whole_buffers_fit(std::span<const LaunchArg> args, std::size_t device) const;
 
   // Measurement, completion and statistics: documented on Runtime, which forwards.
   [[nodiscard]] MeasurementMode measurement() const;

@@ -153,11 +153,13 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes) 
         free_held(device, h);
       }
     } else {
+      // Boxed out, they need no room: the new box holds only the bytes asked for (an
+      // out-of-core launch's chunks walk through a buffer whose whole does not fit).
       for (const Held& h : merged) {
         if (client_ != nullptr) client_->box_out(device, h.where.covers());
         free_held(device, h);
       }
-      made = allocate(device, box);
+      made = allocate(device, bytes);
     }
   }
   check_if_enabled();

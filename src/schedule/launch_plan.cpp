@@ -121,6 +121,28 @@ AccessBytes partition_bytes(const std::string& kernel, const KernelAccess& acces
   return out;
 }
 
+LaunchPartition derive_partition(const PlanRequest& request, const RangePartition& slice) {
+  LaunchPartition p;
+  static_cast<RangePartition&>(p) = slice;
+  std::map<std::uint32_t, AccessBytes> derived;
+  if (request.derived) derived = request.derived(slice);
+  for (std::uint32_t a = 0; a < request.args.size(); ++a) {
+    if (!request.args[a].is_buffer) continue;
+    const bool described = std::any_of(request.accesses.begin(), request.accesses.end(),
+                                       [&](const AccessDescriptor& d) { return d.arg == a; });
+    auto it = derived.find(a);
+    if (!described && it != derived.end()) {
+      p.accesses[a] = it->second;
+      p.accesses[a].writes = p.accesses[a].writes.subtract(p.accesses[a].may_writes);
+      continue;
+    }
+    p.accesses[a] =
+        partition_bytes(request.kernel, request.accesses, a, request.args[a].buffer_size,
+                        slice.range, request.max_intervals);
+  }
+  return p;
+}
+
 LaunchPlan plan_launch(const PlanRequest& request) {
   if (request.devices.empty()) {
     throw PreconditionError("plan_launch of kernel '" + request.kernel + "': no device to run on");
@@ -153,27 +175,7 @@ LaunchPlan plan_launch(const PlanRequest& request) {
     if (!any_weight) continue;
     std::vector<RangePartition> slices = split_by_groups(request.range, dim, devs, ws);
     std::vector<LaunchPartition> parts;
-    for (const RangePartition& s : slices) {
-      LaunchPartition p;
-      static_cast<RangePartition&>(p) = s;
-      std::map<std::uint32_t, AccessBytes> derived;
-      if (request.derived) derived = request.derived(s);
-      for (std::uint32_t a = 0; a < request.args.size(); ++a) {
-        if (!request.args[a].is_buffer) continue;
-        const bool described = std::any_of(request.accesses.begin(), request.accesses.end(),
-                                           [&](const AccessDescriptor& d) { return d.arg == a; });
-        auto it = derived.find(a);
-        if (!described && it != derived.end()) {
-          p.accesses[a] = it->second;
-          p.accesses[a].writes = p.accesses[a].writes.subtract(p.accesses[a].may_writes);
-          continue;
-        }
-        p.accesses[a] =
-            partition_bytes(request.kernel, request.accesses, a, request.args[a].buffer_size,
-                            s.range, request.max_intervals);
-      }
-      parts.push_back(std::move(p));
-    }
+    for (const RangePartition& s : slices) parts.push_back(derive_partition(request, s));
     std::string conflict;
     for (std::size_t i = 0; i < parts.size() && conflict.empty(); ++i) {
       for (std::size_t j = i + 1; j < parts.size() && conflict.empty(); ++j) {

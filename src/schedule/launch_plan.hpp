@@ -69,6 +69,10 @@ struct LaunchPartition : RangePartition {
   /// rebase arguments itself) the kernel's buffers get full-size allocations.
   std::shared_ptr<const CompiledKernel> rebased_kernel;
   std::shared_ptr<const std::vector<bool>> rebased_pointers;
+  /// Out-of-core launches: when the partition of a device did not fit that device's memory, it
+  /// runs as chunks (consecutive blocks of its work-groups along the split dimension), one after
+  /// another on the device; this is the chunk's position there (0 for a partition not cut).
+  std::uint32_t chunk = 0;
 };
 
 struct LaunchPlan {
@@ -76,7 +80,17 @@ struct LaunchPlan {
   /// Why the launch runs on fewer devices than requested (empty when it did not fall back):
   /// names the kernel, the buffer argument and the bytes two partitions would both write.
   std::string fallback_reason;
+  /// Out-of-core launches: the partitions that are chunks of a partition too large for its
+  /// device (0 when every partition fits). Partitions with chunk == r run together as round r,
+  /// rounds one after another.
+  std::size_t chunks = 0;
 };
+
+/// The partition of `slice` (a block of request.range's work-groups on slice.device) with the
+/// bytes it touches per buffer argument: request.derived's where it has them and the argument
+/// has no descriptors, else from the descriptors (partition_bytes).
+[[nodiscard]] LaunchPartition derive_partition(const PlanRequest& request,
+                                               const RangePartition& slice);
 
 /// The bytes of argument `arg` (a buffer of buffer_size bytes) touched by the work-items of
 /// `slice`, from the descriptors of `accesses` for that argument. An argument without descriptors

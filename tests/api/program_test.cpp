@@ -845,5 +845,126 @@ TEST_F(ProgramTest, ReportsBuildAndAnalysisTimesAndAnalysesAProgramOnce) {
   EXPECT_EQ(detail::ProgramAnalysis::cache_size(), entries + 2);
 }
 
+// Out-of-core launches (issue 10): a partition whose buffers do not fit its device runs as
+// chunks of its work-groups, one after another on the device, each holding only its own boxes.
+class OutOfCoreTest : public ::testing::Test {
+ protected:
+  static constexpr std::uint64_t kCap = 32 * 1024;  // bytes per device
+  void SetUp() override {
+    ASSERT_TRUE(kPoclRequested);
+    DeviceRegistry devices = opencl::make_opencl_devices("");
+    if (devices.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+    RuntimeOptions options{UpdateStrategy::lazy};
+    options.device_memory = kCap;
+    runtime_ = std::make_unique<Runtime>(std::move(devices), options);
+    program_ = std::make_unique<Program>(*runtime_, R"CLC(
+kernel void blur(global const float* in, global float* out) {
+  const int i = get_global_id(0);
+  out[i] = in[i] + 2.0f * in[i + 1];
+}
+kernel void sum_all(global const float* b, global float* out, int n) {
+  float s = 0.0f;
+  for (int k = 0; k < n; ++k) s += b[k];
+  out[get_global_id(0)] = s;
+}
+)CLC");
+  }
+  BufferId upload(const std::vector<float>& v) {
+    const BufferId b = runtime_->create_buffer(v.size() * sizeof(float));
+    runtime_->write_blocking(b, 0, std::as_bytes(std::span(v)));
+    return b;
+  }
+  std::vector<float> download(BufferId b) {
+    std::vector<float> v(runtime_->buffer_size(b) / sizeof(float));
+    runtime_->read_blocking(b, 0, std::as_writable_bytes(std::span(v)));
+    return v;
+  }
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<Program> program_;
+};
+
+TEST_F(OutOfCoreTest, APartitionSeveralTimesTheCapRunsInChunksWithTheSameResult) {
+  const std::uint64_t n = 64 * 1024;  // two buffers of 256 KiB: 8x the cap per device on 2 devices
+  std::vector<float> a(n + 1);
+  for (std::uint64_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>((i * 37) % 101) - 50.0f;
+  std::vector<float> b(n + 1, 0.0f);
+  const BufferId ba = upload(a);
+  const BufferId bb = upload(b);
+  NDRange r;
+  r.global = {n, 1, 1};
+  r.local = {64, 1, 1};
+  const auto accesses = [](std::uint32_t in, std::uint32_t out) {
+    return std::vector<AccessDescriptor>{
+        AccessDescriptor::affine(
+            in, AccessMode::read,
+            {row_major_piece(sizeof(float), {1}), row_major_piece(sizeof(float), {1}, 1)}),
+        AccessDescriptor::affine(out, AccessMode::write, {row_major_piece(sizeof(float), {1})})};
+  };
+  runtime_->core().reset_device_memory_peaks();
+  // Ping-pong a -> b -> a -> b: each step reads what the previous one wrote, chunk by chunk,
+  // so dirty boxes are evicted (written home) and reloaded.
+  for (int step = 0; step < 3; ++step) {
+    LaunchOptions how;
+    const bool forward = step % 2 == 0;
+    how.accesses = accesses(0, 1);
+    program_->launch("blur", r, {Arg::buffer(forward ? ba : bb), Arg::buffer(forward ? bb : ba)},
+                     how);
+    const LaunchPlan plan = program_->core().last_plan();
+    // each device's share of 512 KiB in chunks of at most 16 KiB (half the cap)
+    EXPECT_GE(plan.chunks, 512U / 16U) << "step " << step;
+    EXPECT_EQ(plan.partitions.size(), plan.chunks);
+    for (const LaunchPartition& p : plan.partitions) {
+      EXPECT_EQ(p.group_begin * 64, p.range.offset[0]);
+      EXPECT_EQ(p.range.global[0] % 64, 0U);
+    }
+    std::vector<float>& src = forward ? a : b;
+    std::vector<float>& dst = forward ? b : a;
+    for (std::uint64_t i = 0; i < n; ++i) dst[i] = src[i] + 2.0f * src[i + 1];
+  }
+  EXPECT_GE(program_->core().chunks_run(), 3U * 512U / 16U);  // summed over the three launches
+  const std::vector<float> got_a = download(ba);
+  const std::vector<float> got_b = download(bb);
+  ASSERT_EQ(got_a.size(), a.size());
+  EXPECT_EQ(std::memcmp(got_a.data(), a.data(), a.size() * sizeof(float)), 0);
+  EXPECT_EQ(std::memcmp(got_b.data(), b.data(), b.size() * sizeof(float)), 0);
+  std::uint64_t evicted = 0;
+  for (const DeviceMemoryReport& d : runtime_->core().device_memory()) {
+    EXPECT_LE(d.memory.peak_held_bytes, kCap);
+    EXPECT_GT(d.peak_need_bytes, 4 * kCap);
+    evicted += d.memory.evicted_bytes;
+  }
+  EXPECT_GT(evicted, 0U);
+}
+
+TEST_F(OutOfCoreTest, OneWorkGroupLargerThanTheDeviceIsAnErrorNamingKernelArgumentAndBytes) {
+  const std::uint64_t n = 16 * 1024;  // b: 64 KiB, every work-item reads all of it
+  const BufferId bb = upload(std::vector<float>(n, 1.0f));
+  const std::vector<float> before(256, -3.0f);
+  const BufferId bo = upload(before);
+  NDRange r;
+  r.global = {256, 1, 1};
+  r.local = {64, 1, 1};
+  LaunchOptions how;
+  how.accesses = {
+      AccessDescriptor::whole(0, AccessMode::read),
+      AccessDescriptor::affine(1, AccessMode::write, {row_major_piece(sizeof(float), {1})})};
+  try {
+    program_->launch("sum_all", r,
+                     {Arg::buffer(bb), Arg::buffer(bo), Arg::scalar(static_cast<int>(n))}, how);
+    FAIL() << "no error";
+  } catch (const OutOfDeviceMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'sum_all'"), std::string::npos) << what;
+    EXPECT_NE(what.find("one work-group"), std::string::npos) << what;
+    EXPECT_NE(what.find("argument 0"), std::string::npos) << what;
+    EXPECT_NE(what.find(std::to_string(n * sizeof(float)) + " bytes"), std::string::npos) << what;
+    EXPECT_NE(what.find("capacity of " + std::to_string(kCap) + " bytes"), std::string::npos)
+        << what;
+  }
+  const std::vector<float> after = download(bo);
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(download(bb), std::vector<float>(n, 1.0f));
+}
+
 }  // namespace
 }  // namespace unimem
