@@ -285,9 +285,49 @@ std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string&
   return kernel;
 }
 
+bool ProgramCore::repeats(const RepeatableLaunch& last, const std::string& kernel,
+                          const NDRange& range, std::span<const Arg> args,
+                          const LaunchOptions& options) {
+  const auto same_range = [](const NDRange& a, const NDRange& b) {
+    return a.dims == b.dims && a.offset == b.offset && a.global == b.global && a.local == b.local;
+  };
+  const auto same_arg = [](const Arg& a, const Arg& b) {
+    return a.kind == b.kind && a.buffer_id == b.buffer_id && a.buffer_offset == b.buffer_offset &&
+           a.scalar_bytes == b.scalar_bytes && a.local_bytes == b.local_bytes;
+  };
+  // Only launches without descriptors are cached (ProgramCore::launch), so accesses is empty.
+  const LaunchOptions& o = last.options;
+  return last.kernel == kernel && same_range(last.range, range) &&
+         std::equal(last.args.begin(), last.args.end(), args.begin(), args.end(), same_arg) &&
+         options.accesses.empty() && o.device == options.device && o.devices == options.devices &&
+         o.split_dimension == options.split_dimension && o.balance == options.balance &&
+         o.use_analysis == options.use_analysis && o.ignore_accesses == options.ignore_accesses;
+}
+
 Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::span<const Arg> user_args, const LaunchOptions& options,
                           std::shared_ptr<const LaunchPlan>* plan_out) {
+  {
+    // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch).
+    std::shared_ptr<const LaunchPlan> plan;
+    std::string note;
+    std::shared_ptr<const std::vector<LaunchArg>> launch_args;
+    {
+      std::lock_guard lock(mutex_);
+      if (last_launch_ && repeats(*last_launch_, kernel, range, user_args, options)) {
+        plan = last_launch_->cached.plan;
+        note = last_launch_->cached.analysis_note;
+        launch_args = last_launch_->launch_args;
+        last_plan_ = plan;
+      }
+    }
+    if (plan) {
+      report_fallback(*plan, note);
+      Event all = runtime_.core().launch_partitioned(*launch_args, plan->partitions);
+      if (plan_out != nullptr) *plan_out = std::move(plan);
+      return all;
+    }
+  }
   const auto team = build_report_.teams.find(kernel);
   std::vector<Arg> team_args;
   std::span<const Arg> args = user_args;
@@ -326,6 +366,13 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       if (plan_cache_.size() >= kPlanCacheEntries) plan_cache_.clear();
       plan_cache_.emplace(key, cached);
     }
+  }
+  if (!key.empty()) {
+    RepeatableLaunch last{
+        kernel,  range,  std::vector<Arg>(args.begin(), args.end()),
+        options, cached, std::make_shared<const std::vector<LaunchArg>>(launch_args)};
+    std::lock_guard lock(mutex_);
+    last_launch_ = std::move(last);
   }
   const LaunchPlan& plan = *cached.plan;
   report_fallback(plan, cached.analysis_note);
