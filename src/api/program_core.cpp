@@ -309,22 +309,20 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::shared_ptr<const LaunchPlan>* plan_out) {
   {
     // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch).
-    std::shared_ptr<const LaunchPlan> plan;
-    std::string note;
-    std::shared_ptr<const std::vector<LaunchArg>> launch_args;
+    std::shared_ptr<const RepeatableLaunch> last;
     {
       std::lock_guard lock(mutex_);
       if (last_launch_ && repeats(*last_launch_, kernel, range, user_args, options)) {
-        plan = last_launch_->cached.plan;
-        note = last_launch_->cached.analysis_note;
-        launch_args = last_launch_->launch_args;
-        last_plan_ = plan;
+        last = last_launch_;
+        last_plan_ = last->cached.plan;
       }
     }
-    if (plan) {
-      report_fallback(*plan, note);
-      Event all = runtime_.core().launch_partitioned(*launch_args, plan->partitions);
-      if (plan_out != nullptr) *plan_out = std::move(plan);
+    if (last) {
+      const LaunchPlan& plan = *last->cached.plan;
+      report_fallback(plan, last->cached.analysis_note);
+      Event all =
+          runtime_.core().launch_partitioned(*last->launch_args, plan.partitions, nullptr, last);
+      if (plan_out != nullptr) *plan_out = last->cached.plan;
       return all;
     }
   }
@@ -367,19 +365,21 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       plan_cache_.emplace(key, cached);
     }
   }
+  std::shared_ptr<const RepeatableLaunch> repeatable;
   if (!key.empty()) {
-    RepeatableLaunch last{
-        kernel,  range,  std::vector<Arg>(args.begin(), args.end()),
-        options, cached, std::make_shared<const std::vector<LaunchArg>>(launch_args)};
+    repeatable = std::make_shared<const RepeatableLaunch>(
+        RepeatableLaunch{kernel, range, std::vector<Arg>(args.begin(), args.end()), options, cached,
+                         std::make_shared<const std::vector<LaunchArg>>(launch_args)});
     std::lock_guard lock(mutex_);
-    last_launch_ = std::move(last);
+    last_launch_ = repeatable;
   }
   const LaunchPlan& plan = *cached.plan;
   report_fallback(plan, cached.analysis_note);
 
   std::vector<Event> events;
   const auto start = std::chrono::steady_clock::now();
-  Event all = runtime_.core().launch_partitioned(launch_args, plan.partitions, &events);
+  Event all = runtime_.core().launch_partitioned(launch_args, plan.partitions, &events,
+                                                 std::move(repeatable));
   if (measuring) time_partitions(kernel, plan, events, start);
   if (plan_out != nullptr) *plan_out = cached.plan;
   {

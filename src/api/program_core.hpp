@@ -126,7 +126,9 @@ class ProgramCore {
     CachedPlan cached;
     std::shared_ptr<const std::vector<LaunchArg>> launch_args;
   };
-  std::optional<RepeatableLaunch> last_launch_;
+  /// Also the repeat token of its runtime launches (RuntimeCore::launch_partitioned): it keeps
+  /// the plan and the arguments alive and unchanged.
+  std::shared_ptr<const RepeatableLaunch> last_launch_;
   [[nodiscard]] static bool repeats(const RepeatableLaunch& last, const std::string& kernel,
                                     const NDRange& range, std::span<const Arg> args,
                                     const LaunchOptions& options);
