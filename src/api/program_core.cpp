@@ -5,7 +5,10 @@
 
 #include "analysis/team_footprint.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <chrono>
 #include <cstring>
@@ -100,9 +103,11 @@ std::vector<std::filesystem::path> include_dirs(const std::string& options) {
 // #includes that can be found (quoted names in the current directory, then the -I directories),
 // except unimem's own device library, whose team number handles split launches itself. An include
 // that cannot be read is named in `unreadable` (the scan then cannot vouch for the program).
+// `files` (when given) receives each include's name as written and its text.
 std::string with_includes(const std::string& source, const std::vector<std::filesystem::path>& dirs,
                           const std::string& library_dir, std::set<std::string>& seen, int depth,
-                          std::string& unreadable) {
+                          std::string& unreadable,
+                          std::vector<std::pair<std::string, std::string>>* files) {
   namespace fs = std::filesystem;
   std::string text = source;
   if (depth > 16) return text;
@@ -128,11 +133,16 @@ std::string with_includes(const std::string& source, const std::vector<std::file
       found = true;
       const std::string canonical = fs::weakly_canonical(c, error).string();
       if (!library_dir.empty() && canonical.starts_with(library_dir)) break;
-      if (!seen.insert(canonical).second) break;
+      const bool first = seen.insert(canonical).second;
+      if (!first && files == nullptr) break;
       std::ifstream in(c);
       std::stringstream content;
       content << in.rdbuf();
-      text += "\n" + with_includes(content.str(), dirs, library_dir, seen, depth + 1, unreadable);
+      if (files != nullptr) files->emplace_back(name, content.str());
+      if (first) {
+        text += "\n" +
+                with_includes(content.str(), dirs, library_dir, seen, depth + 1, unreadable, files);
+      }
       break;
     }
     if (!found && unreadable.empty()) unreadable = name;
@@ -156,11 +166,65 @@ constexpr const char* kWholeLaunchGroupIds =
 // launch has no global offset of its own and an explicit work-group size (so every partition
 // starts at a whole number of work-groups).
 bool ProgramCore::group_variant_fits(const NDRange& range) const {
-  if (group_programs_.empty()) return false;
+  if (!wants_group_variant_) return false;
   for (std::uint32_t d = 0; d < range.dims; ++d) {
     if (range.offset[d] != 0 || range.local[d] == 0) return false;
   }
   return true;
+}
+
+// One build per build domain (an OpenCL context): devices of a domain share the program.
+std::vector<std::shared_ptr<const CompiledProgram>> ProgramCore::build_per_domain(
+    const std::string& text, std::size_t* contexts, const std::string& options) const {
+  std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
+  std::vector<std::shared_ptr<const CompiledProgram>> per_device;
+  for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
+    const Device& device = runtime_.core().device(i);
+    auto it = std::find_if(built.begin(), built.end(),
+                           [&](const auto& b) { return b.first == device.build_domain(); });
+    if (it == built.end()) {
+      built.emplace_back(device.build_domain(), device.build_program(text, options));
+      it = std::prev(built.end());
+    }
+    per_device.push_back(it->second);
+  }
+  if (contexts != nullptr) *contexts = built.size();
+  return per_device;
+}
+
+const std::vector<std::shared_ptr<const CompiledProgram>>* ProgramCore::group_variant() const {
+  if (!wants_group_variant_) return nullptr;
+  std::call_once(group_variant_once_, [this] {
+    ++group_variant_builds_;
+    namespace fs = std::filesystem;
+    // The headers as the first build read them (they may have changed or gone since), in a
+    // directory searched first; names that are absolute or climb out are left to the search.
+    static std::atomic<unsigned> count{0};
+    const fs::path dir =
+        fs::temp_directory_path() /
+        ("unimem-group-ids-" + std::to_string(::getpid()) + "-" + std::to_string(count++));
+    std::error_code error;
+    try {
+      std::string options = options_;
+      if (!included_.empty()) {
+        fs::create_directories(dir);
+        for (const auto& [name, text] : included_) {
+          const fs::path relative(name);
+          if (relative.is_absolute() || name.find("..") != std::string::npos) continue;
+          const fs::path file = dir / relative;
+          if (fs::exists(file, error)) continue;  // the first of one name, as the scan found it
+          fs::create_directories(file.parent_path());
+          std::ofstream(file, std::ios::binary) << text;
+        }
+        options = "-I" + dir.string() + " " + options_;
+      }
+      group_programs_ = build_per_domain(kWholeLaunchGroupIds + source_, nullptr, options);
+    } catch (const std::exception& e) {
+      group_variant_error_ = e.what();
+    }
+    fs::remove_all(dir, error);
+  });
+  return group_programs_.empty() ? nullptr : &group_programs_;
 }
 
 // The bytes a buffer argument's kernel pointer reaches: the buffer from the argument's offset on.
@@ -178,25 +242,8 @@ std::uint64_t ProgramCore::view_size(const std::string& kernel, std::size_t inde
 ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string options)
     : runtime_(runtime), options_(std::move(options)) {
   options_ += (options_.empty() ? "" : " ") + detail::device_library_build_options();
-  // One build per build domain (an OpenCL context): devices of a domain share the program.
   const auto build_start = std::chrono::steady_clock::now();
-  const auto build_all = [&](const std::string& text) {
-    std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
-    std::vector<std::shared_ptr<const CompiledProgram>> per_device;
-    for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
-      const Device& device = runtime_.core().device(i);
-      auto it = std::find_if(built.begin(), built.end(),
-                             [&](const auto& b) { return b.first == device.build_domain(); });
-      if (it == built.end()) {
-        built.emplace_back(device.build_domain(), device.build_program(text, options_));
-        it = std::prev(built.end());
-      }
-      per_device.push_back(it->second);
-    }
-    build_report_.contexts = built.size();
-    return per_device;
-  };
-  programs_ = build_all(source);
+  programs_ = build_per_domain(source, &build_report_.contexts, options_);
   // The scan reads what the compiler reads: the source and the files it includes.
   std::set<std::string> seen;
   std::string unreadable_include;
@@ -205,8 +252,9 @@ ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string optio
     std::error_code error;
     library_dir = std::filesystem::weakly_canonical(d, error).string();
   }
-  const std::vector<std::string> calls = offset_dependent_calls(
-      with_includes(source, include_dirs(options_), library_dir, seen, 0, unreadable_include));
+  std::vector<std::pair<std::string, std::string>> included;
+  const std::vector<std::string> calls = offset_dependent_calls(with_includes(
+      source, include_dirs(options_), library_dir, seen, 0, unreadable_include, &included));
   calls_group_id_ = !calls.empty() && calls.front() == "get_group_id";
   if (const std::size_t first_other = calls_group_id_ ? 1 : 0; calls.size() > first_other) {
     offset_dependent_call_ = calls[first_other];
@@ -216,12 +264,12 @@ ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string optio
                              "' (an #include unimem could not read to check for get_group_id, "
                              "get_num_groups, get_global_size or get_global_offset)";
   }
-  if (calls_group_id_ && offset_dependent_call_.empty() && runtime_.device_count() > 1) {
-    try {
-      group_programs_ = build_all(kWholeLaunchGroupIds + source);
-    } catch (const std::exception& e) {
-      group_variant_error_ = e.what();
-    }
+  // The second build waits for a launch that splits (group_variant()): most programs never do.
+  wants_group_variant_ =
+      calls_group_id_ && offset_dependent_call_.empty() && runtime_.device_count() > 1;
+  if (wants_group_variant_) {
+    source_ = source;
+    included_ = std::move(included);  // the headers as they are now, for the later build
   }
   build_report_.opencl_build_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
@@ -260,8 +308,14 @@ ProgramCore::~ProgramCore() {
 std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string& name,
                                                               std::size_t device,
                                                               bool whole_launch_group_ids) {
+  const auto* variant = whole_launch_group_ids ? group_variant() : nullptr;  // before the lock
+  if (whole_launch_group_ids && variant == nullptr) {
+    throw PreconditionError(
+        "launch of '" + name + "': no build with whole-launch group ids (" +
+        (group_variant_error_.empty() ? std::string("not needed") : group_variant_error_) + ")");
+  }
   std::lock_guard lock(mutex_);
-  const auto& programs = whole_launch_group_ids ? group_programs_ : programs_;
+  const auto& programs = whole_launch_group_ids ? *variant : programs_;
   auto key = std::tuple{name, device, whole_launch_group_ids};
   auto it = kernels_.find(key);
   if (it != kernels_.end()) return it->second;
@@ -306,7 +360,8 @@ bool ProgramCore::repeats(const RepeatableLaunch& last, const std::string& kerne
 
 Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::span<const Arg> user_args, const LaunchOptions& options,
-                          std::shared_ptr<const LaunchPlan>* plan_out) {
+                          std::shared_ptr<const LaunchPlan>* plan_out,
+                          std::vector<Event>* partition_events) {
   {
     // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch).
     std::shared_ptr<const RepeatableLaunch> last;
@@ -320,8 +375,9 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
     if (last) {
       const LaunchPlan& plan = *last->cached.plan;
       report_fallback(plan, last->cached.analysis_note);
-      Event all =
-          runtime_.core().launch_partitioned(*last->launch_args, plan.partitions, nullptr, last);
+      if (partition_events != nullptr) partition_events->clear();
+      Event all = runtime_.core().launch_partitioned(*last->launch_args, plan.partitions,
+                                                     partition_events, last);
       if (plan_out != nullptr) *plan_out = last->cached.plan;
       return all;
     }
@@ -356,7 +412,8 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
     }
     LaunchPlan plan = plan_with_fallback(request);
-    const bool group_ids = group_variant_fits(range);
+    const bool group_ids = calls_group_id_ && request.devices.size() > 1 &&
+                           group_variant_fits(range) && group_variant() != nullptr;
     for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device, group_ids);
     cached.plan = std::make_shared<const LaunchPlan>(std::move(plan));
     if (!key.empty()) {
@@ -382,6 +439,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                                                  std::move(repeatable));
   if (measuring) time_partitions(kernel, plan, events, start);
   if (plan_out != nullptr) *plan_out = cached.plan;
+  if (partition_events != nullptr) *partition_events = std::move(events);
   {
     std::lock_guard lock(mutex_);
     last_plan_ = cached.plan;
@@ -472,11 +530,13 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
                                   "and the whole launch";
   } else if (calls_group_id_ && !group_variant_fits(range)) {
     request.unsplittable_reason =
-        "the program calls get_group_id, and " +
-        (!group_variant_error_.empty()
-             ? "its build with whole-launch group ids failed: " + group_variant_error_
-             : std::string("the launch has a global offset or leaves the work-group size to the "
-                           "driver (partitions would see other group ids than the whole launch)"));
+        "the program calls get_group_id, and the launch has a global offset or leaves the "
+        "work-group size to the driver (partitions would see other group ids than the whole "
+        "launch)";
+  } else if (calls_group_id_ && request.devices.size() > 1 && group_variant() == nullptr) {
+    request.unsplittable_reason =
+        "the program calls get_group_id, and its build with whole-launch group ids failed: " +
+        group_variant_error_;
   }
   return request;
 }

@@ -5,6 +5,7 @@
 // named steps that plan the split (schedule/launch_plan.hpp) and hand the partitions to
 // RuntimeCore::launch_partitioned.
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +17,7 @@
 #include <span>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include <unimem/access_descriptor.hpp>
@@ -36,10 +38,11 @@ class ProgramCore {
   ~ProgramCore();
   ProgramCore(const ProgramCore&) = delete;
   ProgramCore& operator=(const ProgramCore&) = delete;
-  /// Program::launch; when plan is given, it receives this launch's plan.
+  /// Program::launch; when plan is given, it receives this launch's plan, and when
+  /// partition_events is given, each partition's kernel event (in the plan's order).
   Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
-               const LaunchOptions& options = {},
-               std::shared_ptr<const LaunchPlan>* plan = nullptr);
+               const LaunchOptions& options = {}, std::shared_ptr<const LaunchPlan>* plan = nullptr,
+               std::vector<Event>* partition_events = nullptr);
   [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
   [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
   [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }
@@ -54,6 +57,9 @@ class ProgramCore {
   std::shared_ptr<const CompiledKernel> kernel_for(const std::string& name, std::size_t device,
                                                    bool whole_launch_group_ids = false);
   [[nodiscard]] const std::string& options() const { return options_; }
+  /// How often the whole-launch group-id program was built (0 or 1): only on the first launch
+  /// that splits a kernel of a program calling get_group_id (never for a program never split).
+  [[nodiscard]] std::size_t group_variant_builds() const { return group_variant_builds_.load(); }
   /// The program as built for device `device` (throws std::out_of_range for a bad index).
   [[nodiscard]] const CompiledProgram& compiled(std::size_t device) const {
     return *programs_.at(device);
@@ -86,12 +92,24 @@ class ProgramCore {
   /// offset over part of the NDRange) differs from the whole launch's: get_num_groups,
   /// get_global_size, get_global_offset. Non-empty keeps launches on one device.
   std::string offset_dependent_call_;
-  /// get_group_id is restored by a second build (group_programs_, per device like programs_;
-  /// empty when not needed or when that build failed: group_variant_error_ says why).
+  /// get_group_id is restored by a second build (group_programs_, per device like programs_),
+  /// made on first need by group_variant(), at most once, from any thread.
   bool calls_group_id_ = false;
-  std::vector<std::shared_ptr<const CompiledProgram>> group_programs_;
-  std::string group_variant_error_;
+  bool wants_group_variant_ = false;  ///< calls get_group_id, no other offset call, >1 device
+  std::string source_;                ///< kept for the second build
+  /// The files the source includes (name as written, text) as the first build read them.
+  std::vector<std::pair<std::string, std::string>> included_;
+  mutable std::once_flag group_variant_once_;
+  mutable std::vector<std::shared_ptr<const CompiledProgram>> group_programs_;
+  mutable std::string group_variant_error_;  ///< why the second build failed
+  mutable std::atomic<std::size_t> group_variant_builds_{0};
   [[nodiscard]] bool group_variant_fits(const NDRange& range) const;
+  /// The second build, made now if not yet; null when it failed (group_variant_error_ says why).
+  const std::vector<std::shared_ptr<const CompiledProgram>>* group_variant() const;
+  /// `text` built with `options` once per build domain, per device; `contexts` receives the
+  /// domains' count.
+  std::vector<std::shared_ptr<const CompiledProgram>> build_per_domain(
+      const std::string& text, std::size_t* contexts, const std::string& options) const;
   std::shared_ptr<const detail::ProgramAnalysis> analysis_;
   std::string analysis_error_;
   ProgramBuildReport build_report_;

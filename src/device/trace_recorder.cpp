@@ -1,5 +1,7 @@
 #include "device/trace_recorder.hpp"
 
+#include "device/clock_offset.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -137,37 +139,23 @@ std::string TraceRecorder::to_json() const {
     if (!entries[i].event.is_null()) times[i] = entries[i].event.times();
   }
 
-  // Device clocks onto the host clock, per device (a Cristian-style bound, as in clock
-  // synchronisation): the host read its clock just before the enqueue call, which stamped QUEUED,
-  // so offset >= submitted - queued; and it saw completion after END, so offset <= done - end.
-  // The offset is the middle of the tightest interval over every profiled command of the device
-  // (the bounds only tighten as commands accumulate); if the bounds cross (clock drift), the upper
-  // bound is used, so that nothing appears to end after the host saw it end.
-  std::vector<std::int64_t> lower(devices, std::numeric_limits<std::int64_t>::min());
-  std::vector<std::int64_t> upper(devices, std::numeric_limits<std::int64_t>::max());
+  // Device clocks onto the host clock, per device (device/clock_offset.hpp), bounded by every
+  // profiled command of the device (the bounds only tighten as commands accumulate).
+  std::vector<ClockOffset> clock(devices);
   for (std::size_t i = 0; i < entries.size(); ++i) {
     const State::Entry& e = entries[i];
     if (!times[i] || times[i]->host_clock || e.device >= devices) continue;
-    lower[e.device] = std::max(lower[e.device], e.submitted - times[i]->queued);
-    if (e.done != kNone) upper[e.device] = std::min(upper[e.device], e.done - times[i]->end);
+    clock[e.device].observe_submitted(e.submitted, *times[i]);
+    if (e.done != kNone) clock[e.device].observe_done(e.done, *times[i]);
   }
   std::vector<std::int64_t> offset(devices, 0);
   nlohmann::ordered_json clocks = nlohmann::ordered_json::array();
   for (std::size_t d = 0; d < devices; ++d) {
-    const bool has_lower = lower[d] != std::numeric_limits<std::int64_t>::min();
-    const bool has_upper = upper[d] != std::numeric_limits<std::int64_t>::max();
-    if (has_lower && has_upper) {
-      offset[d] = lower[d] <= upper[d] ? lower[d] + (upper[d] - lower[d]) / 2 : upper[d];
-    } else if (has_upper) {
-      offset[d] = upper[d];
-    } else if (has_lower) {
-      offset[d] = lower[d];
-    }
+    offset[d] = clock[d].offset();
     nlohmann::ordered_json c;
     c["device"] = d;
     c["device_clock_offset_ns"] = offset[d];
-    c["offset_uncertainty_ns"] =
-        has_lower && has_upper && lower[d] <= upper[d] ? (upper[d] - lower[d]) / 2 : -1;
+    c["offset_uncertainty_ns"] = clock[d].uncertainty();
     clocks.push_back(std::move(c));
   }
 

@@ -9,7 +9,8 @@
 //   wait list and, on an in-order queue, for the queue's earlier commands that write host memory
 //   (a read into memory that a later write sends on).
 // Profiling times are host steady-clock nanoseconds: QUEUED at enqueue, SUBMIT and START when the
-// runtime accepts the command, END when its completion is observed.
+// runtime accepts the command, END when its completion is observed; a kernel's START and END come
+// from its devices' own times, placed on the host clock (profiling.hpp).
 
 #include <algorithm>
 #include <cstring>
@@ -553,13 +554,28 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   const LaunchOptions options = queue_launch_options(q);
   std::shared_ptr<Program> built = kernel->built;
   const std::string name = kernel->name;
-  return enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
-                 [built, name, range, args = std::move(args), options] {
-                   std::shared_ptr<const LaunchPlan> plan;
-                   Event e = built->core().launch(name, range, *args, options, &plan);
-                   PlatformState::get().record_launch(name, plan);
-                   return e;
-                 });
+  // Only an event of a profiling queue can be asked for times: keep its partitions then.
+  std::shared_ptr<DeviceWork> work =
+      event != nullptr && profiled(q) ? std::make_shared<DeviceWork>() : nullptr;
+  const cl_int result =
+      enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
+              [built, name, range, args = std::move(args), options, work] {
+                std::shared_ptr<const LaunchPlan> plan;
+                std::vector<Event> partitions;
+                Event e = built->core().launch(name, range, *args, options, &plan,
+                                               work ? &partitions : nullptr);
+                PlatformState::get().record_launch(name, plan);
+                if (work) {
+                  std::lock_guard lock(work->mutex);
+                  for (std::size_t i = 0; i < partitions.size(); ++i) {
+                    work->partitions.emplace_back(plan->partitions[i].device, partitions[i]);
+                  }
+                }
+                return e;
+              });
+  // The event is this thread's alone until this call returns.
+  if (work && result == CL_SUCCESS) (*event)->record->device_work = std::move(work);
+  return result;
 }
 
 cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel kernel, cl_uint n,
@@ -687,15 +703,24 @@ cl_int CL_API_CALL GetEventProfilingInfo(cl_event event, cl_profiling_info param
     return CL_PROFILING_INFO_NOT_AVAILABLE;
   }
   const CommandRecord& r = *event->record;
+  CommandTimes t{r.submit_ns.load(), r.start_ns.load(),
+                 std::max(r.end_ns.load(), r.start_ns.load())};
+  if (r.device_work) {
+    const cl_ulong done = r.end_ns.load();
+    if (auto placed = PlatformState::get().device_clocks().place(
+            *r.device_work, r.queued_ns.load(), r.submit_ns.load(), done != 0 ? done : now_ns())) {
+      t = *placed;
+    }
+  }
   switch (param) {
     case CL_PROFILING_COMMAND_QUEUED:
       return answer_value(r.queued_ns.load(), size, value, size_ret);
     case CL_PROFILING_COMMAND_SUBMIT:
-      return answer_value(r.submit_ns.load(), size, value, size_ret);
+      return answer_value(t.submit, size, value, size_ret);
     case CL_PROFILING_COMMAND_START:
-      return answer_value(r.start_ns.load(), size, value, size_ret);
+      return answer_value(t.start, size, value, size_ret);
     case CL_PROFILING_COMMAND_END:
-      return answer_value(std::max(r.end_ns.load(), r.start_ns.load()), size, value, size_ret);
+      return answer_value(t.end, size, value, size_ret);
     default:
       return CL_INVALID_VALUE;
   }

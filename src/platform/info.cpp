@@ -64,6 +64,14 @@ T maximum(cl_device_info param) {
   return result;
 }
 
+// What every device offers of a bit field (floating-point configurations).
+template <typename T>
+T common_bits(cl_device_info param) {
+  T result = ~T{0};
+  for (cl_device_id d : all_underlying()) result &= underlying_value<T>(d, param);
+  return result;
+}
+
 cl_bool all_true(cl_device_info param) {
   for (cl_device_id d : all_underlying()) {
     if (underlying_value<cl_bool>(d, param) == CL_FALSE) return CL_FALSE;
@@ -153,6 +161,9 @@ bool platform_answer(cl_device_id device, cl_device_info param, std::size_t size
     case CL_DEVICE_BUILT_IN_KERNELS:
       result = answer_string("", size, value, size_ret);
       return true;
+    case CL_DEVICE_EXECUTION_CAPABILITIES:  // native kernels are refused
+      result = answer_value(cl_device_exec_capabilities{CL_EXEC_KERNEL}, size, value, size_ret);
+      return true;
     case CL_DEVICE_EXTENSIONS: {
       std::string ext =
           device->aggregate ? common_extensions() : underlying_string(device->underlying, param);
@@ -234,6 +245,11 @@ bool aggregate_answer(cl_device_info param, std::size_t size, void* value, std::
     case CL_DEVICE_PREFERRED_INTEROP_USER_SYNC:
       result = answer_value(all_true(param), size, value, size_ret);
       return true;
+    case CL_DEVICE_SINGLE_FP_CONFIG:
+    case CL_DEVICE_DOUBLE_FP_CONFIG:
+    case CL_DEVICE_HALF_FP_CONFIG:  // a split kernel runs on every device
+      result = answer_value(common_bits<cl_device_fp_config>(param), size, value, size_ret);
+      return true;
     case CL_DEVICE_HOST_UNIFIED_MEMORY:  // the aggregate's memory is spread over devices
       result = answer_value(cl_bool{CL_FALSE}, size, value, size_ret);
       return true;
@@ -309,6 +325,9 @@ cl_int CL_API_CALL GetDeviceIDs(cl_platform_id platform, cl_device_type type, cl
 cl_int CL_API_CALL GetDeviceInfo(cl_device_id device, cl_device_info param, size_t size,
                                  void* value, size_t* size_ret) {
   if (!is_live(device, ObjectKind::device)) return CL_INVALID_DEVICE;
+  // The platform is OpenCL 1.2: the core queries of later versions (0x104A to 0x107F: SVM,
+  // pipes, device-side queues, ...) describe features it does not implement.
+  if (param >= 0x104A && param < 0x1080) return CL_INVALID_VALUE;
   cl_int result = CL_SUCCESS;
   if (param == CL_DEVICE_TYPE) {
     cl_device_type t = underlying_value<cl_device_type>(device->underlying, CL_DEVICE_TYPE) &

@@ -338,19 +338,23 @@ cl_int check_devices(cl_context context, cl_uint num_devices, const cl_device_id
   return CL_SUCCESS;
 }
 
-// Builds program->source with options for the platform's runtime.
-cl_int build(cl_program program, const char* options, cl_int failure) {
+// Builds `text` (program->source when null) with `build_options` (the user's `options` when
+// null) for the platform's runtime; the program reports the user's options.
+cl_int build(cl_program program, const char* options, cl_int failure,
+             const std::string* text = nullptr, const std::string* build_options = nullptr) {
   std::lock_guard lock(program->mutex);
   if (program->kernels_attached > 0) return CL_INVALID_OPERATION;
   program->options = options ? options : "";
   program->status = CL_BUILD_IN_PROGRESS;
   program->built.reset();
   program->kernel_names.clear();
+  program->unit.reset();
   try {
     PlatformState& state = PlatformState::get();
     // Program adds -cl-kernel-arg-info to every build: the platform reads each parameter's
     // address space from it to tell buffers from scalars.
-    auto built = std::make_shared<Program>(state.runtime(), program->source, program->options);
+    auto built = std::make_shared<Program>(state.runtime(), text ? *text : program->source,
+                                           build_options ? *build_options : program->options);
     built->set_log([](const std::string& message) { say(message); });
     program->kernel_names = built->core().compiled(0).kernel_names();
     program->built = std::move(built);
@@ -361,6 +365,12 @@ cl_int build(cl_program program, const char* options, cl_int failure) {
   } catch (const std::exception& e) {
     program->status = CL_BUILD_ERROR;
     program->log = e.what();
+    // Options the vendor's compiler refuses are the spec's own error (of a build or a link).
+    const auto* device_error = dynamic_cast<const DeviceError*>(&e);
+    if (device_error != nullptr && device_error->code() == CL_INVALID_BUILD_OPTIONS) {
+      return failure == CL_LINK_PROGRAM_FAILURE ? CL_INVALID_LINKER_OPTIONS
+                                                : CL_INVALID_BUILD_OPTIONS;
+    }
     return failure;
   }
 }
@@ -387,18 +397,55 @@ cl_int CL_API_CALL CompileProgram(cl_program program, cl_uint num_devices,
                                   void(CL_CALLBACK* notify)(cl_program, void*), void* user_data) {
   if (!is_live(program, ObjectKind::program)) return CL_INVALID_PROGRAM;
   if (notify == nullptr && user_data != nullptr) return CL_INVALID_VALUE;
-  if ((num_headers == 0) != (headers == nullptr) || (num_headers != 0 && header_names == nullptr)) {
+  if ((num_headers == 0) != (headers == nullptr) ||
+      (num_headers == 0) != (header_names == nullptr)) {
     return CL_INVALID_VALUE;
   }
   if (const cl_int e = check_devices(program->context, num_devices, devices); e != CL_SUCCESS) {
     return e;
   }
-  if (num_headers != 0) return CL_COMPILE_PROGRAM_FAILURE;  // embedded headers: not supported
-  // Compilation is checked by building the source alone; linking concatenates sources.
-  const cl_int result = build(program, options, CL_COMPILE_PROGRAM_FAILURE);
+  std::vector<std::pair<std::string, std::string>> header_texts;
+  for (cl_uint i = 0; i < num_headers; ++i) {
+    if (!is_live(headers[i], ObjectKind::program)) return CL_INVALID_PROGRAM;
+    if (header_names[i] == nullptr) return CL_INVALID_VALUE;
+    std::lock_guard lock(headers[i]->mutex);
+    header_texts.emplace_back(header_names[i], headers[i]->source);
+  }
+  std::shared_ptr<const HeaderDirectory> directory;
+  std::string source;
   {
     std::lock_guard lock(program->mutex);
+    if (program->kernels_attached > 0) return CL_INVALID_OPERATION;
+    source = program->source;
+    if (!header_texts.empty()) {
+      try {
+        directory = std::make_shared<const HeaderDirectory>(header_texts);
+      } catch (const std::exception& e) {
+        program->status = CL_BUILD_ERROR;
+        program->log = e.what();
+        return CL_COMPILE_PROGRAM_FAILURE;
+      }
+    }
+  }
+  auto unit = std::make_shared<const CompiledUnit>(
+      compile_unit(source, options ? options : "", std::move(directory)));
+  std::vector<cl_device_id> underlying;
+  PlatformState& state = PlatformState::get();
+  for (std::size_t i = 0; i < state.underlying_count(); ++i) {
+    underlying.push_back(state.underlying(i));
+  }
+  std::string log;
+  const cl_int result = vendor_compile(underlying, unit->text, unit->options, log);
+  {
+    std::lock_guard lock(program->mutex);
+    if (program->kernels_attached > 0) return CL_INVALID_OPERATION;
+    program->options = options ? options : "";
+    program->built.reset();
+    program->kernel_names.clear();
+    program->log = std::move(log);
+    program->status = result == CL_SUCCESS ? CL_BUILD_SUCCESS : CL_BUILD_ERROR;
     program->compiled_only = result == CL_SUCCESS;
+    program->unit = result == CL_SUCCESS ? std::move(unit) : nullptr;
   }
   if (notify != nullptr) notify(program, user_data);
   return result;
@@ -421,23 +468,39 @@ cl_program CL_API_CALL LinkProgram(cl_context context, cl_uint num_devices,
     set_error(errcode_ret, e);
     return nullptr;
   }
-  std::string source;
+  // A library would have to stay a set of units to link again later: not supported.
+  if (options != nullptr && std::string(options).find("-create-library") != std::string::npos) {
+    set_error(errcode_ret, CL_INVALID_LINKER_OPTIONS);
+    return nullptr;
+  }
+  std::vector<std::shared_ptr<const CompiledUnit>> units;
   for (cl_uint i = 0; i < num_inputs; ++i) {
     if (!is_live(inputs[i], ObjectKind::program)) {
       set_error(errcode_ret, CL_INVALID_PROGRAM);
       return nullptr;
     }
     std::lock_guard lock(inputs[i]->mutex);
-    if (inputs[i]->status != CL_BUILD_SUCCESS) {
+    if (inputs[i]->unit == nullptr) {  // not compiled with clCompileProgram (or it failed)
       set_error(errcode_ret, CL_INVALID_OPERATION);
       return nullptr;
     }
-    source += inputs[i]->source + "\n";
+    units.push_back(inputs[i]->unit);
   }
+  std::string source;
+  std::vector<const CompiledUnit*> unit_list;
+  for (const auto& unit : units) {
+    source += unit->text;
+    unit_list.push_back(unit.get());
+  }
+  const std::string build_options = link_options(options ? options : "", unit_list);
   const char* strings[] = {source.c_str()};
   cl_program linked = CreateProgramWithSource(context, 1, strings, nullptr, errcode_ret);
   if (linked == nullptr) return nullptr;
-  const cl_int result = build(linked, options, CL_LINK_PROGRAM_FAILURE);
+  {
+    std::lock_guard lock(linked->mutex);
+    linked->linked_units = std::move(units);
+  }
+  const cl_int result = build(linked, options, CL_LINK_PROGRAM_FAILURE, &source, &build_options);
   if (notify != nullptr) notify(linked, user_data);
   set_error(errcode_ret, result);
   return linked;  // on failure still returned, with its log (the spec's CL_LINK_PROGRAM_FAILURE)

@@ -24,6 +24,8 @@
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
 #include "device/opencl/opencl_api.hpp"
+#include "platform/profiling.hpp"
+#include "platform/separate_compilation.hpp"
 
 #include <CL/cl_icd.h>
 
@@ -69,6 +71,8 @@ struct CommandRecord : std::enable_shared_from_this<CommandRecord> {
   /// CL_QUEUED, CL_SUBMITTED, CL_COMPLETE or a negative error; status() brings it up to date.
   std::atomic<cl_int> status_value{CL_QUEUED};
   std::atomic<cl_ulong> queued_ns{0}, submit_ns{0}, start_ns{0}, end_ns{0};
+  /// A kernel command on a profiling queue: its partitions, for device times (profiling.hpp).
+  std::shared_ptr<DeviceWork> device_work;
 
   CommandRecord();
   /// The command's completion as an Event (it shares ownership of the record).
@@ -174,6 +178,10 @@ struct _cl_program {
   std::string log;
   std::shared_ptr<unimem::Program> built;
   std::vector<std::string> kernel_names;
+  /// After clCompileProgram: what clLinkProgram builds from (separate_compilation.hpp).
+  std::shared_ptr<const unimem::platform::CompiledUnit> unit;
+  /// A linked program's units: its build refers to their header directories.
+  std::vector<std::shared_ptr<const unimem::platform::CompiledUnit>> linked_units;
   cl_uint kernels_attached = 0;  ///< live cl_kernels (a program with kernels cannot be rebuilt)
 };
 

@@ -147,6 +147,9 @@ void PlatformState::discover() {
       }
       options.strategy = *strategy;
     }
+    // Device times for CL_PROFILING_COMMAND_START / END (profiling.hpp). Only now, before the
+    // runtime exists: turning profiling on recreates a device's queue.
+    for (std::size_t i = 0; i < registry.size(); ++i) registry.at(i).set_profiling(true);
     runtime_ = std::make_unique<Runtime>(std::move(registry), options);
   } catch (const std::exception& e) {
     error_ = e.what();

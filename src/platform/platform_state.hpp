@@ -16,6 +16,7 @@
 
 #include "platform/device_copies.hpp"
 #include "platform/objects.hpp"
+#include "platform/profiling.hpp"
 
 namespace unimem {
 class RuntimeCore;
@@ -71,6 +72,9 @@ class PlatformState {
   /// The vendor's device behind runtime device i.
   [[nodiscard]] cl_device_id underlying(std::size_t i);
 
+  /// Where the devices' profiling clocks sit on the host clock (profiling.hpp).
+  DeviceClocks& device_clocks() { return device_clocks_; }
+
   /// Counts a launch in the run report.
   void record_launch(const std::string& kernel, std::shared_ptr<const LaunchPlan> plan);
   /// Writes the report to UNIMEM_REPORT (when set). Called at exit.
@@ -93,6 +97,7 @@ class PlatformState {
   /// Adds the pending launches of one plan to report_ (report_mutex_ held).
   void count_pending_launches();
 
+  DeviceClocks device_clocks_;
   std::mutex report_mutex_;
   RunReport report_;
   // Launches of one plan in a row are counted here and added to report_ when another plan comes

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "api/kernel_analysis.hpp"
@@ -242,6 +243,71 @@ kernel void group_sums(global const int* in, global int* sums, local int* scratc
     for (std::uint64_t k = 0; k < local; ++k) want += in[(g + 1) * local + k];
     ASSERT_EQ(got[g], want) << "group " << g << " of the offset launch";
   }
+}
+
+// The program built with whole-launch group ids is made on the first launch that splits a
+// get_group_id kernel, once, even when several threads launch at once; a program whose launches
+// never split (the driver picks the work-group size, or one device) never builds it. (The later
+// build uses the headers as the first build read them: CallsInsideIncludedHeadersAreSeen removes
+// its headers before its first launch.)
+TEST_F(ProgramTest, TheGroupIdBuildIsMadeOnceOnTheFirstLaunchThatSplits) {
+  const char* source = R"CLC(
+kernel void group_sums(global const int* in, global int* sums, local int* scratch) {
+  const size_t l = get_local_id(0);
+  scratch[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) {
+    int s = 0;
+    for (size_t k = 0; k < get_local_size(0); ++k) s += scratch[k];
+    sums[get_group_id(0)] = s;
+  }
+}
+)CLC";
+  constexpr std::uint64_t groups = 24, local = 16;
+  std::vector<std::int32_t> in(groups * local);
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<std::int32_t>(i % 11) - 4;
+  const BufferId a = runtime_->create_buffer(in.size() * 4);
+  runtime_->write_blocking(a, 0, std::as_bytes(std::span(in)));
+  const auto check = [&](BufferId sums) {
+    std::vector<std::int32_t> got(groups);
+    runtime_->read_blocking(sums, 0, std::as_writable_bytes(std::span(got)));
+    for (std::uint64_t g = 0; g < groups; ++g) {
+      std::int32_t want = 0;
+      for (std::uint64_t k = 0; k < local; ++k) want += in[g * local + k];
+      ASSERT_EQ(got[g], want) << "group " << g;
+    }
+  };
+  NDRange r = range_1d(groups * local);
+  r.local = {local, 1, 1};
+  {
+    Program never_split(*runtime_, source);
+    const BufferId sums = runtime_->create_buffer(groups * 4);
+    LaunchOptions one_device;
+    one_device.device = 1;
+    never_split.launch("group_sums", r, {Arg::buffer(a), Arg::buffer(sums), Arg::local(local * 4)},
+                       one_device);
+    check(sums);
+    EXPECT_EQ(never_split.core().group_variant_builds(), 0U) << "built for a one-device launch";
+  }
+  Program program(*runtime_, source);
+  EXPECT_EQ(program.core().group_variant_builds(), 0U) << "built before any launch";
+  std::vector<BufferId> sums(4);
+  for (BufferId& b : sums) b = runtime_->create_buffer(groups * 4);
+  std::vector<std::thread> threads;
+  for (const BufferId b : sums) {
+    threads.emplace_back([&, b] {
+      program.launch("group_sums", r, {Arg::buffer(a), Arg::buffer(b), Arg::local(local * 4)});
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const BufferId b : sums) check(b);
+  EXPECT_EQ(program.core().group_variant_builds(), 1U);
+  if (program.analysis_error().empty()) {
+    EXPECT_EQ(program.core().last_plan().partitions.size(), runtime_->device_count());
+  }
+  program.launch("group_sums", r, {Arg::buffer(a), Arg::buffer(sums[0]), Arg::local(local * 4)});
+  check(sums[0]);
+  EXPECT_EQ(program.core().group_variant_builds(), 1U) << "built again";
 }
 
 // A kernel over a column block of a row-major grid reads and writes strided rows: with
