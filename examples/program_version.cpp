@@ -125,6 +125,11 @@ ProgramRunResult run_program_version(const Workload& workload, Runtime& runtime,
   result.moved.prefetch_unread_bytes = after.prefetch_unread_bytes - before.prefetch_unread_bytes;
   result.moved.replays = after.replays - before.replays;
   result.moved.mispredictions = after.mispredictions - before.mispredictions;
+  result.moved.evicted_bytes = after.evicted_bytes - before.evicted_bytes;
+  result.moved.eviction_writeback_bytes =
+      after.eviction_writeback_bytes - before.eviction_writeback_bytes;
+  result.moved.reloaded_bytes = after.reloaded_bytes - before.reloaded_bytes;
+  result.moved.relocated_bytes = after.relocated_bytes - before.relocated_bytes;
   for (const auto& [name, b] : buffers) runtime.release_buffer(b);
   {
     std::lock_guard lock(log->first);

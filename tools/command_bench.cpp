@@ -383,13 +383,16 @@ int run_bench(const BenchOptions& o) {
   // Device memory in the first timed run: the cap, per device the most bytes buffers held there
   // and the bytes its partitions touch (the largest over the devices), and what eviction did.
   std::uint64_t peak_held = 0;
+  std::uint64_t peak_settled = 0;
   std::uint64_t peak_need = 0;
   nlohmann::ordered_json per_device = nlohmann::ordered_json::array();
   for (const DeviceMemoryReport& d : first_memory) {
     peak_held = std::max(peak_held, d.memory.peak_held_bytes);
+    peak_settled = std::max(peak_settled, d.memory.peak_settled_bytes);
     peak_need = std::max(peak_need, d.peak_need_bytes);
     per_device.push_back({{"limit", d.memory.limit},
                           {"peak_device_bytes", d.memory.peak_held_bytes},
+                          {"peak_settled_device_bytes", d.memory.peak_settled_bytes},
                           {"exact_need_bytes", d.peak_need_bytes},
                           {"evictions", d.memory.evictions},
                           {"evicted_allocation_bytes", d.memory.evicted_bytes}});
@@ -400,10 +403,12 @@ int run_bench(const BenchOptions& o) {
     j["device_memory"] = runtime_options.device_memory;
   }
   j["peak_device_bytes"] = peak_held;
+  j["peak_settled_device_bytes"] = peak_settled;
   j["exact_need_bytes"] = peak_need;
   j["bytes_evicted"] = first.moved.evicted_bytes;
   j["bytes_evicted_written_back"] = first.moved.eviction_writeback_bytes;
   j["bytes_reloaded"] = first.moved.reloaded_bytes;
+  j["bytes_relocated"] = first.moved.relocated_bytes;
   j["device_memory_per_device"] = std::move(per_device);
   {
     nlohmann::ordered_json samples;

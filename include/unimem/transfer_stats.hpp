@@ -44,6 +44,9 @@ struct TransferStats {
   std::uint64_t evicted_bytes = 0;
   std::uint64_t eviction_writeback_bytes = 0;
   std::uint64_t reloaded_bytes = 0;
+  /// Partial residency: bytes moved within a device when its allocations of a buffer merged into
+  /// a larger one (BBMM bb_readin; device-local, not counted in d2d).
+  std::uint64_t relocated_bytes = 0;
 
   [[nodiscard]] std::uint64_t total_bytes() const {
     return host_to_device.bytes + device_to_host.bytes + device_to_device.bytes;
@@ -55,7 +58,7 @@ struct TransferStats {
   friend bool operator==(const TransferStats&, const TransferStats&) = default;
   /// {"h2d":{"bytes":..,"copies":..},"d2h":{..},"d2d":{..},"total":{..},"prefetch_bytes":..,
   ///  "prefetch_unread_bytes":..,"replays":..,"mispredictions":..,"evicted_bytes":..,
-  ///  "eviction_writeback_bytes":..,"reloaded_bytes":..}
+  ///  "eviction_writeback_bytes":..,"reloaded_bytes":..,"relocated_bytes":..}
   [[nodiscard]] std::string to_json() const;
 };
 

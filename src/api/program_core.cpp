@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "api/device_library.hpp"
+#include "api/kernel_rewrite.hpp"
 #include "common/check.hpp"
 
 namespace unimem {
@@ -239,8 +240,9 @@ std::uint64_t ProgramCore::view_size(const std::string& kernel, std::size_t inde
   return size - a.buffer_offset;
 }
 
-ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string options)
-    : runtime_(runtime), options_(std::move(options)) {
+ProgramCore::ProgramCore(Runtime& runtime, std::string source_text, std::string options)
+    : runtime_(runtime), source_(std::move(source_text)), options_(std::move(options)) {
+  const std::string& source = source_;
   options_ += (options_.empty() ? "" : " ") + detail::device_library_build_options();
   const auto build_start = std::chrono::steady_clock::now();
   programs_ = build_per_domain(source, &build_report_.contexts, options_);
@@ -268,7 +270,6 @@ ProgramCore::ProgramCore(Runtime& runtime, std::string source, std::string optio
   wants_group_variant_ =
       calls_group_id_ && offset_dependent_call_.empty() && runtime_.device_count() > 1;
   if (wants_group_variant_) {
-    source_ = source;
     included_ = std::move(included);  // the headers as they are now, for the later build
   }
   build_report_.opencl_build_seconds =
@@ -415,6 +416,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
     const bool group_ids = calls_group_id_ && request.devices.size() > 1 &&
                            group_variant_fits(range) && group_variant() != nullptr;
     for (LaunchPartition& p : plan.partitions) p.kernel = kernel_for(kernel, p.device, group_ids);
+    attach_rebased(plan, kernel, group_ids);
     cached.plan = std::make_shared<const LaunchPlan>(std::move(plan));
     if (!key.empty()) {
       std::lock_guard lock(mutex_);
@@ -683,6 +685,133 @@ LaunchPlan ProgramCore::plan_with_fallback(PlanRequest& request) {
                             std::string("analysis failed for kernel '") + request.kernel +
                             "': " + e.what();
     return plan;
+  }
+}
+
+// Step 3b (partial residency): the partitions on devices that do not rebase arguments themselves
+// get the rewritten kernel, built on the first launch whose partitions touch a buffer from a byte
+// other than 0 (a plan whose bytes all start at byte 0 needs no rebasing). Where a buffer keeps
+// a full mirror for a reason the runtime cannot say (RuntimeCore in runtime_core.hpp), the
+// fallback log says so, once per program and reason.
+void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
+                                 bool whole_launch_group_ids) {
+  bool offset_box = false;
+  for (const LaunchPartition& p : plan.partitions) {
+    for (const auto& [arg, bytes] : p.accesses) {
+      if (!bytes.may_writes.empty()) {
+        std::string key = kernel + '\0' + std::to_string(arg);
+        std::lock_guard lock(rebase_mutex_);
+        if (plan.partitions.size() > 1 && residency_logged_.insert(std::move(key)).second) {
+          say("unimem: kernel '" + kernel + "' argument " + std::to_string(arg) +
+              ": its buffer gets full mirrors on the devices of this launch (partial residency "
+              "needs exact access sets; the analysis gives a may-write set " +
+              bytes.may_writes.to_string() + " for partition 0)");
+        }
+        continue;
+      }
+      const IntervalSet touched = bytes.needed().unite(bytes.written());
+      offset_box = offset_box || (!touched.empty() && touched.bounds().begin > 0);
+    }
+  }
+  if (!offset_box) return;
+  for (LaunchPartition& p : plan.partitions) {
+    if (runtime_.core().device(p.device).rebases_arguments()) continue;
+    p.rebased_kernel = rebased_kernel_for(kernel, p.device, whole_launch_group_ids);
+    if (!p.rebased_kernel) continue;
+    std::lock_guard lock(rebase_mutex_);
+    p.rebased_pointers = rebased_pointers_.at(kernel);
+    // A buffer reaching the kernel through a parameter the rewrite did not turn into buffer +
+    // offset (a __constant pointer, a typedef'd one) keeps full mirrors (RuntimeCore).
+    for (const auto& [arg, bytes] : p.accesses) {
+      if (arg >= p.rebased_pointers->size() || (*p.rebased_pointers)[arg]) continue;
+      if (residency_logged_.insert(kernel + '\0' + std::to_string(arg) + '\0' + "pointer").second) {
+        say("unimem: kernel '" + kernel + "' argument " + std::to_string(arg) +
+            ": its buffer gets full mirrors (the kernel rewrite for partial residency reads only "
+            "parameters declared `__global T*`)");
+      }
+    }
+  }
+}
+
+// The rewritten kernel `name` for device `device`; null (logged once) when the program has none.
+std::shared_ptr<const CompiledKernel> ProgramCore::rebased_kernel_for(const std::string& name,
+                                                                      std::size_t device,
+                                                                      bool whole_launch_group_ids) {
+  std::lock_guard lock(rebase_mutex_);
+  if (!rebase_tried_) {
+    rebase_tried_ = true;
+    try {
+      RewrittenSource rewritten = rewrite_for_offsets(source_);
+      rebased_programs_ = build_per_domain(rewritten.source, nullptr, options_);
+      rebased_source_ = std::move(rewritten.source);
+      for (auto& [kernel, pointers] : rewritten.global_pointers) {
+        rebased_pointers_.emplace(kernel,
+                                  std::make_shared<const std::vector<bool>>(std::move(pointers)));
+      }
+    } catch (const std::exception& e) {
+      rebase_error_ = e.what();
+      say("unimem: every buffer of this program gets full mirrors (partial residency needs its "
+          "kernels rewritten to take buffer + offset, which failed: " +
+          rebase_error_ + ")");
+    }
+  }
+  if (!rebase_error_.empty()) return nullptr;
+  // The whole-launch group-id build of the rewrite, like group_variant(), waits for a launch
+  // that uses it; a failure leaves it empty, and the kernel's buffers keep full mirrors.
+  if (whole_launch_group_ids && !rebased_group_tried_) {
+    rebased_group_tried_ = true;
+    try {
+      rebased_group_programs_ =
+          build_per_domain(kWholeLaunchGroupIds + rebased_source_, nullptr, options_);
+    } catch (const std::exception& e) {
+      say("unimem: program's whole-launch group-id build of its rewritten kernels failed, so "
+          "their buffers get full mirrors: " +
+          std::string(e.what()));
+    }
+  }
+  const auto& programs = whole_launch_group_ids ? rebased_group_programs_ : rebased_programs_;
+  if (programs.empty() || !rebased_pointers_.contains(name)) {
+    if (residency_logged_.insert(name + '\0' + "rewrite").second) {
+      say("unimem: kernel '" + name +
+          "': its buffers get full mirrors (the kernel rewrite for "
+          "partial residency did not find its signature in the program's source)");
+    }
+    return nullptr;
+  }
+  auto key = std::tuple{name, device, whole_launch_group_ids};
+  if (auto it = rebased_kernels_.find(key); it != rebased_kernels_.end()) return it->second;
+  const CompiledProgram* program = programs.at(device).get();
+  for (const auto& [k, v] : rebased_kernels_) {
+    if (std::get<0>(k) == name && std::get<2>(k) == whole_launch_group_ids &&
+        programs.at(std::get<1>(k)).get() == program) {
+      rebased_kernels_.emplace(key, v);
+      return v;
+    }
+  }
+  std::shared_ptr<const CompiledKernel> k;
+  try {
+    k = program->kernel(name);
+  } catch (const DeviceError& e) {
+    if (residency_logged_.insert(name + '\0' + "kernel").second) {
+      say("unimem: kernel '" + name + "': its buffers get full mirrors (the rewritten program " +
+          "has no such kernel: " + e.what() + ")");
+    }
+    return nullptr;
+  }
+  rebased_kernels_.emplace(key, k);
+  return k;
+}
+
+void ProgramCore::say(const std::string& message) const {
+  std::function<void(const std::string&)> log;
+  {
+    std::lock_guard lock(mutex_);
+    log = log_;
+  }
+  if (log) {
+    log(message);
+  } else {
+    std::cerr << message << "\n";
   }
 }
 

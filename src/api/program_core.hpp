@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <tuple>
@@ -82,11 +83,20 @@ class ProgramCore {
                               const LaunchOptions& options);
   static constexpr std::size_t kPlanCacheEntries = 256;
   void report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const;
+  /// The fallback log: set_log's function, or stderr.
+  void say(const std::string& message) const;
+  // Partial residency (RuntimeCore in runtime_core.hpp): the rewritten kernels of a plan whose
+  // partitions could hold allocations that do not start at their buffers' byte 0.
+  void attach_rebased(LaunchPlan& plan, const std::string& kernel, bool whole_launch_group_ids);
+  std::shared_ptr<const CompiledKernel> rebased_kernel_for(const std::string& name,
+                                                           std::size_t device,
+                                                           bool whole_launch_group_ids);
   void time_partitions(const std::string& kernel, const LaunchPlan& plan,
                        const std::vector<Event>& events,
                        std::chrono::steady_clock::time_point start);
 
   Runtime& runtime_;
+  std::string source_;
   std::string options_;
   /// A work-item function the source calls whose value in a partition (launched with a global
   /// offset over part of the NDRange) differs from the whole launch's: get_num_groups,
@@ -96,7 +106,6 @@ class ProgramCore {
   /// made on first need by group_variant(), at most once, from any thread.
   bool calls_group_id_ = false;
   bool wants_group_variant_ = false;  ///< calls get_group_id, no other offset call, >1 device
-  std::string source_;                ///< kept for the second build
   /// The files the source includes (name as written, text) as the first build read them.
   std::vector<std::pair<std::string, std::string>> included_;
   mutable std::once_flag group_variant_once_;
@@ -151,6 +160,20 @@ class ProgramCore {
                                     const NDRange& range, std::span<const Arg> args,
                                     const LaunchOptions& options);
   std::function<void(const std::string&)> log_;
+  // The program rewritten so that every __global pointer parameter takes buffer + byte offset
+  // (api/kernel_rewrite.hpp), built per build domain (and with whole-launch group ids when
+  // group_programs_ is) on the first launch that can use it; rebase_error_ says why there is none.
+  std::mutex rebase_mutex_;
+  bool rebase_tried_ = false;
+  std::string rebase_error_;
+  std::map<std::string, std::shared_ptr<const std::vector<bool>>> rebased_pointers_;
+  std::vector<std::shared_ptr<const CompiledProgram>> rebased_programs_;
+  std::string rebased_source_;  ///< the rewrite, kept for its group-id build
+  bool rebased_group_tried_ = false;
+  std::vector<std::shared_ptr<const CompiledProgram>> rebased_group_programs_;
+  std::map<std::tuple<std::string, std::size_t, bool>, std::shared_ptr<const CompiledKernel>>
+      rebased_kernels_;
+  std::set<std::string> residency_logged_;  // full-mirror fallbacks already logged
   // Team kernels' spill areas (lazy strategy: scratch is never copied), by kernel name.
   std::mutex spill_mutex_;
   std::map<std::string, BufferId> spills_;

@@ -287,12 +287,16 @@ Event RuntimeCore::launch(const Launch& launch) {
   return launch_partitioned(launch.args, std::span(&p, 1));
 }
 
-// The bytes one partition uses of one buffer, merged over the arguments that pass that buffer.
+// The bytes one partition uses of one buffer, merged over the arguments that pass that buffer;
+// the buffer bytes its allocation on the partition's device must hold (choose_boxes), and that
+// allocation while the launch holds it (hold_buffers).
 struct RuntimeCore::BufferUse {
   SharedBuffer* buffer = nullptr;
   AccessBytes bytes;
   IntervalSet needed;   ///< bytes.needed(), once bytes is complete (check_partitions)
   IntervalSet written;  ///< bytes.written(), likewise
+  Interval box;
+  ResidentAllocation held;
 };
 
 // One partition of a launch as the runtime runs it: its device's agent and its buffers.
@@ -310,17 +314,24 @@ class RuntimeCore::HeldBuffers {
   HeldBuffers(const HeldBuffers&) = delete;
   HeldBuffers& operator=(const HeldBuffers&) = delete;
   ~HeldBuffers() {
-    for (const auto& [buffer, agent] : held_) {
+    for (const Held& h : held_) {
       try {
-        buffer->end_use(agent);
+        h.buffer->end_use(h.agent, h.box);
       } catch (...) {  // cannot fail for a buffer held here; a destructor must not throw
       }
     }
   }
-  void add(SharedBuffer* buffer, Agent agent) { held_.emplace_back(buffer, agent); }
+  void add(SharedBuffer* buffer, Agent agent, Interval box) {
+    held_.push_back(Held{buffer, agent, box});
+  }
 
  private:
-  std::vector<std::pair<SharedBuffer*, Agent>> held_;
+  struct Held {
+    SharedBuffer* buffer;
+    Agent agent;
+    Interval box;
+  };
+  std::vector<Held> held_;
 };
 
 // A launch passing the repeat token of the runtime's previous operation (RepeatableLaunch) is
@@ -351,6 +362,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     // Everything is validated before any state changes, so a rejected launch changes nothing.
     checked = check_partitions(args, partitions);
     check_disjoint_writes(checked);
+    for (PartitionUses& pu : checked) choose_boxes(args, pu);
     note_touched(checked);
   }
   std::vector<PartitionUses>& plan = repeat ? repeatable_->plan : checked;
@@ -361,6 +373,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (coherent && !skip_directory) acquire_inputs(plan);
   const EventList kernels = submit_kernels(args, plan, partition_events);
   if (coherent && !skip_directory) publish_writes(plan, partitions[0].kernel->name());
+  context_.memory->settle();
   if (repeat) {
     repeatable_->after_operation = operations_;
     ++repeated_launches_;
@@ -463,7 +476,8 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
       b.require_inside(acc.may_writes, [&] { return where("may-write set"); });
       auto use = std::find_if(pu.uses.begin(), pu.uses.end(),
                               [&](const BufferUse& u) { return u.buffer == &b; });
-      if (use == pu.uses.end()) use = pu.uses.insert(pu.uses.end(), BufferUse{&b, {}, {}, {}});
+      if (use == pu.uses.end())
+        use = pu.uses.insert(pu.uses.end(), BufferUse{&b, {}, {}, {}, {}, {}});
       use->bytes |= acc;
     }
     for (BufferUse& u : pu.uses) {
@@ -493,17 +507,62 @@ void RuntimeCore::check_disjoint_writes(std::span<const PartitionUses> plan) {
   }
 }
 
+// Step 2b (partial residency, BBMM 001_9219257c3045faa0.txt sections 4-6, Algorithm 2): the
+// buffer bytes each partition's allocation of each buffer must hold. The bounding interval of
+// the bytes it touches when the kernel can be rebased (see RuntimeCore in runtime_core.hpp);
+// else the whole buffer (a full mirror).
+void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const {
+  const LaunchPartition& p = *pu.source;
+  const bool native = registry_.at(p.device).rebases_arguments();
+  const bool rewritten = !native && p.rebased_kernel && p.rebased_pointers &&
+                         p.rebased_pointers->size() == args.size();
+  for (BufferUse& u : pu.uses) {
+    u.box = Interval{0, u.buffer->size()};
+    if (!native && !rewritten) continue;  // the kernel indexes its allocation from byte 0
+    // A may-write set is not exact (the analysis bounded it, it did not enumerate it): full
+    // mirror, as ProgramCore's fallback log says.
+    if (!u.bytes.may_writes.empty()) continue;
+    bool every_pointer_rebased = true;  // a __constant pointer, say, is not rewritten
+    for (std::size_t i = 0; rewritten && i < args.size(); ++i) {
+      if (args[i].kind == KernelArg::Kind::buffer && !(*p.rebased_pointers)[i] &&
+          &buffer_locked(args[i].buffer) == u.buffer) {
+        every_pointer_rebased = false;
+      }
+    }
+    if (!every_pointer_rebased) continue;
+    const IntervalSet touched = u.bytes.needed().unite(u.bytes.written());
+    // A buffer the partition does not touch still needs some allocation to pass. A box starts
+    // at a multiple of kBoxAlignment, so the rebased pointer p + i is as aligned as in a full
+    // mirror (modulo 128 bytes, OpenCL's usual CL_DEVICE_MEM_BASE_ADDR_ALIGN): a vector load
+    // through a view that starts inside the box stays aligned.
+    constexpr std::uint64_t kBoxAlignment = 128;
+    const Interval bounds = touched.empty() ? Interval{0, 1} : touched.bounds();
+    u.box = Interval{bounds.begin - bounds.begin % kBoxAlignment, bounds.end};
+  }
+}
+
 // Step 3a: each partition's buffers get (or keep) their allocations on its device and stay there
 // until the launch is over: a kernel's buffers are never evicted under it, and the strategies'
 // copies after the kernel never evict what it wrote before the directory knows it.
-void RuntimeCore::hold_buffers(std::span<const PartitionUses> plan, HeldBuffers& held) {
-  for (const PartitionUses& pu : plan) {
-    for (const BufferUse& u : pu.uses) {
+void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held) {
+  for (PartitionUses& pu : plan) {
+    // The boxes the device already holds are held first: making room for the others must never
+    // evict one this launch needs (a stencil's output box would go to make room for its input's
+    // grown box, and the next step the other way round).
+    std::vector<BufferUse*> order;
+    for (BufferUse& u : pu.uses) {
+      if (u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) order.push_back(&u);
+    }
+    for (BufferUse& u : pu.uses) {
+      if (std::find(order.begin(), order.end(), &u) == order.end()) order.push_back(&u);
+    }
+    for (BufferUse* use : order) {
+      BufferUse& u = *use;
       try {
-        (void)u.buffer->begin_use(pu.agent);
+        u.held = u.buffer->begin_use(pu.agent, u.box);
       } catch (const OutOfDeviceMemory& e) {
         std::uint64_t total = 0;
-        for (const BufferUse& v : pu.uses) total += v.buffer->size();
+        for (const BufferUse& v : pu.uses) total += v.box.size();
         const std::size_t device = device_of_agent(pu.agent);
         throw OutOfDeviceMemory(
             "launch of kernel '" + pu.source->kernel->name() + "' on device " +
@@ -512,7 +571,7 @@ void RuntimeCore::hold_buffers(std::span<const PartitionUses> plan, HeldBuffers&
             std::to_string(context_.memory->limit(device)) +
             " bytes (a partition larger than a device is not split yet): " + e.what());
       }
-      held.add(u.buffer, pu.agent);
+      held.add(u.buffer, pu.agent, u.box);
     }
   }
 }
@@ -559,15 +618,47 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
       }
     }
     measurement_.add_kernel_dependencies(p.device, deps);
+    // Rebasing (see RuntimeCore in runtime_core.hpp): a device that offsets pointers itself gets
+    // each allocation's base; any other runs the rewritten kernel, with buffer + (offset - base)
+    // for each __global pointer, when an allocation does not start at its buffer's byte 0.
+    const bool native = registry_.at(p.device).rebases_arguments();
+    const bool rewritten =
+        !native && std::any_of(pu.uses.begin(), pu.uses.end(),
+                               [](const BufferUse& u) { return u.held.base != 0; });
+    const CompiledKernel& kernel = rewritten ? *p.rebased_kernel : *p.kernel;
+    const auto held_of = [&pu](const SharedBuffer& b) -> const ResidentAllocation& {
+      for (const BufferUse& u : pu.uses) {
+        if (u.buffer == &b) return u.held;
+      }
+      detail::throw_invariant("launch: a buffer argument without its allocation", __FILE__,
+                              __LINE__);
+    };
     std::vector<KernelArg> kargs;
-    kargs.reserve(args.size());
-    for (const LaunchArg& a : args) {
+    kargs.reserve(args.size() * (rewritten ? 2 : 1));
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const LaunchArg& a = args[i];
+      const bool pointer = rewritten && (*p.rebased_pointers)[i];
       switch (a.kind) {
-        case KernelArg::Kind::buffer:
-          kargs.push_back(KernelArg::of_buffer(buffer_locked(a.buffer).mirror(pu.agent), a.offset));
+        case KernelArg::Kind::buffer: {
+          const ResidentAllocation& h = held_of(buffer_locked(a.buffer));
+          if (native) {
+            KernelArg k = KernelArg::of_buffer(h.allocation, a.offset);
+            k.allocation_base = h.base;
+            kargs.push_back(std::move(k));
+          } else if (pointer) {
+            // Two's complement: a.offset - h.base wraps when the pointer lies before the
+            // allocation; the kernel adds it back in 64-bit arithmetic.
+            kargs.push_back(KernelArg::of_buffer(h.allocation));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(a.offset - h.base));
+          } else {
+            UNIMEM_REQUIRE(h.base == 0, "launch: a buffer that is not rebased has a partial box");
+            kargs.push_back(KernelArg::of_buffer(h.allocation, a.offset));
+          }
           break;
+        }
         case KernelArg::Kind::null_buffer:
           kargs.push_back(KernelArg::null());
+          if (pointer) kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
           break;
         case KernelArg::Kind::scalar: {
           KernelArg k;
@@ -582,7 +673,7 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
       }
     }
     const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
-    Event e = registry_.at(p.device).launch(*p.kernel, p.range, kargs, deps);
+    Event e = registry_.at(p.device).launch(kernel, p.range, kargs, deps);
     if (trace_) {
       trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
     }
@@ -595,7 +686,7 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     }
     if (partition_events != nullptr) partition_events->push_back(e);
     kernel_events.push_back(e);
-    track(e, p.kernel);  // the kernel object lives until it has run
+    track(e, rewritten ? p.rebased_kernel : p.kernel);  // the kernel lives until it has run
   }
   return kernel_events;
 }

@@ -90,6 +90,26 @@ struct DeviceMemoryReport {
 ///
 /// Thread-safe: any thread may call any member; calls are ordered by the order in which they
 /// take the runtime's lock.
+///
+/// Partial residency (BBMM, seed 001_9219257c3045faa0.txt sections 4-8, Algorithm 2): a
+/// partition's allocation of a buffer on its device holds only the bounding interval [lo, hi) of
+/// the bytes the partition reads, writes or may write there (memory/residency.hpp merges it with
+/// what the device holds around it). Kernels still index buffers from their start, so each launch
+/// rebases: a kernel pointer that points `offset` bytes into its buffer becomes the allocation's
+/// start + offset - base, where base (<= lo) is the first buffer byte the allocation holds. On a
+/// device that rebases arguments itself (Device::rebases_arguments: the host driver) that is
+/// pointer arithmetic; on the others the kernel is rewritten (api/kernel_rewrite.hpp) so that
+/// each `__global T* p` takes the allocation and a ulong, p = (T*)((uchar*)buffer + ulong), and
+/// the ulong is offset - base in 64-bit two's complement: the sum wraps to exactly
+/// start + offset - base even when that address lies before the allocation. Why it is correct:
+/// the access sets bound every byte the partition touches (DESIGN.md invariant 6: reads and
+/// writes are never under-approximated), so every address the kernel dereferences, p + i for a
+/// buffer byte b = offset + i in [lo, hi), is start + (b - base), inside the allocation; pointers
+/// outside it are only formed, never dereferenced, and address arithmetic on 64-bit (or 32-bit)
+/// device pointers is modular. The buffer keeps a full mirror (base 0, the program as written)
+/// when that bound is not exact (a may-write set), when the program has no rewritten kernel (the
+/// rewrite could not read a signature or its build failed: ProgramCore logs why) or when one of
+/// the kernel's pointers to the buffer is not a rewritten __global one.
 class RuntimeCore {
  public:
   explicit RuntimeCore(DeviceRegistry devices, RuntimeOptions options = {});
@@ -176,8 +196,9 @@ class RuntimeCore {
   EventList submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                            std::vector<Event>* partition_events);
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
+  void choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const;
   class HeldBuffers;
-  void hold_buffers(std::span<const PartitionUses> plan, HeldBuffers& held);
+  void hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held);
   void note_touched(std::span<const PartitionUses> plan);
   void trace_host_access(TraceCategory category, const SharedBuffer& b, std::uint64_t offset,
                          std::uint64_t size, const Event& e, std::int64_t submitted);

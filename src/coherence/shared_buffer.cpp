@@ -76,16 +76,16 @@ DeviceAllocation SharedBuffer::mirror(Agent d) {
   return residency_.ensure_whole(device_of_agent(d)).allocation;
 }
 
-DeviceAllocation SharedBuffer::begin_use(Agent d) {
+ResidentAllocation SharedBuffer::begin_use(Agent d, const Interval& box) {
   UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
                  "SharedBuffer::begin_use: agent is not a device");
-  return residency_.begin_use(device_of_agent(d)).allocation;
+  return residency_.begin_use(device_of_agent(d), box);
 }
 
-void SharedBuffer::end_use(Agent d) {
+void SharedBuffer::end_use(Agent d, const Interval& box) {
   UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
                  "SharedBuffer::end_use: agent is not a device");
-  residency_.end_use(device_of_agent(d));
+  residency_.end_use(device_of_agent(d), box);
 }
 
 bool SharedBuffer::busy_on(std::size_t device) const {
@@ -95,11 +95,11 @@ bool SharedBuffer::busy_on(std::size_t device) const {
   return false;
 }
 
-void SharedBuffer::box_out(std::size_t device) {
+void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
   const std::int64_t start = context_.trace ? TraceRecorder::now_ns() : 0;
   const std::uint64_t writeback_before = stats_.eviction_writeback_bytes;
   const Agent a = agent_of_device(device);
-  const IntervalSet all(Interval{0, size_});
+  const IntervalSet all(bytes);
   const IntervalSet held = all.subtract(directory_.missing_on(a, all));
   // Bytes only this copy holds go home first (read from the allocation still there); then the
   // copy holds nothing, and the allocation is freed once every operation on it has finished.
@@ -115,9 +115,30 @@ void SharedBuffer::box_out(std::size_t device) {
     context_.trace->span(
         TraceLane::evictions, device, TraceCategory::eviction, "evict " + name_, start,
         TraceRecorder::now_ns(),
-        {TraceArg::of("buffer", name_), TraceArg::of("evicted_bytes", held.total_size()),
+        {TraceArg::of("buffer", name_), TraceArg::of("range", bytes.to_string()),
+         TraceArg::of("evicted_bytes", held.total_size()),
          TraceArg::of("writeback_bytes", stats_.eviction_writeback_bytes - writeback_before)});
   }
+}
+
+void SharedBuffer::relocate(std::size_t device, const ResidentAllocation& from,
+                            const ResidentAllocation& to) {
+  const Agent a = agent_of_device(device);
+  // Every operation on the device's copy finishes first: the ones on `from` must before it is
+  // freed, and the trackers then need no new entries (the moved bytes are in place when this
+  // returns). Merges happen when a device's boxes grow, not in a steady state.
+  wait_all(trackers_[a].pending());
+  if (context_.transfers_disabled) return;  // measurement mode beta: bookkeeping only
+  const IntervalSet span(from.covers());
+  const IntervalSet present = span.subtract(directory_.missing_on(a, span));  // bb_present
+  Device& dev = *context_.devices[device];
+  EventList copies;
+  for (const Interval& r : present) {  // bb_readin, device-local
+    copies.push_back(dev.copy_device_to_device(from.allocation, from.offset_of(r.begin),
+                                               to.allocation, to.offset_of(r.begin), r.size(), {}));
+  }
+  wait_all(copies);
+  stats_.relocated_bytes += present.total_size();
 }
 
 void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {
@@ -162,7 +183,15 @@ void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool dema
                                               ? directory_.apply_host_read(bytes)
                                               : directory_.apply_device_read(agent, bytes, peer_);
   for (std::size_t i = 0; i < transfers.size();) {
-    const std::size_t rows = context_.rect_copies ? strided_rows(transfers, i) : 1;
+    std::size_t rows = context_.rect_copies ? strided_rows(transfers, i) : 1;
+    if (rows > 1) {  // a rect copy reads or writes one allocation on its device side
+      const Transfer& t = transfers[i];
+      const Agent device_side = t.from == kHostAgent ? t.to : t.from;
+      if (!residency_.covers(device_of_agent(device_side),
+                             Interval{t.range.begin, transfers[i + rows - 1].range.end})) {
+        rows = 1;
+      }
+    }
     issue(std::span(transfers).subspan(i, rows));
     i += rows;
   }
@@ -322,21 +351,24 @@ void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy str
   check_if_enabled();
 }
 
-bool SharedBuffer::make_current_if_room(Agent agent, const IntervalSet& bytes) {
-  if (agent != kHostAgent && !bytes.empty()) {
-    try {
-      (void)residency_.ensure(device_of_agent(agent), bytes.bounds());
-    } catch (const OutOfDeviceMemory&) {
-      return false;  // an eager copy is an optimisation: the reader fetches on demand instead
-    }
+IntervalSet SharedBuffer::make_current_resident(Agent agent, const IntervalSet& bytes) {
+  if (agent == kHostAgent || bytes.empty()) {
+    make_current(agent, bytes, false);
+    return bytes;
   }
-  make_current(agent, bytes, false);
-  return true;
+  IntervalSet done;
+  for (const ResidentAllocation& r : residency_.allocations(device_of_agent(agent))) {
+    const IntervalSet part = bytes.intersect(IntervalSet(r.covers()));
+    if (part.empty()) continue;
+    make_current(agent, part, false);
+    done = done.unite(part);
+  }
+  return done;
 }
 
 void SharedBuffer::perform(const PostWriteActions& actions) {
   if (!actions.replay) {
-    for (const EagerCopy& c : actions.copies) (void)make_current_if_room(c.agent, c.bytes);
+    for (const EagerCopy& c : actions.copies) (void)make_current_resident(c.agent, c.bytes);
     return;
   }
   // The copies of a replay are prefetches: accounted until a demand read uses them.
@@ -347,7 +379,8 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
   } end_replay{prefetch_};
   for (const EagerCopy& c : actions.copies) {
     prefetch_.replay_to(c.agent);
-    if (make_current_if_room(c.agent, c.bytes)) history_.note_prefetched(c.agent, c.bytes);
+    const IntervalSet done = make_current_resident(c.agent, c.bytes);
+    if (!done.empty()) history_.note_prefetched(c.agent, done);
   }
 }
 

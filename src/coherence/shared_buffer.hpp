@@ -60,15 +60,15 @@ struct CoherenceContext {
 };
 
 /// A shared buffer (DSOM section 4.2.1, Fig. 5): the host copy is home, each device's copy lives
-/// in the allocations a Residency gives it on first use (memory/residency.hpp: today one
-/// full-size mirror per device), and a Directory says which copy of each byte is current. acquire()
-/// performs the Table 1 read actions by issuing asynchronous copies; each copy and each access
-/// recorded by the caller is ordered through per-copy HazardTrackers, so the directory always
-/// describes the state after everything issued so far has run.
+/// in the allocations a Residency gives it on first use (memory/residency.hpp: boxes holding the
+/// bytes the device's work uses, or a full-size mirror), and a Directory says which copy of each
+/// byte is current. acquire() performs the Table 1 read actions by issuing asynchronous copies;
+/// each copy and each access recorded by the caller is ordered through per-copy HazardTrackers, so
+/// the directory always describes the state after everything issued so far has run.
 ///
 /// Device memory is limited (CoherenceContext::memory): when another buffer needs room on a
-/// device, DeviceMemory may evict this buffer's allocation there unless a launch is using it
-/// (begin_use / end_use). box_out() then writes home the bytes only that copy holds, marks the
+/// device, DeviceMemory may evict one of this buffer's allocations there unless a launch is using
+/// it (begin_use / end_use). box_out() then writes home the bytes only that copy holds, marks the
 /// copy invalid in the directory (BBMM 001_9219257c3045faa0.txt Algorithm 4, box-out) and waits
 /// for the operations using it; a later acquire fetches what it needs again (box-in) through
 /// the usual Table 1 actions. No byte is ever lost: the directory never drops its last holder.
@@ -117,14 +117,18 @@ class SharedBuffer final : public EvictionClient {
   void home_written(const IntervalSet& bytes);
   /// The home bytes never written so far (they read as zero; for tests).
   [[nodiscard]] const IntervalSet& home_unwritten() const { return home_unwritten_; }
-  /// The allocation a kernel on device agent d is given (it covers the whole buffer: kernels
-  /// index buffers from their start), allocated on first use (fresh or recycled memory: its bytes
-  /// are unspecified until a copy or kernel writes them).
+  /// The full mirror on device agent d (an allocation of the whole buffer), allocated on first
+  /// use (fresh or recycled memory: its bytes are unspecified until a copy or kernel writes them).
   DeviceAllocation mirror(Agent d);
-  /// mirror(d), kept on its device (not evictable) until the matching end_use(d): a launch holds
-  /// every buffer it uses from its input copies to the publication of its writes.
-  DeviceAllocation begin_use(Agent d);
-  void end_use(Agent d);
+  /// The allocation on device agent d that holds the buffer bytes `box` (Residency::ensure:
+  /// found, or made by merging what the device holds around them), kept on its device (not
+  /// evictable, not merged) until the matching end_use(d, box): a launch holds every buffer it
+  /// uses from its input copies to the publication of its writes.
+  ResidentAllocation begin_use(Agent d, const Interval& box);
+  void end_use(Agent d, const Interval& box);
+  /// The same for the full mirror.
+  DeviceAllocation begin_use(Agent d) { return begin_use(d, Interval{0, size_}).allocation; }
+  void end_use(Agent d) { end_use(d, Interval{0, size_}); }
   /// The buffer is about to be destroyed (possibly on another thread): nothing may evict its
   /// allocations any more. Only destruction may follow.
   void retire() { residency_.retire(); }
@@ -156,7 +160,11 @@ class SharedBuffer final : public EvictionClient {
   /// EvictionClient (called by DeviceMemory, under its lock): whether operations on the copy of
   /// device `device` are still running, and the box-out of that copy.
   [[nodiscard]] bool busy_on(std::size_t device) const override;
-  void box_out(std::size_t device) override;
+  void box_out(std::size_t device, const Interval& bytes) override;
+  /// EvictionClient (called by Residency when a device's allocations merge into a larger one):
+  /// the bytes current in `from` move to `to` with device-local copies (BBMM bb_readin).
+  void relocate(std::size_t device, const ResidentAllocation& from,
+                const ResidentAllocation& to) override;
   /// Bytes that were current on agent when its copy was evicted and have not been copied back
   /// since (a copy of them counts as reloaded_bytes).
   [[nodiscard]] const IntervalSet& evicted_on(Agent a) const { return evicted_.at(a); }
@@ -182,11 +190,13 @@ class SharedBuffer final : public EvictionClient {
   /// within t.range (a rect copy has several).
   void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns, std::uint64_t bytes,
                   std::uint64_t rows);
-  /// Issues a strategy's post-write copies; a replay's are accounted as prefetches. A copy to a
-  /// device that has no room even after eviction is skipped (the bytes stay current elsewhere).
+  /// Issues a strategy's post-write copies; a replay's are accounted as prefetches. An eager copy
+  /// to a device only updates bytes it already has allocations for (partial residency: a device
+  /// holds what its work used; the rest it fetches on demand).
   void perform(const PostWriteActions& actions);
-  /// make_current for a strategy's eager copy: false (nothing done) when the device has no room.
-  bool make_current_if_room(Agent agent, const IntervalSet& bytes);
+  /// make_current for a strategy's eager copy, restricted to the bytes inside the device's
+  /// allocations; returns the bytes it made current.
+  IntervalSet make_current_resident(Agent agent, const IntervalSet& bytes);
 
   std::uint32_t id_;
   std::string name_;

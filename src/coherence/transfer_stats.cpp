@@ -26,6 +26,7 @@ TransferStats& TransferStats::operator+=(const TransferStats& o) {
   evicted_bytes += o.evicted_bytes;
   eviction_writeback_bytes += o.eviction_writeback_bytes;
   reloaded_bytes += o.reloaded_bytes;
+  relocated_bytes += o.relocated_bytes;
   return *this;
 }
 
@@ -42,6 +43,7 @@ std::string TransferStats::to_json() const {
   j["evicted_bytes"] = evicted_bytes;
   j["eviction_writeback_bytes"] = eviction_writeback_bytes;
   j["reloaded_bytes"] = reloaded_bytes;
+  j["relocated_bytes"] = relocated_bytes;
   return j.dump();
 }
 

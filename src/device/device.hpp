@@ -63,8 +63,13 @@ class CompiledProgram {
 struct KernelArg {
   enum class Kind { buffer, scalar, local_memory, null_buffer };
   Kind kind = Kind::scalar;
-  DeviceAllocation buffer;              ///< Kind::buffer: the device's own allocation
-  std::uint64_t buffer_offset = 0;      ///< Kind::buffer: the kernel's pointer is this far in
+  DeviceAllocation buffer;          ///< Kind::buffer: the device's own allocation
+  std::uint64_t buffer_offset = 0;  ///< Kind::buffer: the kernel's pointer is this far in
+  /// Kind::buffer, partial residency: the allocation holds the bytes of a larger buffer from this
+  /// one on, and buffer_offset counts from the buffer's start: the kernel's pointer is the
+  /// allocation's start + buffer_offset - allocation_base (possibly before the allocation; the
+  /// kernel touches only bytes inside it). Only for devices whose rebases_arguments() is true.
+  std::uint64_t allocation_base = 0;
   std::vector<std::byte> scalar_bytes;  ///< Kind::scalar: the value's bytes
   std::uint64_t local_bytes = 0;        ///< Kind::local_memory: size of the __local buffer
 
@@ -123,6 +128,12 @@ class Device {
   /// Optional: the byte alignment a buffer argument's offset into its allocation needs
   /// (KernelArg::buffer_offset). Default 1 (any offset).
   [[nodiscard]] virtual std::uint64_t argument_offset_alignment() const { return 1; }
+
+  /// Optional: whether launch accepts buffer arguments with a non-zero
+  /// KernelArg::allocation_base (drivers whose kernels get plain pointers can offset them).
+  /// Default false: the runtime then passes the base to a rewritten kernel instead
+  /// (api/kernel_rewrite.hpp), or gives the kernel full-size allocations.
+  [[nodiscard]] virtual bool rebases_arguments() const { return false; }
 
   /// Synchronous. Throws DeviceError when the device is out of memory.
   virtual DeviceAllocation allocate(std::uint64_t bytes) = 0;

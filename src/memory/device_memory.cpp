@@ -32,7 +32,7 @@ DeviceMemory::Entry& DeviceMemory::entry_locked(std::size_t device, EntryId id, 
 }
 
 DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t bytes,
-                                           Residency& owner) {
+                                           Residency& owner, std::uint64_t base) {
   UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory::allocate: unknown device");
   UNIMEM_REQUIRE(bytes > 0, "DeviceMemory::allocate: an allocation needs at least one byte");
   std::lock_guard lock(mutex_);
@@ -91,11 +91,19 @@ DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t byt
   e.allocation = got;
   e.owner = &owner;
   e.position = pd.unused.insert(pd.unused.end(), id);
-  owner.adopt(device, got, id);
+  owner.adopt(device, base, got, id);
   pd.stats.held_bytes += got.size;
   pd.stats.peak_held_bytes = std::max(pd.stats.peak_held_bytes, pd.stats.held_bytes);
   check_if_enabled_locked();
   return Grant{got, id};
+}
+
+bool DeviceMemory::fits_without_eviction(std::size_t device, std::uint64_t bytes) const {
+  UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory::fits_without_eviction: unknown device");
+  std::lock_guard lock(mutex_);
+  const std::uint64_t held = per_device_[device].stats.held_bytes;
+  const std::uint64_t lim = limit(device);
+  return bytes <= devices_[device]->max_allocation() && held <= lim && bytes <= lim - held;
 }
 
 bool DeviceMemory::evict_one_locked(std::size_t device) {
@@ -109,7 +117,7 @@ bool DeviceMemory::evict_one_locked(std::size_t device) {
   Entry& e = pd.entries.at(id);
   // Box-out: the owner writes home the bytes only this copy holds, waits for the operations on
   // it and forgets it. If that throws, the allocation stays where it was.
-  const DeviceAllocation doomed = e.owner->evict(device);
+  const DeviceAllocation doomed = e.owner->evict(device, id);
   pd.unused.erase(e.position);
   pd.entries.erase(id);
   pd.stats.held_bytes -= doomed.size;
@@ -127,7 +135,7 @@ void DeviceMemory::release(std::size_t device, EntryId id) {
   Entry& e = entry_locked(device, id, "release");
   PerDevice& pd = per_device_[device];
   const DeviceAllocation a = e.allocation;
-  (void)e.owner->forget(device);
+  (void)e.owner->forget(device, id);
   (e.uses > 0 ? pd.in_use : pd.unused).erase(e.position);
   pd.entries.erase(id);
   pd.stats.held_bytes -= a.size;
@@ -186,7 +194,17 @@ DeviceMemoryStats DeviceMemory::stats(std::size_t device) const {
 
 void DeviceMemory::reset_peaks() {
   std::lock_guard lock(mutex_);
-  for (PerDevice& pd : per_device_) pd.stats.peak_held_bytes = pd.stats.held_bytes;
+  for (PerDevice& pd : per_device_) {
+    pd.stats.peak_held_bytes = pd.stats.held_bytes;
+    pd.stats.peak_settled_bytes = pd.stats.held_bytes;
+  }
+}
+
+void DeviceMemory::settle() {
+  std::lock_guard lock(mutex_);
+  for (PerDevice& pd : per_device_) {
+    pd.stats.peak_settled_bytes = std::max(pd.stats.peak_settled_bytes, pd.stats.held_bytes);
+  }
 }
 
 void DeviceMemory::check_invariants() const {

@@ -7,10 +7,10 @@
 // (boxes the running tiles need, with use counts) and an unused list (boxes no running tile
 // needs, least recently used first); an allocation that does not fit evicts unused boxes from
 // the front, writing dirty ones back first (box-out), and a later tile fetches them again
-// (box-in). Here a box is one Residency allocation (today a buffer's full-size mirror on the
-// device). This layer chooses the victims; what must be written home before a victim is freed is
-// decided by the directory, one layer up: Residency::evict asks its EvictionClient (the
-// SharedBuffer, coherence layer) to box the bytes out.
+// (box-in). Here a box is one Residency allocation (a run of a buffer's bytes on the device;
+// a buffer may have several per device). This layer chooses the victims; what must be written home
+// before a victim is freed is decided by the directory, one layer up: Residency::evict asks its
+// EvictionClient (the SharedBuffer, coherence layer) to box the bytes out.
 //
 // Use counts: an allocation is in use while an operation being issued needs it (use() / unuse()
 // bracket a whole launch, from its input copies to the publication of its writes, so the
@@ -41,9 +41,13 @@ struct DeviceMemoryStats {
   std::uint64_t limit = 0;            ///< bytes the runtime may allocate on the device
   std::uint64_t held_bytes = 0;       ///< bytes of the allocations buffers hold now
   std::uint64_t peak_held_bytes = 0;  ///< most held_bytes since the start or reset_peaks()
-  std::uint64_t evicted_bytes = 0;    ///< bytes of allocations freed by eviction
-  std::uint64_t evictions = 0;        ///< allocations freed by eviction
-  std::uint64_t refusals = 0;         ///< allocations the driver refused under the limit
+  /// Most held_bytes at a settle() (the end of a launch): peak_held_bytes without the moments
+  /// when a box that grows exists twice (old and merged, Residency::ensure) or a launch's
+  /// allocations are being made.
+  std::uint64_t peak_settled_bytes = 0;
+  std::uint64_t evicted_bytes = 0;  ///< bytes of allocations freed by eviction
+  std::uint64_t evictions = 0;      ///< allocations freed by eviction
+  std::uint64_t refusals = 0;       ///< allocations the driver refused under the limit
 };
 
 class DeviceMemory {
@@ -65,14 +69,18 @@ class DeviceMemory {
     DeviceAllocation allocation;
     EntryId id = 0;
   };
-  /// An allocation of `bytes` on device for owner (handed to it through Residency::adopt before
-  /// this returns), unused and most recently used. When it does
+  /// An allocation of `bytes` on device for owner, to hold the owner's buffer bytes from `base`
+  /// on (handed to it through Residency::adopt before this returns), unused and most recently
+  /// used. When it does
   /// not fit under the limit (memory kept by the cache counts too), or the driver refuses it,
   /// first the cache's kept memory and then least recently used unused allocations are evicted
   /// (idle ones before busy ones) until it fits. Throws OutOfDeviceMemory naming the device,
   /// owner->describe() and the bytes when it cannot fit even then (larger than the limit or the
   /// device's largest allocation, or everything left is in use).
-  Grant allocate(std::size_t device, std::uint64_t bytes, Residency& owner);
+  Grant allocate(std::size_t device, std::uint64_t bytes, Residency& owner, std::uint64_t base = 0);
+  /// Whether an allocation of `bytes` on device fits under its limit now, without evicting
+  /// anything (memory the cache keeps counts as free).
+  [[nodiscard]] bool fits_without_eviction(std::size_t device, std::uint64_t bytes) const;
   /// The owner gives the allocation back (no operation may still use it); it goes to the cache
   /// and the owner forgets it.
   void release(std::size_t device, EntryId id);
@@ -88,6 +96,9 @@ class DeviceMemory {
   [[nodiscard]] DeviceMemoryStats stats(std::size_t device) const;
   /// Starts the peaks over at the bytes held now (to measure one run of a program).
   void reset_peaks();
+  /// A launch has finished making and merging its allocations: the bytes held now count towards
+  /// peak_settled_bytes.
+  void settle();
 
   /// Throws InvariantError unless, per device, every allocation is on exactly one list (in use
   /// iff its use count is positive), its owner agrees it holds it, the held bytes are the sum of

@@ -1,10 +1,15 @@
 #include "memory/residency.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "common/check.hpp"
 
 namespace unimem {
+
+namespace {
+constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+}  // namespace
 
 std::uint64_t ResidentAllocation::offset_of(std::uint64_t buffer_offset) const {
   UNIMEM_REQUIRE(buffer_offset >= base && buffer_offset - base <= allocation.size,
@@ -16,8 +21,8 @@ Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
                      AllocationCache& allocations)
     : size_(buffer_size),
       allocations_(allocations),
-      mirrors_(device_count),
-      ids_(device_count, 0) {}
+      held_(device_count),
+      growths_(device_count, 0) {}
 
 Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
                      AllocationCache& allocations, DeviceMemory& memory, EvictionClient& client)
@@ -25,103 +30,210 @@ Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
       allocations_(allocations),
       memory_(&memory),
       client_(&client),
-      mirrors_(device_count),
-      ids_(device_count, 0) {
+      held_(device_count),
+      growths_(device_count, 0) {
   UNIMEM_REQUIRE(memory.device_count() == device_count,
                  "Residency: the DeviceMemory has another number of devices");
 }
 
 Residency::~Residency() { release_all(); }
 
+std::size_t Residency::index_of(std::size_t device, const Interval& bytes) const {
+  const std::vector<Held>& list = held_[device];
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const Interval c = list[i].where.covers();
+    if (c.begin <= bytes.begin && bytes.end <= c.end) return i;
+  }
+  return kNone;
+}
+
 std::optional<ResidentAllocation> Residency::find(std::size_t device, const Interval& bytes) const {
-  UNIMEM_REQUIRE(device < mirrors_.size(), "Residency::find: unknown device");
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::find: unknown device");
   UNIMEM_REQUIRE(bytes.end <= size_, "Residency::find: bytes reach beyond the buffer");
-  const DeviceAllocation& m = mirrors_[device];
-  if (!m.valid()) return std::nullopt;
-  return ResidentAllocation{m, 0};
+  const std::size_t i = index_of(device, bytes);
+  if (i == kNone) return std::nullopt;
+  return held_[device][i].where;
+}
+
+std::vector<ResidentAllocation> Residency::allocations(std::size_t device) const {
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::allocations: unknown device");
+  std::vector<ResidentAllocation> out;
+  out.reserve(held_[device].size());
+  for (const Held& h : held_[device]) out.push_back(h.where);
+  return out;
+}
+
+Residency::Held Residency::allocate(std::size_t device, const Interval& box) {
+  if (memory_ != nullptr) {
+    const DeviceMemory::Grant g = memory_->allocate(device, box.size(), *this, box.begin);
+    return Held{ResidentAllocation{g.allocation, box.begin}, g.id};  // adopt() filed it
+  }
+  const DeviceAllocation a = allocations_.allocate(device, box.size());
+  adopt(device, box.begin, a, 0);
+  return Held{ResidentAllocation{a, box.begin}, 0};
+}
+
+void Residency::free_held(std::size_t device, const Held& h) {
+  if (memory_ != nullptr) {
+    memory_->release(device, h.id);  // forget() drops it from held_
+    return;
+  }
+  (void)forget(device, h.id);
+  allocations_.release(device, h.where.allocation, h.where.allocation.size);
 }
 
 ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes) {
-  UNIMEM_REQUIRE(device < mirrors_.size(), "Residency::ensure: unknown device");
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::ensure: unknown device");
   UNIMEM_REQUIRE(bytes.end <= size_, "Residency::ensure: bytes reach beyond the buffer");
+  UNIMEM_REQUIRE(!bytes.empty(), "Residency::ensure: no bytes to hold");
   UNIMEM_REQUIRE(!retired_, "Residency::ensure: the buffer is being released");
-  DeviceAllocation& m = mirrors_[device];
-  if (m.valid()) {
-    if (memory_ != nullptr) memory_->touch(device, ids_[device]);
-  } else if (memory_ != nullptr) {
-    (void)memory_->allocate(device, size_, *this);  // adopt() fills the slot
-    check_if_enabled();
-  } else {
-    m = allocations_.allocate(device, size_);
-    check_if_enabled();
+  if (const std::size_t i = index_of(device, bytes); i != kNone) {
+    if (memory_ != nullptr) memory_->touch(device, held_[device][i].id);
+    return held_[device][i].where;
   }
-  return ResidentAllocation{m, 0};
+  // BBMM Algorithm 2: the new box is the bounding box of the bytes and of every allocation they
+  // intersect or touch (allocations never touch each other, so one pass finds them all).
+  Interval box = bytes;
+  std::vector<Held> merged;
+  for (const Held& h : held_[device]) {
+    const Interval c = h.where.covers();
+    if (c.begin <= bytes.end && bytes.begin <= c.end) {
+      merged.push_back(h);
+      box = Interval{std::min(box.begin, c.begin), std::max(box.end, c.end)};
+    }
+  }
+  for (const Held& h : merged) {
+    if (memory_ != nullptr && memory_->uses(device, h.id) > 0) {
+      throw PreconditionError(describe() + ": device " + std::to_string(device) +
+                              " cannot grow its allocation of bytes " +
+                              h.where.covers().to_string() + " to " + box.to_string() +
+                              " while an operation uses it");
+    }
+  }
+  if (!merged.empty() && ++growths_[device] > 2) {
+    // Repeated growth: room to grow further in the direction(s) this merge grew.
+    Interval old_span = merged.front().where.covers();
+    for (const Held& h : merged) {
+      old_span = Interval{std::min(old_span.begin, h.where.covers().begin),
+                          std::max(old_span.end, h.where.covers().end)};
+    }
+    const std::uint64_t slack = box.size() / 2;
+    Interval roomy = box;
+    if (box.begin < old_span.begin) roomy.begin = box.begin > slack ? box.begin - slack : 0;
+    if (box.end > old_span.end) roomy.end = std::min(size_, box.end + slack);
+    for (const Held& h : held_[device]) {  // short of the device's other boxes (never touching)
+      const Interval c = h.where.covers();
+      if (c.begin > box.end) roomy.end = std::min(roomy.end, c.begin - 1);
+      if (c.end < box.begin) roomy.begin = std::max(roomy.begin, c.end + 1);
+    }
+    if (memory_ == nullptr || memory_->fits_without_eviction(device, roomy.size())) box = roomy;
+  }
+  Held made;
+  if (merged.empty()) {
+    made = allocate(device, box);
+  } else {
+    // The merged allocations stay while the box is allocated (pinned: eviction may not take
+    // them), so their bytes can move device-locally. When the device has no room for both, they
+    // are boxed out first (their bytes go home and are fetched again later).
+    if (memory_ != nullptr) {
+      for (const Held& h : merged) memory_->use(device, h.id);
+    }
+    bool moved = true;
+    try {
+      made = allocate(device, box);
+    } catch (const OutOfDeviceMemory&) {
+      moved = false;
+    }
+    if (memory_ != nullptr) {
+      for (const Held& h : merged) memory_->unuse(device, h.id);
+    }
+    if (moved) {
+      for (const Held& h : merged) {
+        if (client_ != nullptr) client_->relocate(device, h.where, made.where);
+        free_held(device, h);
+      }
+    } else {
+      for (const Held& h : merged) {
+        if (client_ != nullptr) client_->box_out(device, h.where.covers());
+        free_held(device, h);
+      }
+      made = allocate(device, box);
+    }
+  }
+  check_if_enabled();
+  return made.where;
 }
 
-ResidentAllocation Residency::begin_use(std::size_t device) {
-  const ResidentAllocation a = ensure_whole(device);
-  if (memory_ != nullptr) memory_->use(device, ids_[device]);
+ResidentAllocation Residency::begin_use(std::size_t device, const Interval& bytes) {
+  const ResidentAllocation a = ensure(device, bytes);
+  if (memory_ != nullptr) memory_->use(device, held_[device][index_of(device, bytes)].id);
   return a;
 }
 
-void Residency::end_use(std::size_t device) {
-  UNIMEM_REQUIRE(device < mirrors_.size(), "Residency::end_use: unknown device");
-  if (memory_ == nullptr || !mirrors_[device].valid()) return;
-  memory_->unuse(device, ids_[device]);
+void Residency::end_use(std::size_t device, const Interval& bytes) {
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::end_use: unknown device");
+  if (memory_ == nullptr) return;
+  const std::size_t i = index_of(device, bytes);
+  if (i != kNone) memory_->unuse(device, held_[device][i].id);
 }
 
 void Residency::retire() {
   if (retired_) return;
   retired_ = true;
   if (memory_ == nullptr) return;
-  for (std::size_t d = 0; d < mirrors_.size(); ++d) {
-    if (mirrors_[d].valid()) memory_->use(d, ids_[d]);
+  for (std::size_t d = 0; d < held_.size(); ++d) {
+    for (const Held& h : held_[d]) memory_->use(d, h.id);
   }
 }
 
 std::uint64_t Residency::allocated_bytes(std::size_t device) const {
-  UNIMEM_REQUIRE(device < mirrors_.size(), "Residency::allocated_bytes: unknown device");
-  return mirrors_[device].valid() ? size_ : 0;
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::allocated_bytes: unknown device");
+  std::uint64_t total = 0;
+  for (const Held& h : held_[device]) total += h.where.allocation.size;
+  return total;
 }
 
 void Residency::release(std::size_t device) {
-  UNIMEM_REQUIRE(device < mirrors_.size(), "Residency::release: unknown device");
-  DeviceAllocation& m = mirrors_[device];
-  if (!m.valid()) return;
-  if (memory_ != nullptr) {
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::release: unknown device");
+  while (!held_[device].empty()) {
+    const Held h = held_[device].back();
     try {
-      memory_->release(device, ids_[device]);  // forget() clears the slot
-    } catch (...) {                            // the caller may be a destructor
+      free_held(device, h);
+    } catch (...) {  // a driver that cannot free leaks; the caller may be a destructor
+      if (!held_[device].empty() && held_[device].back().where == h.where) held_[device].pop_back();
     }
-    return;
-  }
-  const DeviceAllocation doomed = m;
-  m = DeviceAllocation{};
-  try {
-    allocations_.release(device, doomed, size_);
-  } catch (...) {  // a driver that cannot free leaks; the caller may be a destructor
   }
 }
 
 void Residency::release_all() {
-  for (std::size_t d = 0; d < mirrors_.size(); ++d) release(d);
+  for (std::size_t d = 0; d < held_.size(); ++d) release(d);
 }
 
-void Residency::adopt(std::size_t device, DeviceAllocation allocation, DeviceMemory::EntryId id) {
-  mirrors_.at(device) = allocation;
-  ids_.at(device) = id;
+void Residency::adopt(std::size_t device, std::uint64_t base, DeviceAllocation allocation,
+                      DeviceMemory::EntryId id) {
+  std::vector<Held>& list = held_.at(device);
+  auto at =
+      std::find_if(list.begin(), list.end(), [base](const Held& h) { return h.where.base > base; });
+  list.insert(at, Held{ResidentAllocation{allocation, base}, id});
 }
 
-DeviceAllocation Residency::forget(std::size_t device) {
-  const DeviceAllocation a = mirrors_.at(device);
-  mirrors_[device] = DeviceAllocation{};
-  ids_[device] = 0;
+DeviceAllocation Residency::forget(std::size_t device, DeviceMemory::EntryId id) {
+  std::vector<Held>& list = held_.at(device);
+  auto it = std::find_if(list.begin(), list.end(), [id](const Held& h) { return h.id == id; });
+  UNIMEM_REQUIRE(it != list.end(), "Residency::forget: no such allocation");
+  const DeviceAllocation a = it->where.allocation;
+  list.erase(it);
   return a;
 }
 
-DeviceAllocation Residency::evict(std::size_t device) {
-  if (client_ != nullptr) client_->box_out(device);
-  return forget(device);
+DeviceAllocation Residency::evict(std::size_t device, DeviceMemory::EntryId id) {
+  if (client_ != nullptr) {
+    const std::vector<Held>& list = held_.at(device);
+    auto it = std::find_if(list.begin(), list.end(), [id](const Held& h) { return h.id == id; });
+    UNIMEM_REQUIRE(it != list.end(), "Residency::evict: no such allocation");
+    client_->box_out(device, it->where.covers());
+  }
+  return forget(device, id);
 }
 
 bool Residency::busy_on(std::size_t device) const {
@@ -129,7 +241,9 @@ bool Residency::busy_on(std::size_t device) const {
 }
 
 bool Residency::holds(std::size_t device, const DeviceAllocation& allocation) const {
-  return device < mirrors_.size() && mirrors_[device] == allocation;
+  if (device >= held_.size()) return false;
+  return std::any_of(held_[device].begin(), held_[device].end(),
+                     [&](const Held& h) { return h.where.allocation == allocation; });
 }
 
 std::string Residency::describe() const {
@@ -144,24 +258,29 @@ void Residency::check_if_enabled() const {
 }
 
 void Residency::check_invariants() const {
-  for (std::size_t d = 0; d < mirrors_.size(); ++d) {
-    const DeviceAllocation& m = mirrors_[d];
-    if (m.handle == nullptr && m.size != 0) {
-      detail::throw_invariant("Residency: device " + std::to_string(d) +
-                                  " has a null allocation of " + std::to_string(m.size) + " bytes",
-                              __FILE__, __LINE__);
-    }
-    if (m.valid() && m.size != size_) {
-      detail::throw_invariant("Residency: the allocation on device " + std::to_string(d) +
-                                  " holds " + std::to_string(m.size) + " bytes, not the buffer's " +
-                                  std::to_string(size_),
-                              __FILE__, __LINE__);
-    }
-    if (memory_ != nullptr && m.valid() != (ids_[d] != 0)) {
-      detail::throw_invariant("Residency: device " + std::to_string(d) +
-                                  (m.valid() ? " has an allocation DeviceMemory does not account"
-                                             : " has no allocation but a DeviceMemory entry"),
-                              __FILE__, __LINE__);
+  for (std::size_t d = 0; d < held_.size(); ++d) {
+    auto fail = [d](const std::string& what) {
+      detail::throw_invariant("Residency: device " + std::to_string(d) + ": " + what, __FILE__,
+                              __LINE__);
+    };
+    const std::vector<Held>& list = held_[d];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const ResidentAllocation& r = list[i].where;
+      if (!r.allocation.valid() || r.allocation.size == 0) {
+        fail("a null or empty allocation of " + std::to_string(r.allocation.size) + " bytes");
+      }
+      if (r.base > size_ || r.allocation.size > size_ - r.base) {
+        fail("an allocation holds bytes " + r.covers().to_string() + " of a buffer of " +
+             std::to_string(size_) + " bytes");
+      }
+      if (i > 0 && list[i - 1].where.covers().end >= r.base) {
+        fail("allocations of bytes " + list[i - 1].where.covers().to_string() + " and " +
+             r.covers().to_string() + " overlap, touch or are out of order");
+      }
+      if (memory_ != nullptr && list[i].id == 0) {
+        fail("the allocation of bytes " + r.covers().to_string() +
+             " is not accounted by DeviceMemory");
+      }
     }
   }
 }

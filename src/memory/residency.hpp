@@ -30,37 +30,55 @@ struct ResidentAllocation {
   friend bool operator==(const ResidentAllocation&, const ResidentAllocation&) = default;
 };
 
-/// What a Residency's owner (the SharedBuffer, one layer up) does when DeviceMemory evicts one of
-/// its allocations: the write-back decision needs the coherence directory, which this layer may
-/// not see (cmake/layers.cmake: memory uses device only). Both hooks are called under
-/// DeviceMemory's lock and must not call back into it (no allocation, no use counts).
+/// What a Residency's owner (the SharedBuffer, one layer up) does when one of its allocations is
+/// evicted or merged into a larger one: which bytes are worth keeping is decided by the coherence
+/// directory, which this layer may not see (cmake/layers.cmake: memory uses device only).
+/// busy_on and box_out are called under DeviceMemory's lock and must not call back into it (no
+/// allocation, no use counts); relocate is called outside it.
 class EvictionClient {
  public:
   virtual ~EvictionClient() = default;
-  /// Whether operations issued on the owner's allocation on device are still running.
+  /// Whether operations issued on the owner's allocations on device are still running.
   [[nodiscard]] virtual bool busy_on(std::size_t device) const = 0;
-  /// Box-out (BBMM Algorithm 4): the allocation on device is about to be freed. Write home the
-  /// bytes it alone holds, stop counting it as a holder of any byte, and wait until no issued
-  /// operation uses it any more. May throw; then the allocation stays.
-  virtual void box_out(std::size_t device) = 0;
+  /// Box-out (BBMM Algorithm 4): the allocation on device that holds the buffer bytes `bytes` is
+  /// about to be freed. Write home the bytes it alone holds, stop counting it as a holder of any
+  /// of them, and wait until no issued operation uses it any more. May throw; then it stays.
+  virtual void box_out(std::size_t device, const Interval& bytes) = 0;
+  /// BBMM Algorithm 2 (bb_present / bb_readin): `from` is merged into the larger allocation `to`
+  /// on the same device (to.covers() contains from.covers()). Copy the bytes current in `from` to
+  /// the same buffer bytes of `to` with device-local copies, and wait until no issued operation
+  /// uses `from` any more (it is freed next). The default keeps nothing (no directory: the
+  /// contents of a fresh allocation are unspecified anyway).
+  virtual void relocate(std::size_t device, const ResidentAllocation& from,
+                        const ResidentAllocation& to) {
+    (void)device;
+    (void)from;
+    (void)to;
+  }
   /// The owner, for error messages ("buffer 'a' (#1, 64 bytes)").
   [[nodiscard]] virtual std::string describe() const = 0;
 };
 
-/// Where the bytes of one shared buffer live on each device: per device, the allocations that
-/// hold them, made on first use from an AllocationCache and handed back to it when released.
+/// Where the bytes of one shared buffer live on each device: per device, disjoint allocations
+/// ("boxes", BBMM seed 001_9219257c3045faa0.txt sections 4-6) that each hold a run of the buffer's
+/// bytes, made on first use from an AllocationCache and handed back to it when released.
 ///
-/// The question callers ask is "which allocation on device d holds these bytes, and where",
-/// so that partial residency (allocations covering only the bytes a device uses; BBMM, seed
-/// 001_9219257c3045faa0.txt section 4) can answer it differently. Today the answer is always the
-/// device's one full-size mirror: kernels index buffers from their start, so a kernel's
-/// allocation must cover the whole buffer (drivers that back device memory with host pages, like
-/// POCL, only fault in the pages a device touches).
+/// Partial residency (BBMM Algorithm 2): a device holds only the bytes its work uses. ensure()
+/// answers "which allocation on device d holds these bytes, and at what offset"; when none does,
+/// the new box is the bounding box of the bytes and of every allocation they intersect or touch,
+/// and those allocations are merged into it: their current bytes move with device-local copies
+/// (EvictionClient::relocate: bb_present / bb_readin) instead of being fetched again, and they
+/// are freed. So a device's allocations never overlap or touch: a run of bytes current on a
+/// device always lies in one allocation. A box of [0, size) is the buffer's full mirror.
+/// A device whose boxes of this buffer keep growing (a third merge and later: floyd-warshall's
+/// pivot row walks past the device's rows one launch at a time) gets room to grow: the merged box
+/// extends by half its span in the direction it grew, when that fits without evicting anything,
+/// so a box that grows row by row is merged O(log n) times, not n times.
 ///
 /// Two ways to get device memory: straight from an AllocationCache (no limit, no eviction), or
 /// through a runtime's DeviceMemory, which accounts every allocation against the device's limit,
 /// keeps the use counts and LRU lists, and may evict an allocation of this Residency to make room
-/// for another buffer (asking the EvictionClient to box it out first).
+/// for another (asking the EvictionClient to box it out first).
 ///
 /// Not thread-safe: its owner serialises calls (DeviceMemory changes the allocations only under
 /// its own lock, from allocate / release / eviction). The cache, the DeviceMemory, the client and
@@ -79,26 +97,34 @@ class Residency {
   Residency& operator=(const Residency&) = delete;
 
   [[nodiscard]] std::uint64_t buffer_size() const { return size_; }
-  [[nodiscard]] std::size_t device_count() const { return mirrors_.size(); }
+  [[nodiscard]] std::size_t device_count() const { return held_.size(); }
 
-  /// The allocation on device that holds all of bytes, or nullopt if the device has none.
+  /// The allocation on device that holds all of bytes (non-empty), or nullopt if none does.
   [[nodiscard]] std::optional<ResidentAllocation> find(std::size_t device,
                                                        const Interval& bytes) const;
-  /// Whether device holds an allocation covering bytes.
+  /// Whether device holds an allocation covering bytes (allocations never touch, so bytes held
+  /// by the device's allocations together are held by one of them).
   [[nodiscard]] bool covers(std::size_t device, const Interval& bytes) const {
     return find(device, bytes).has_value();
   }
-  /// An allocation on device that holds bytes, allocated on first use (fresh or recycled memory:
-  /// its contents are unspecified until a copy or a kernel writes them), and now the most
-  /// recently used. Throws DeviceError (OutOfDeviceMemory under a DeviceMemory) if the device
-  /// cannot allocate it, even after eviction.
+  /// The device's allocations, lowest bytes first.
+  [[nodiscard]] std::vector<ResidentAllocation> allocations(std::size_t device) const;
+  /// An allocation on device that holds bytes (non-empty), now the most recently used: found, or
+  /// made for the bounding box of bytes and of the allocations they intersect or touch, which are
+  /// merged into it (see the class comment; fresh or recycled memory: bytes no merged allocation
+  /// held are unspecified until a copy or a kernel writes them). Throws DeviceError
+  /// (OutOfDeviceMemory under a DeviceMemory) if the device cannot allocate it, even after
+  /// eviction, and PreconditionError if a merged allocation is in use.
   ResidentAllocation ensure(std::size_t device, const Interval& bytes);
-  /// The allocation a kernel on device is given: it covers the whole buffer.
+  /// The full mirror: ensure(device, [0, buffer_size)).
   ResidentAllocation ensure_whole(std::size_t device) { return ensure(device, Interval{0, size_}); }
-  /// ensure_whole(device), and the allocation is in use (not evictable) until the matching
-  /// end_use(device). Uses nest. Without a DeviceMemory only the allocation is made.
-  ResidentAllocation begin_use(std::size_t device);
-  void end_use(std::size_t device);
+  /// ensure(device, bytes), and the allocation is in use (not evictable, not merged) until the
+  /// matching end_use(device, bytes). Uses nest. Without a DeviceMemory only the allocation is
+  /// made.
+  ResidentAllocation begin_use(std::size_t device, const Interval& bytes);
+  ResidentAllocation begin_use(std::size_t device) { return begin_use(device, Interval{0, size_}); }
+  void end_use(std::size_t device, const Interval& bytes);
+  void end_use(std::size_t device) { end_use(device, Interval{0, size_}); }
   /// Every allocation stays in use until released (the buffer is being destroyed: its pending
   /// operations may still run, so nothing may evict it meanwhile).
   void retire();
@@ -111,28 +137,40 @@ class Residency {
   /// release() on every device.
   void release_all();
 
-  /// Throws InvariantError unless every allocation is valid, lies on a known device and covers
-  /// the whole buffer from its start, and (under a DeviceMemory) is registered there.
+  /// Throws InvariantError unless every allocation is valid, lies on a known device inside the
+  /// buffer, the allocations of a device are sorted and neither overlap nor touch, and (under a
+  /// DeviceMemory) each is registered there.
   void check_invariants() const;
 
  private:
   friend struct detail::ResidencyTestAccess;
   friend class DeviceMemory;  // calls the hooks below under its lock
+  struct Held {
+    ResidentAllocation where;
+    DeviceMemory::EntryId id = 0;  // under memory_: its DeviceMemory entry
+  };
   void check_if_enabled() const;
+  /// The index in held_[device] of the allocation holding bytes, or npos.
+  [[nodiscard]] std::size_t index_of(std::size_t device, const Interval& bytes) const;
+  /// A new allocation for the buffer bytes box (inserted in held_ by adopt / here).
+  Held allocate(std::size_t device, const Interval& box);
+  /// Frees one allocation (to the cache, or through DeviceMemory).
+  void free_held(std::size_t device, const Held& h);
   // DeviceMemory's hooks.
-  void adopt(std::size_t device, DeviceAllocation allocation, DeviceMemory::EntryId id);
-  DeviceAllocation forget(std::size_t device);
-  DeviceAllocation evict(std::size_t device);  // box-out through the client, then forget
+  void adopt(std::size_t device, std::uint64_t base, DeviceAllocation allocation,
+             DeviceMemory::EntryId id);
+  DeviceAllocation forget(std::size_t device, DeviceMemory::EntryId id);
+  DeviceAllocation evict(std::size_t device, DeviceMemory::EntryId id);  // box-out, then forget
   [[nodiscard]] bool busy_on(std::size_t device) const;
   [[nodiscard]] bool holds(std::size_t device, const DeviceAllocation& allocation) const;
   [[nodiscard]] std::string describe() const;
 
   std::uint64_t size_;
   AllocationCache& allocations_;
-  DeviceMemory* memory_ = nullptr;          // null: allocations straight from the cache
-  EvictionClient* client_ = nullptr;        // set with memory_
-  std::vector<DeviceAllocation> mirrors_;   // per device; invalid before the first use
-  std::vector<DeviceMemory::EntryId> ids_;  // per device, under memory_: its DeviceMemory entry
+  DeviceMemory* memory_ = nullptr;       // null: allocations straight from the cache
+  EvictionClient* client_ = nullptr;     // set with memory_
+  std::vector<std::vector<Held>> held_;  // per device, sorted by base
+  std::vector<std::uint32_t> growths_;   // per device: merges so far (see ensure)
   bool retired_ = false;
 };
 

@@ -461,7 +461,12 @@ void PointerRuntime::launch(PointerProgram& program, const std::string& kernel,
   const std::vector<bool>* rewritten = nullptr;
   if (interior) {
     if (!program.offset_program) {
-      program.rewritten = rewrite_for_offsets(program.source);
+      try {
+        program.rewritten = rewrite_for_offsets(program.source);
+      } catch (const PreconditionError& e) {
+        throw PreconditionError(std::string("um_launch: cannot pass interior pointers: ") +
+                                e.what());
+      }
       try {
         program.offset_program =
             std::make_unique<Program>(rt, program.rewritten.source, program.options);

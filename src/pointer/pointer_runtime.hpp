@@ -27,9 +27,9 @@
 
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
+#include "api/kernel_rewrite.hpp"
 #include "pointer/fault_handler.hpp"
 #include "pointer/host_mapping.hpp"
-#include "pointer/kernel_rewrite.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem::pointer {
@@ -99,7 +99,7 @@ struct PointerStats {
 };
 
 /// A program of the C API: the source as written, and the variant taking buffer + offset for
-/// every __global pointer (kernel_rewrite.hpp), built on the first launch that needs it.
+/// every __global pointer (api/kernel_rewrite.hpp), built on the first launch that needs it.
 struct PointerProgram {
   std::string source;
   std::string options;

@@ -62,6 +62,13 @@ struct PlanRequest {
 struct LaunchPartition : RangePartition {
   std::shared_ptr<const CompiledKernel> kernel;
   std::map<std::uint32_t, AccessBytes> accesses;
+  /// Optional (partial residency): the same kernel rewritten so that each `__global T*`
+  /// parameter takes the buffer and then a ulong byte offset (api/kernel_rewrite.hpp), and per
+  /// parameter of `kernel` whether it is such a pointer. With it, the runtime can give the kernel
+  /// allocations that hold only the bytes it touches; without it (and on a device that does not
+  /// rebase arguments itself) the kernel's buffers get full-size allocations.
+  std::shared_ptr<const CompiledKernel> rebased_kernel;
+  std::shared_ptr<const std::vector<bool>> rebased_pointers;
 };
 
 struct LaunchPlan {

@@ -410,18 +410,20 @@ TEST(Runtime, RecycledMemoryOfReleasedBuffersNeverLeaksItsBytes) {
     std::vector<std::byte> out(n);
     rt.read_blocking(a, 0, out);
     rt.release_buffer(a);
-    EXPECT_EQ(allocated_on(rt, 0), n);  // kept for reuse
-    EXPECT_EQ(allocated_on(rt, 1), n);
+    EXPECT_EQ(allocated_on(rt, 0), n);      // kept for reuse
+    EXPECT_EQ(allocated_on(rt, 1), n / 2);  // partial residency: the half device 1 used
 
     // Host read of a buffer on recycled home memory: zeros.
     BufferId b = rt.create_buffer(n, "b");
     rt.read_blocking(b, 0, out);
     EXPECT_EQ(out, std::vector<std::byte>(n, std::byte{0}));
-    // A kernel on recycled mirrors reads zeros too (device 1's mirror held a's bytes).
-    rt.core().launch(add(1, b, 0, n, 3));
+    // A kernel on a recycled allocation reads zeros too (device 1's box held a's bytes).
+    rt.core().launch(add(1, b, 0, n / 2, 3));
     rt.read_blocking(b, 0, out);
-    EXPECT_EQ(out, std::vector<std::byte>(n, std::byte{3}));
-    EXPECT_EQ(allocated_on(rt, 1), n);  // reused, not allocated again
+    std::vector<std::byte> halves(n, std::byte{0});
+    std::fill(halves.begin(), halves.begin() + n / 2, std::byte{3});
+    EXPECT_EQ(out, halves);
+    EXPECT_EQ(allocated_on(rt, 1), n / 2);  // reused, not allocated again
     rt.release_buffer(b);
 
     // A partial host write: the rest still reads zero, on the host and on a device.
@@ -467,6 +469,74 @@ TEST(Runtime, MemoryKeptForReuseIsFreedWhenTheDeviceRunsOut) {
   // A buffer that does not fit even on an empty device still fails, naming the device.
   BufferId c = rt.create_buffer(20000, "c");
   EXPECT_THROW(rt.core().launch(add(0, c, 0, 20000, 1)), DeviceError);
+}
+
+}  // namespace
+}  // namespace unimem
+
+namespace unimem {
+namespace {
+
+// out[i] = in[i - 1] + in[i] + in[i + 1] for i in [first, last): reads [first - 1, last + 1).
+Launch halo_step(std::size_t device, BufferId in, BufferId out, std::uint64_t first,
+                 std::uint64_t last) {
+  Launch l;
+  l.device = device;
+  l.kernel = std::make_shared<HostKernel>("halo", [](const HostKernelContext& ctx) {
+    const auto* src = ctx.buffer<std::byte>(0);
+    auto* dst = ctx.buffer<std::byte>(1);
+    const auto lo = ctx.scalar<std::uint64_t>(2);
+    const auto hi = ctx.scalar<std::uint64_t>(3);
+    for (auto i = lo; i < hi; ++i) {
+      dst[i] =
+          static_cast<std::byte>((std::to_integer<int>(src[i - 1]) + std::to_integer<int>(src[i]) +
+                                  std::to_integer<int>(src[i + 1])) &
+                                 0xFF);
+    }
+  });
+  l.args = {LaunchArg::of_buffer(in, IntervalSet{{first - 1, last + 1}}, {}),
+            LaunchArg::of_buffer(out, {}, IntervalSet{{first, last}}), LaunchArg::of_scalar(first),
+            LaunchArg::of_scalar(last)};
+  return l;
+}
+
+// Partial residency under a cap that holds both boxes of a ping-pong stencil but not a growing
+// box twice: each buffer's box grows once (its old box is boxed out: no room for both), and then
+// the launch's boxes stay put. Before the launch's own boxes were held first, each step evicted
+// the other buffer's box to make room and the next step the other way round.
+TEST(Runtime, APingPongStencilUnderATightCapStopsEvictingOnceItsBoxesHaveGrown) {
+  constexpr std::uint64_t n = 1000, first = 400, last = 600;
+  RuntimeOptions options{UpdateStrategy::lazy};
+  options.device_memory = 2 * (last - first + 2) + 100;  // < both boxes + a grown one
+  Runtime rt(make_host_devices(1), options);
+  const BufferId a = rt.create_buffer(n, "a");
+  const BufferId b = rt.create_buffer(n, "b");
+  std::vector<std::byte> want = bytes(n, 1);
+  rt.write_blocking(a, 0, want);
+  rt.write_blocking(b, 0, want);
+  std::vector<std::byte> other = want;
+  for (int step = 0; step < 20; ++step) {
+    const bool forward = step % 2 == 0;
+    rt.core().launch(halo_step(0, forward ? a : b, forward ? b : a, first, last));
+    std::vector<std::byte>& src = forward ? want : other;
+    std::vector<std::byte>& dst = forward ? other : want;
+    for (auto i = first; i < last; ++i) {
+      dst[i] =
+          static_cast<std::byte>((std::to_integer<int>(src[i - 1]) + std::to_integer<int>(src[i]) +
+                                  std::to_integer<int>(src[i + 1])) &
+                                 0xFF);
+    }
+  }
+  std::vector<std::byte> got(n);
+  rt.read_blocking(a, 0, got);
+  EXPECT_EQ(got, want);
+  rt.read_blocking(b, 0, got);
+  EXPECT_EQ(got, other);
+  const DeviceMemoryReport m = rt.core().device_memory()[0];
+  EXPECT_LE(m.memory.peak_held_bytes, options.device_memory);
+  EXPECT_EQ(m.memory.evictions, 0u);  // the grown boxes replaced their old ones
+  // At most each buffer's old box went home once: [first, last) of b (a's box was read-only).
+  EXPECT_LE(rt.stats().evicted_bytes, 2 * (last - first));
 }
 
 }  // namespace

@@ -31,9 +31,45 @@ TEST(SharedBuffer, DevicesGetAnAllocationOnFirstUse) {
   EXPECT_FALSE(b.residency().covers(0, Interval{0, 64}));
   b.acquire(D1, IntervalSet{{8, 16}});
   EXPECT_FALSE(b.residency().covers(0, Interval{0, 64}));
-  EXPECT_TRUE(b.residency().covers(1, Interval{0, 64}));
-  EXPECT_EQ(b.mirror(D1), b.residency().find(1, Interval{0, 64})->allocation);
+  // Partial residency: d1 holds only the bytes it read.
+  EXPECT_TRUE(b.residency().covers(1, Interval{8, 16}));
+  EXPECT_FALSE(b.residency().covers(1, Interval{0, 64}));
+  EXPECT_EQ(b.residency().allocated_bytes(1), 8u);
   EXPECT_EQ(b.stats().host_to_device.bytes, 8u);
+  // The full mirror merges the box: its bytes move on the device, none is fetched again.
+  const DeviceAllocation mirror = b.mirror(D1);
+  ASSERT_TRUE(b.residency().covers(1, Interval{0, 64}));
+  EXPECT_EQ(mirror, b.residency().find(1, Interval{0, 64})->allocation);
+  EXPECT_EQ(b.residency().allocated_bytes(1), 64u);
+  EXPECT_EQ(b.stats().relocated_bytes, 8u);
+  EXPECT_EQ(b.stats().host_to_device.bytes, 8u);
+  EXPECT_TRUE(b.directory().missing_on(D1, IntervalSet{{8, 16}}).empty());
+  b.check_invariants();
+}
+
+// BBMM bb_readin: when a device's box grows, the bytes only that device holds move into the
+// merged box with a device-local copy and reach the host from there.
+TEST(SharedBuffer, AGrowingBoxKeepsTheBytesOnlyItsDeviceHolds) {
+  const DeviceRegistry devices = make_host_devices(2);
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
+  SharedBuffer b(1, "data", 64, context);
+  b.acquire(D1, IntervalSet{{8, 16}});
+  // A kernel on d1 writes bytes [8, 16): they exist only there.
+  const ResidentAllocation box = *b.residency().find(1, Interval{8, 16});
+  std::vector<std::byte> pattern(8);
+  for (std::size_t i = 0; i < 8; ++i) pattern[i] = static_cast<std::byte>(0xA0 + i);
+  devices.at(1).copy_host_to_device(pattern.data(), box.allocation, box.offset_of(8), 8, {}).wait();
+  detail::SharedBufferTestAccess::directory(b).apply_device_write(D1, IntervalSet{{8, 16}});
+  b.acquire(D1, IntervalSet{{0, 32}});  // grows the box to [0, 32)
+  EXPECT_EQ(b.residency().find(1, Interval{0, 32})->covers(), (Interval{0, 32}));
+  EXPECT_EQ(b.residency().allocations(1).size(), 1u);
+  EXPECT_EQ(b.stats().relocated_bytes, 8u);
+  EXPECT_EQ(b.stats().host_to_device.bytes, 8u + 24u);  // [8, 16) was not fetched again
+  b.acquire(kHostAgent, IntervalSet{{0, 32}});
+  wait_all(b.pending());
+  for (std::size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(b.home()[8 + i], pattern[i]) << "byte " << 8 + i;
+  }
   b.check_invariants();
 }
 

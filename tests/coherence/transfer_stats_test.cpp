@@ -21,6 +21,7 @@ TransferStats example_stats(std::uint64_t d2d_bytes = 8) {
   s.evicted_bytes = 9;
   s.eviction_writeback_bytes = 10;
   s.reloaded_bytes = 11;
+  s.relocated_bytes = 12;
   return s;
 }
 
@@ -29,7 +30,8 @@ TEST(TransferStats, JsonHasEveryDirectionTheTotalAndTheAdaptiveCounts) {
             "{\"h2d\":{\"bytes\":32,\"copies\":1},\"d2h\":{\"bytes\":16,\"copies\":2},"
             "\"d2d\":{\"bytes\":8,\"copies\":3},\"total\":{\"bytes\":56,\"copies\":6},"
             "\"prefetch_bytes\":4,\"prefetch_unread_bytes\":5,\"replays\":6,\"mispredictions\":7,"
-            "\"evicted_bytes\":9,\"eviction_writeback_bytes\":10,\"reloaded_bytes\":11}");
+            "\"evicted_bytes\":9,\"eviction_writeback_bytes\":10,\"reloaded_bytes\":11,\"relocated_"
+            "bytes\":12}");
 }
 
 TEST(TransferStats, JsonWritesLargeCountsAsUnsignedIntegers) {
@@ -44,7 +46,8 @@ TEST(TransferStats, EmptyStatsAreAllZero) {
             "{\"h2d\":{\"bytes\":0,\"copies\":0},\"d2h\":{\"bytes\":0,\"copies\":0},"
             "\"d2d\":{\"bytes\":0,\"copies\":0},\"total\":{\"bytes\":0,\"copies\":0},"
             "\"prefetch_bytes\":0,\"prefetch_unread_bytes\":0,\"replays\":0,\"mispredictions\":0,"
-            "\"evicted_bytes\":0,\"eviction_writeback_bytes\":0,\"reloaded_bytes\":0}");
+            "\"evicted_bytes\":0,\"eviction_writeback_bytes\":0,\"reloaded_bytes\":0,\"relocated_"
+            "bytes\":0}");
 }
 
 TEST(TransferStats, SumAddsEveryField) {
@@ -60,6 +63,7 @@ TEST(TransferStats, SumAddsEveryField) {
   EXPECT_EQ(sum.evicted_bytes, 18u);
   EXPECT_EQ(sum.eviction_writeback_bytes, 20u);
   EXPECT_EQ(sum.reloaded_bytes, 22u);
+  EXPECT_EQ(sum.relocated_bytes, 24u);
 }
 
 }  // namespace

@@ -106,25 +106,44 @@ INSTANTIATE_TEST_SUITE_P(
         StrategyRow{UpdateStrategy::lazy, true, {}, {}, {}, agents({D0})},
         // balance: the kernel's result is written back to the host only.
         StrategyRow{UpdateStrategy::balance, true, {}, {32, 1}, {}, agents({H, D0})},
-        // batch: the host write goes to every device, the kernel result back home and to all.
-        StrategyRow{UpdateStrategy::batch,
-                    true,
-                    {64 * 3 + 32 * 2, 5},
-                    {32, 1},
-                    {},
-                    agents({H, D0, D1, D2})},
-        StrategyRow{UpdateStrategy::batch,
-                    false,
-                    {64 * 3 + 32 * 2, 5},
-                    {32, 1},
-                    {},
-                    agents({H, D0, D1, D2})},
+        // batch: the host write and the kernel result go to every device that holds an
+        // allocation for them (BBMM section 8.1; none does here: the kernel's device holds only
+        // the bytes it wrote), the kernel result back home.
+        StrategyRow{UpdateStrategy::batch, true, {}, {32, 1}, {}, agents({H, D0})},
+        StrategyRow{UpdateStrategy::batch, false, {}, {32, 1}, {}, agents({H, D0})},
         // adaptive: lazy until a history repeats.
         StrategyRow{UpdateStrategy::adaptive, true, {}, {}, {}, agents({D0})}),
     [](const ::testing::TestParamInfo<StrategyRow>& param_info) {
       return std::string(to_string(param_info.param.strategy)) +
              (param_info.param.peer ? "_peer" : "_nopeer");
     });
+
+// Batch under partial residency (BBMM section 8.1): a written byte goes to every device whose
+// allocations hold it, and only there.
+TEST(UpdateStrategy, BatchUpdatesTheDevicesThatHoldTheBytes) {
+  Runtime rt(make_host_devices(3), RuntimeOptions{UpdateStrategy::batch});
+  BufferId b = rt.create_buffer(kSize, "data");
+  BufferId out = rt.create_buffer(1, "sum");
+  rt.core().launch(sum(1, b, 0, 16, out));  // d1 holds bytes [0, 16), d2 none
+  rt.finish();
+  const TransferStats before = rt.buffer_stats(b);
+  rt.core().launch(fill(0, b, 0, 32, std::byte{5}));
+  rt.finish();
+  const TransferStats after = rt.buffer_stats(b);
+  EXPECT_EQ(after.device_to_host.bytes - before.device_to_host.bytes, 32u);  // home
+  EXPECT_EQ((after.host_to_device.bytes + after.device_to_device.bytes) -
+                (before.host_to_device.bytes + before.device_to_device.bytes),
+            16u);  // d1's bytes [0, 16)
+  const Agent d0 = agent_of_device(0), d1 = agent_of_device(1), d2 = agent_of_device(2);
+  EXPECT_TRUE(rt.core().valid_agents(b, 0).contains(d1));
+  EXPECT_FALSE(rt.core().valid_agents(b, 0).contains(d2));
+  EXPECT_FALSE(rt.core().valid_agents(b, 20).contains(d1));
+  EXPECT_TRUE(rt.core().valid_agents(b, 20).contains(d0));
+  rt.core().launch(sum(1, b, 0, 16, out));
+  std::byte got{};
+  rt.read_blocking(out, 0, std::span(&got, 1));
+  EXPECT_EQ(std::to_integer<unsigned>(got), 16u * 5u);
+}
 
 // The DSOM Fig. 7 pattern: a producer on d0 and a consumer on d1 in a loop. Lazy fetches after
 // each production; adaptive learns the sequence and pushes it the moment the producer completes.
@@ -225,7 +244,7 @@ TEST(UpdateStrategy, PerBufferOverrideBeatsRuntimeDefault) {
   rt.core().launch(fill(0, balanced, 16, 32, std::byte{3}));
   rt.finish();
   EXPECT_EQ(rt.buffer_stats(lazy).device_to_host.bytes, 16u);
-  EXPECT_EQ(rt.buffer_stats(lazy).host_to_device.bytes, 16u);      // pushed to d1
+  EXPECT_EQ(rt.buffer_stats(lazy).host_to_device.bytes, 0u);       // d1 holds none of it
   EXPECT_EQ(rt.buffer_stats(balanced).device_to_host.bytes, 16u);  // now lazy: no new copy
   EXPECT_EQ(parse_update_strategy("adaptive"), UpdateStrategy::adaptive);
   EXPECT_EQ(parse_update_strategy("eager"), std::nullopt);

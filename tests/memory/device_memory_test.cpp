@@ -19,7 +19,11 @@ struct RecordingClient final : EvictionClient {
   bool busy = false;
   explicit RecordingClient(std::string n) : name(std::move(n)) {}
   [[nodiscard]] bool busy_on(std::size_t) const override { return busy; }
-  void box_out(std::size_t device) override { boxed_out.push_back(device); }
+  void box_out(std::size_t device, const Interval& bytes) override {
+    boxed_out.push_back(device);
+    boxed_out_bytes.push_back(bytes);
+  }
+  std::vector<Interval> boxed_out_bytes;
   [[nodiscard]] std::string describe() const override { return name; }
 };
 

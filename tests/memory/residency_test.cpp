@@ -4,15 +4,20 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <string>
 #include <vector>
 
 #include "device/host/host_platform.hpp"
+#include "memory/device_memory.hpp"
 
 namespace unimem {
 
 namespace detail {
 struct ResidencyTestAccess {
-  static std::vector<DeviceAllocation>& mirrors(Residency& r) { return r.mirrors_; }
+  static ResidentAllocation& first(Residency& r, std::size_t device) {
+    return r.held_.at(device).at(0).where;
+  }
 };
 }  // namespace detail
 
@@ -32,15 +37,14 @@ TEST(Residency, AllocatesOnFirstUseAndAnswersWhichAllocationHoldsBytes) {
   EXPECT_EQ(r.find(1, Interval{0, 1}), std::nullopt);
   EXPECT_EQ(r.allocated_bytes(0), 0u);
 
-  const ResidentAllocation a = r.ensure(0, Interval{10, 20});
+  const ResidentAllocation a = r.ensure_whole(0);
   EXPECT_TRUE(a.allocation.valid());
-  // Today every allocation is the device's full-size mirror, whatever bytes are asked for.
   EXPECT_EQ(a.covers(), (Interval{0, 100}));
   EXPECT_EQ(a.offset_of(10), 10u);
   EXPECT_EQ(a.offset_of(100), 100u);  // the end of the covered range
   EXPECT_THROW((void)ResidentAllocation{}.offset_of(1), PreconditionError);
   EXPECT_EQ(r.ensure(0, Interval{90, 100}), a);  // the same allocation serves other bytes
-  EXPECT_EQ(r.ensure_whole(0), a);
+  EXPECT_EQ(r.ensure(0, Interval{10, 20}), a);
   EXPECT_EQ(r.find(0, Interval{0, 100}), a);
   EXPECT_TRUE(r.covers(0, Interval{50, 60}));
   EXPECT_FALSE(r.covers(1, Interval{50, 60}));
@@ -66,7 +70,7 @@ TEST(Residency, ReleasedAllocationsGoBackToTheCache) {
   EXPECT_EQ(cache.kept_device_bytes(0), 256u);
   EXPECT_EQ(cache.kept_device_bytes(1), 256u);
   Residency next(256, 2, cache);
-  (void)next.ensure(1, Interval{0, 8});
+  (void)next.ensure_whole(1);
   EXPECT_EQ(cache.kept_device_bytes(1), 0u);  // recycled
   EXPECT_EQ(cache.counts().reused, 1u);
   next.release_all();
@@ -90,25 +94,165 @@ TEST(Residency, DeviceRefusalReachesTheCallerAndLeavesNothingAllocated) {
   const DeviceRegistry devices = make_host_devices(1, small);
   AllocationCache cache(devices.pointers(), 0);
   Residency r(64, 1, cache);
-  EXPECT_THROW((void)r.ensure(0, Interval{0, 8}), DeviceError);
+  EXPECT_THROW((void)r.ensure_whole(0), DeviceError);
   EXPECT_FALSE(r.covers(0, Interval{0, 8}));
   r.check_invariants();
 }
 
-TEST(Residency, CheckInvariantsRejectsAnAllocationThatIsNotAFullMirror) {
+TEST(Residency, CheckInvariantsRejectsAnAllocationOutsideTheBufferOrNull) {
   const DeviceRegistry devices = make_host_devices(1);
   AllocationCache cache(devices.pointers(), 0);
   Residency r(64, 1, cache);
-  (void)r.ensure_whole(0);
+  (void)r.ensure(0, Interval{16, 48});
   r.check_invariants();
-  DeviceAllocation& m = detail::ResidencyTestAccess::mirrors(r)[0];
-  const DeviceAllocation real = m;
-  m.size = 32;  // would leave bytes [32, 64) without storage
+  ResidentAllocation& m = detail::ResidencyTestAccess::first(r, 0);
+  const ResidentAllocation real = m;
+  m.base = 40;  // would hold bytes [40, 72) of a 64-byte buffer
   EXPECT_THROW(r.check_invariants(), InvariantError);
-  m = DeviceAllocation{nullptr, 64};
+  m = real;
+  m.allocation = DeviceAllocation{nullptr, 32};
   EXPECT_THROW(r.check_invariants(), InvariantError);
   m = real;
   r.check_invariants();
+}
+
+// Partial residency (BBMM Algorithm 2): a box holds only the bytes asked for; a box that
+// intersects or touches what the device holds merges with it into their bounding box, moving
+// the bytes through the client; disjoint boxes stay apart.
+struct MovingClient final : EvictionClient {
+  std::vector<std::pair<Interval, Interval>> moves;  // from.covers(), to.covers()
+  std::vector<Interval> boxed_out;
+  [[nodiscard]] bool busy_on(std::size_t) const override { return false; }
+  void box_out(std::size_t, const Interval& bytes) override { boxed_out.push_back(bytes); }
+  void relocate(std::size_t, const ResidentAllocation& from,
+                const ResidentAllocation& to) override {
+    moves.emplace_back(from.covers(), to.covers());
+  }
+  [[nodiscard]] std::string describe() const override { return "buffer 'm'"; }
+};
+
+TEST(Residency, BoxesHoldOnlyTheirBytesAndMergeIntoTheBoundingBoxWhenTheyMeet) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  const ResidentAllocation low = r.ensure(0, Interval{100, 200});
+  EXPECT_EQ(low.covers(), (Interval{100, 200}));
+  EXPECT_EQ(low.offset_of(150), 50u);
+  const ResidentAllocation high = r.ensure(0, Interval{500, 600});  // disjoint: a second box
+  EXPECT_EQ(high.covers(), (Interval{500, 600}));
+  EXPECT_EQ(r.allocations(0).size(), 2u);
+  EXPECT_EQ(r.allocated_bytes(0), 200u);
+  EXPECT_EQ(allocated_on(devices, 0), 200u);
+  EXPECT_EQ(r.find(0, Interval{150, 160}), low);
+  EXPECT_EQ(r.find(0, Interval{150, 550}), std::nullopt);  // no one box holds it
+  EXPECT_TRUE(client.moves.empty());
+
+  // Touching the low box: merged into [50, 200), its bytes moved, the old box freed.
+  const ResidentAllocation grown = r.ensure(0, Interval{50, 100});
+  EXPECT_EQ(grown.covers(), (Interval{50, 200}));
+  ASSERT_EQ(client.moves.size(), 1u);
+  EXPECT_EQ(client.moves[0].first, (Interval{100, 200}));
+  EXPECT_EQ(client.moves[0].second, (Interval{50, 200}));
+  EXPECT_EQ(r.allocated_bytes(0), 250u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 250u);
+  EXPECT_EQ(memory.stats(0).peak_held_bytes, 350u);  // old and merged box existed together
+
+  // Spanning both: one box [50, 600) from both, each moved.
+  client.moves.clear();
+  const ResidentAllocation all = r.ensure(0, Interval{150, 550});
+  EXPECT_EQ(all.covers(), (Interval{50, 600}));
+  EXPECT_EQ(client.moves.size(), 2u);
+  EXPECT_EQ(r.allocations(0).size(), 1u);
+  EXPECT_EQ(allocated_on(devices, 0), 550u);
+  EXPECT_TRUE(client.boxed_out.empty());
+  r.check_invariants();
+  memory.check_invariants();
+}
+
+// A box that keeps growing (the third merge on and later) gets room to grow by half its span in
+// the direction it grew, short of the device's other boxes.
+TEST(Residency, ABoxThatKeepsGrowingGetsRoomAndStopsShortOfOtherBoxes) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(10000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{5000, 5100});  // another box, above
+  (void)r.ensure(0, Interval{0, 100});
+  EXPECT_EQ(r.ensure(0, Interval{100, 110}).covers(), (Interval{0, 110}));  // merge 1: exact
+  EXPECT_EQ(r.ensure(0, Interval{110, 120}).covers(), (Interval{0, 120}));  // merge 2: exact
+  EXPECT_EQ(r.ensure(0, Interval{120, 130}).covers(), (Interval{0, 195}));  // 130 + 130 / 2
+  EXPECT_EQ(r.ensure(0, Interval{190, 195}).covers(), (Interval{0, 195}));  // room: no merge
+  EXPECT_EQ(client.moves.size(), 3u);
+  EXPECT_EQ(r.ensure(0, Interval{195, 4000}).covers(), (Interval{0, 4999}));  // not 5000: apart
+  r.check_invariants();
+}
+
+TEST(Residency, AMergeWithoutRoomForBothBoxesOutTheOldBoxesFirst) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 150);
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{0, 100});
+  const ResidentAllocation grown = r.ensure(0, Interval{50, 150});  // 100 + 150 > 150
+  EXPECT_EQ(grown.covers(), (Interval{0, 150}));
+  EXPECT_TRUE(client.moves.empty());
+  EXPECT_EQ(client.boxed_out, std::vector<Interval>{(Interval{0, 100})});
+  EXPECT_LE(memory.stats(0).peak_held_bytes, 150u);
+  r.check_invariants();
+}
+
+TEST(Residency, ABoxInUseIsNeitherMergedNorEvicted) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  const ResidentAllocation held = r.begin_use(0, Interval{0, 100});
+  EXPECT_EQ(held.covers(), (Interval{0, 100}));
+  EXPECT_THROW((void)r.ensure(0, Interval{50, 150}), PreconditionError);
+  EXPECT_EQ(r.find(0, Interval{0, 100}), held);  // unchanged
+  r.end_use(0, Interval{0, 100});
+  EXPECT_EQ(r.ensure(0, Interval{50, 150}).covers(), (Interval{0, 150}));
+  r.check_invariants();
+}
+
+// Random boxes against a byte oracle: after every ensure, the box asked for is held by one
+// allocation, allocations never overlap or touch, and every byte some earlier box held is still
+// held (merges never drop bytes: nothing is evicted without a cap).
+TEST(Residency, RandomBoxesKeepEveryHeldByteAndStayDisjoint) {
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    const DeviceRegistry devices = make_host_devices(2);
+    AllocationCache cache(devices.pointers(), 1 << 16);
+    DeviceMemory memory(devices.pointers(), cache, 0);
+    MovingClient client;
+    const std::uint64_t size = 1 + rng() % 4000;
+    Residency r(size, 2, cache, memory, client);
+    std::vector<std::vector<char>> held(2, std::vector<char>(size, 0));
+    for (int op = 0; op < 60; ++op) {
+      const std::size_t d = rng() % 2;
+      const std::uint64_t b = rng() % size;
+      const std::uint64_t e = b + 1 + rng() % std::min<std::uint64_t>(size - b, 300);
+      const ResidentAllocation a = r.ensure(d, Interval{b, e});
+      ASSERT_TRUE(a.covers().contains(Interval{b, e}));
+      for (std::uint64_t i = b; i < e; ++i) held[d][i] = 1;
+      std::uint64_t total = 0;
+      for (const ResidentAllocation& x : r.allocations(d)) total += x.allocation.size;
+      ASSERT_EQ(total, r.allocated_bytes(d));
+      for (std::uint64_t i = 0; i < size; ++i) {
+        if (held[d][i] != 0) {
+          ASSERT_TRUE(r.covers(d, Interval{i, i + 1})) << "byte " << i;
+        }
+      }
+      r.check_invariants();
+    }
+    memory.check_invariants();
+  }
 }
 
 }  // namespace

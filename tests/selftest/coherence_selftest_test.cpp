@@ -1,6 +1,7 @@
 // The randomized differential checker (selftest/coherence_selftest.hpp) with fixed seeds: every
-// strategy, 1..16 devices, with and without peer copies. Reproduce a failure with
-// `unimem selftest coherence --seed S --ops N --devices D --buffers B --strategy X [--no-peer]`.
+// strategy, 1..16 devices, with and without peer copies and device memory caps. Reproduce a
+// failure with `unimem selftest coherence --seed S --ops N --devices D --buffers B --strategy X
+// [--no-peer] [--max-buffer-size M --device-memory C]` (the JSON in the failure names them).
 #include "selftest/coherence_selftest.hpp"
 
 #include <gtest/gtest.h>
@@ -44,6 +45,31 @@ INSTANTIATE_TEST_SUITE_P(Strategies, CoherenceSelftest,
                          [](const ::testing::TestParamInfo<UpdateStrategy>& param_info) {
                            return std::string(to_string(param_info.param));
                          });
+
+// Under a device memory cap of 3 buffers (the most a kernel uses), with partial residency: boxes
+// merge and grow, most launches evict, and no byte is ever wrong.
+TEST_P(CoherenceSelftest, RandomProgramsUnderATightDeviceMemoryCapMatchFlatMemory) {
+  std::uint64_t evictions = 0;
+  for (std::uint64_t seed = 1; seed <= 16; ++seed) {
+    CoherenceSelftestOptions o;
+    o.seed = 1000 + seed;
+    o.ops = 200;
+    o.devices = seed;  // 1..16
+    o.buffers = 2 + seed % 5;
+    o.max_buffer_size = 256;
+    o.device_memory = 3 * o.max_buffer_size;
+    o.strategy = GetParam();
+    o.peer_copies = seed % 3 != 0;
+    const CoherenceSelftestResult r = run_coherence_selftest(o);
+    SCOPED_TRACE(r.to_json(o));
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_EQ(r.mismatched_bytes, 0u);
+    EXPECT_TRUE(r.ok);
+    EXPECT_LE(r.peak_device_bytes, o.device_memory);
+    evictions += r.evictions;
+  }
+  EXPECT_GT(evictions, 0u);
+}
 
 // The adaptive accounting above is only a check when replays happen and some miss: make sure
 // these seeds produce both (a 3-device loop-heavy program).

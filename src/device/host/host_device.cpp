@@ -145,16 +145,27 @@ Event HostDevice::launch(const CompiledKernel& kernel, const NDRange& range,
     HostKernelContext::Arg out;
     out.kind = a.kind;
     switch (a.kind) {
-      case KernelArg::Kind::buffer:
+      case KernelArg::Kind::buffer: {
+        // Rebased (partial residency): the pointer is the allocation's start moved by
+        // buffer_offset - allocation_base, computed on addresses (it may lie before the
+        // allocation; the kernel only touches bytes inside it).
+        const std::uint64_t end = a.allocation_base + a.buffer.size;
         try {
-          out.data =
-              checked_pointer(a.buffer, a.buffer_offset, a.buffer.size - a.buffer_offset, "launch");
+          if (a.allocation_base == 0) {
+            out.data = checked_pointer(a.buffer, a.buffer_offset, a.buffer.size - a.buffer_offset,
+                                       "launch");
+          } else {
+            std::byte* start = checked_pointer(a.buffer, 0, a.buffer.size, "launch");
+            out.data = reinterpret_cast<std::byte*>(reinterpret_cast<std::uintptr_t>(start) +
+                                                    a.buffer_offset - a.allocation_base);
+          }
         } catch (const PreconditionError& e) {
           throw PreconditionError("kernel '" + kernel.name() + "' argument " + std::to_string(i) +
                                   ": " + e.what());
         }
-        out.size = a.buffer.size - a.buffer_offset;
+        out.size = a.buffer_offset <= end ? end - a.buffer_offset : 0;
         break;
+      }
       case KernelArg::Kind::null_buffer:  // data stays nullptr, size 0
         break;
       case KernelArg::Kind::scalar:

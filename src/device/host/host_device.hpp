@@ -37,6 +37,8 @@ class HostDevice final : public Device {
   [[nodiscard]] std::string name() const override { return name_; }
   [[nodiscard]] std::string driver() const override { return "host"; }
   [[nodiscard]] std::uint64_t capacity() const override { return options_.capacity; }
+  /// Host kernels get plain pointers: a rebased argument is offset on the pointer.
+  [[nodiscard]] bool rebases_arguments() const override { return true; }
   [[nodiscard]] std::uint64_t max_allocation() const override {
     return options_.max_allocation == 0 ? options_.capacity : options_.max_allocation;
   }

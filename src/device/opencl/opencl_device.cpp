@@ -352,6 +352,11 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
     const auto what = [&] {
       return "launch of kernel \"" + k.name() + "\", argument " + std::to_string(i);
     };
+    if (args[i].allocation_base != 0) {
+      throw PreconditionError(what() + ": a rebased argument (allocation base " +
+                              std::to_string(args[i].allocation_base) +
+                              "): OpenCL devices take the base through a rewritten kernel");
+    }
     const std::uint64_t at = args[i].buffer_offset;
     buffers[i] = checked_buffer(args[i].buffer, at, 0, what);
     if (at == 0) continue;

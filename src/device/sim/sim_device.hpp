@@ -27,6 +27,8 @@ class SimDevice final : public Device {
   [[nodiscard]] std::string driver() const override { return "sim"; }
   [[nodiscard]] std::uint64_t capacity() const override;
   [[nodiscard]] std::uint64_t max_allocation() const override;
+  /// Launches run on the underlying device: it decides.
+  [[nodiscard]] bool rebases_arguments() const override { return underlying_->rebases_arguments(); }
   [[nodiscard]] std::size_t index() const { return index_; }
   [[nodiscard]] const std::shared_ptr<SimSystem>& system() const { return system_; }
   [[nodiscard]] Device& underlying() const { return *underlying_; }

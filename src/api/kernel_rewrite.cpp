@@ -1,11 +1,11 @@
-#include "pointer/kernel_rewrite.hpp"
+#include "api/kernel_rewrite.hpp"
 
 #include <cctype>
 #include <cstddef>
 
 #include <unimem/errors.hpp>
 
-namespace unimem::pointer {
+namespace unimem {
 
 namespace {
 
@@ -54,9 +54,9 @@ std::vector<std::string> split_parameters(const std::string& list) {
 }
 
 [[noreturn]] void unreadable(const std::string& kernel, const std::string& why) {
-  std::string m = "um_launch: cannot pass interior pointers to kernel '";
+  std::string m = "cannot rewrite kernel '";
   m += kernel;
-  m += "': ";
+  m += "' to take buffer + offset: ";
   m += why;
   throw PreconditionError(m);
 }
@@ -126,4 +126,4 @@ RewrittenSource rewrite_for_offsets(const std::string& source) {
   return out;
 }
 
-}  // namespace unimem::pointer
+}  // namespace unimem
