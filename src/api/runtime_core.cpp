@@ -346,8 +346,10 @@ class RuntimeCore::HeldBuffers {
 //   partition's write touched R_p, and no operation ran since. So acquiring R_p again finds
 //   nothing missing (no copy, no directory change; lazy keeps no history or prefetches), and
 //   publishing W_p as {d} again finds it {d} (lazy issues no eager copy).
-// What it still does: holding the buffers, and the kernels after the hazards of their bytes (the
-// previous run's kernels), recorded as the new last accesses, like any launch.
+// What it still does: holding the buffers (the boxes the first run chose: choose_boxes depends
+// only on the plan, and nothing since can have evicted or moved them), the kernels after the
+// hazards of their bytes (the previous run's kernels), recorded as the new last accesses, and
+// settling device memory, like any launch.
 Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
                                       std::span<const LaunchPartition> partitions,
                                       std::vector<Event>* partition_events,
