@@ -58,7 +58,13 @@ cl_platform_id find_platform(bool unimem) {
   throw std::runtime_error(unimem ? "no unimem platform" : "no vendor platform");
 }
 
-void BM_Launches(benchmark::State& state, bool unimem) {
+// How a launch is enqueued. plain: as a program would (no event, in-order queue). The others run
+// directly on POCL too and show what POCL itself costs for what unimem's driver needs underneath:
+// event: every launch returns an event (released at once); chained: an out-of-order queue where
+// every launch waits for the previous one's event and is flushed (unimem's opencl driver).
+enum class Direct { plain, event, chained };
+
+void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::plain) {
   (void)kEnvironment;
   cl_platform_id platform = find_platform(unimem);
   cl_device_id device = nullptr;
@@ -66,7 +72,9 @@ void BM_Launches(benchmark::State& state, bool unimem) {
   cl_int e = CL_SUCCESS;
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
   check(e, "clCreateContext");
-  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &e);
+  const cl_command_queue_properties properties =
+      direct == Direct::chained ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0;
+  cl_command_queue queue = clCreateCommandQueue(context, device, properties, &e);
   check(e, "clCreateCommandQueue");
   const char* source = "__kernel void add_one(__global int* data) { data[get_global_id(0)] += 1; }";
   cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
@@ -84,13 +92,34 @@ void BM_Launches(benchmark::State& state, bool unimem) {
         "clEnqueueNDRangeKernel");
   check(clFinish(queue), "clFinish");
   std::uint64_t launched = 1;
+  cl_event last = nullptr;
   for (auto _ : state) {
     for (int i = 0; i < kLaunches; ++i) {
-      clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+      switch (direct) {
+        case Direct::plain:
+          clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+          break;
+        case Direct::event: {
+          cl_event done = nullptr;
+          clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, &done);
+          clReleaseEvent(done);
+          break;
+        }
+        case Direct::chained: {
+          cl_event done = nullptr;
+          clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, last ? 1 : 0,
+                                 last ? &last : nullptr, &done);
+          clFlush(queue);
+          if (last != nullptr) clReleaseEvent(last);
+          last = done;
+          break;
+        }
+      }
     }
     check(clFinish(queue), "clFinish");
     launched += kLaunches;
   }
+  if (last != nullptr) clReleaseEvent(last);
   check(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, kItems * sizeof(int), host.data(), 0,
                             nullptr, nullptr),
         "clEnqueueReadBuffer");
@@ -108,6 +137,14 @@ void BM_Launches(benchmark::State& state, bool unimem) {
 }
 
 BENCHMARK_CAPTURE(BM_Launches, direct, false)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_Launches, direct_event, false, Direct::event)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_Launches, direct_chained, false, Direct::chained)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

@@ -59,6 +59,12 @@ class ManualEventState final : public EventState {
   void fail(std::exception_ptr error);
   /// Records when the operation ran (host clock); call before complete().
   void set_times(EventTimes times);
+  /// Instead of complete() or fail(): from now on this event completes with `target`'s state
+  /// (null: completes now). Waits, queries, times and callbacks go to it, and the callbacks kept
+  /// so far move to it, so forwarding costs no completion callback of its own (the OpenCL
+  /// platform hands each command's event the runtime's event this way). Like complete(), only
+  /// the first outcome counts.
+  void forward_to(std::shared_ptr<EventState> target);
 
  private:
   void finish(std::exception_ptr error);
@@ -69,6 +75,7 @@ class ManualEventState final : public EventState {
   std::exception_ptr error_;
   std::optional<EventTimes> times_;
   std::vector<std::function<void()>> callbacks_;
+  std::shared_ptr<EventState> target_;  ///< forward_to's target; done_ stays false
 };
 
 /// A copyable handle to the completion of an asynchronous device operation. A default-constructed

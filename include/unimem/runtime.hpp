@@ -50,6 +50,11 @@ struct RuntimeOptions {
   /// host access, per device queue and host lane. Empty: the environment variable UNIMEM_TRACE
   /// when set, else no tracing. Written when the runtime is destroyed (and by write_trace()).
   std::string trace = {};
+  /// A launch identical to the runtime's previous operation (the same Program launch again, with
+  /// nothing else in between) skips checks and bookkeeping whose outcome is already known and,
+  /// under the lazy strategy, the directory updates too (they would change nothing). Results,
+  /// copies and statistics are the same either way; off is for comparing.
+  bool repeat_fast_path = true;
 };
 
 /// Shared buffers over the host and N devices.

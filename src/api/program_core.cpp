@@ -443,10 +443,49 @@ std::shared_ptr<const CompiledKernel> ProgramCore::kernel_in(
   return kernel;
 }
 
+bool ProgramCore::repeats(const RepeatableLaunch& last, const std::string& kernel,
+                          const NDRange& range, std::span<const Arg> args,
+                          const LaunchOptions& options) {
+  const auto same_range = [](const NDRange& a, const NDRange& b) {
+    return a.dims == b.dims && a.offset == b.offset && a.global == b.global && a.local == b.local;
+  };
+  const auto same_arg = [](const Arg& a, const Arg& b) {
+    return a.kind == b.kind && a.buffer_id == b.buffer_id && a.buffer_offset == b.buffer_offset &&
+           a.scalar_bytes == b.scalar_bytes && a.local_bytes == b.local_bytes;
+  };
+  // Only launches without descriptors are cached (ProgramCore::launch), so accesses is empty.
+  const LaunchOptions& o = last.options;
+  return last.kernel == kernel && same_range(last.range, range) &&
+         std::equal(last.args.begin(), last.args.end(), args.begin(), args.end(), same_arg) &&
+         options.accesses.empty() && o.device == options.device && o.devices == options.devices &&
+         o.split_dimension == options.split_dimension && o.balance == options.balance &&
+         o.use_analysis == options.use_analysis && o.ignore_accesses == options.ignore_accesses;
+}
+
 Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::span<const Arg> user_args, const LaunchOptions& options,
                           std::shared_ptr<const LaunchPlan>* plan_out,
                           std::vector<Event>* partition_events) {
+  {
+    // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch).
+    std::shared_ptr<const RepeatableLaunch> last;
+    {
+      std::lock_guard lock(mutex_);
+      if (last_launch_ && repeats(*last_launch_, kernel, range, user_args, options)) {
+        last = last_launch_;
+        last_plan_ = last->cached.plan;
+      }
+    }
+    if (last) {
+      const LaunchPlan& plan = *last->cached.plan;
+      report_fallback(plan, last->cached.analysis_note);
+      if (partition_events != nullptr) partition_events->clear();
+      Event all = runtime_.core().launch_partitioned(*last->launch_args, plan.partitions,
+                                                     partition_events, last);
+      if (plan_out != nullptr) *plan_out = last->cached.plan;
+      return all;
+    }
+  }
   const auto team = build_report_.teams.find(kernel);
   std::vector<Arg> team_args;
   std::span<const Arg> args = user_args;
@@ -502,14 +541,22 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       plan_cache_.emplace(key, cached);
     }
   }
+  std::shared_ptr<const RepeatableLaunch> repeatable;
+  if (!key.empty()) {
+    repeatable = std::make_shared<const RepeatableLaunch>(
+        RepeatableLaunch{kernel, range, std::vector<Arg>(args.begin(), args.end()), options, cached,
+                         std::make_shared<const std::vector<LaunchArg>>(launch_args)});
+    std::lock_guard lock(mutex_);
+    last_launch_ = repeatable;
+  }
   const LaunchPlan& plan = *cached.plan;
   report_fallback(plan, cached.analysis_note);
 
   std::vector<Event> events;
   const auto start = std::chrono::steady_clock::now();
-  Event all = plan.chunks == 0
-                  ? runtime_.core().launch_partitioned(launch_args, plan.partitions, &events)
-                  : launch_rounds(plan, launch_args, &events);
+  Event all = plan.chunks == 0 ? runtime_.core().launch_partitioned(launch_args, plan.partitions,
+                                                                    &events, std::move(repeatable))
+                               : launch_rounds(plan, launch_args, &events);
   chunks_run_ += plan.chunks;
   if (measuring && plan.chunks == 0) time_partitions(kernel, plan, events, start);
   if (plan_out != nullptr) *plan_out = cached.plan;

@@ -183,6 +183,24 @@ class ProgramCore {
     std::string analysis_note;
   };
   std::map<std::string, CachedPlan> plan_cache_;
+  /// The last launch that went through the plan cache. A launch with the same kernel, range,
+  /// options and arguments (buffers by id: ids are never reused and a buffer's size never
+  /// changes, so its plan key would be the same) reuses its plan and runtime arguments without
+  /// describing itself or building its key. Guarded by mutex_.
+  struct RepeatableLaunch {
+    std::string kernel;
+    NDRange range;
+    std::vector<Arg> args;
+    LaunchOptions options;
+    CachedPlan cached;
+    std::shared_ptr<const std::vector<LaunchArg>> launch_args;
+  };
+  /// Also the repeat token of its runtime launches (RuntimeCore::launch_partitioned): it keeps
+  /// the plan and the arguments alive and unchanged.
+  std::shared_ptr<const RepeatableLaunch> last_launch_;
+  [[nodiscard]] static bool repeats(const RepeatableLaunch& last, const std::string& kernel,
+                                    const NDRange& range, std::span<const Arg> args,
+                                    const LaunchOptions& options);
   std::function<void(const std::string&)> log_;
   // The program rewritten so that every __global pointer parameter takes buffer + byte offset
   // (api/kernel_rewrite.hpp), built per build domain (and with whole-launch group ids when

@@ -163,9 +163,15 @@ class RuntimeCore {
   /// When partition_events is given, it receives each partition's kernel event (same order).
   /// Partitions whose allocations do not fit their device fail with OutOfDeviceMemory: callers
   /// cut them into chunks first (ProgramCore, out-of-core launches) using footprint().
+  ///
+  /// repeat_token: the caller's promise that whenever it passes the same token, args and
+  /// partitions are the same, unchanged, and kept alive by the token. A launch with the token of
+  /// the runtime's previous operation repeats that launch, and skips what it already knows
+  /// (launch_partitioned in runtime_core.cpp says what and why); null: no such promise.
   Event launch_partitioned(std::span<const LaunchArg> args,
                            std::span<const LaunchPartition> partitions,
-                           std::vector<Event>* partition_events = nullptr);
+                           std::vector<Event>* partition_events = nullptr,
+                           std::shared_ptr<const void> repeat_token = nullptr);
 
   /// The allocations partition p of a launch with `args` would take on its device (checked as
   /// launch_partitioned checks it; changes nothing).
@@ -192,6 +198,11 @@ class RuntimeCore {
   [[nodiscard]] std::vector<DeviceMemoryReport> device_memory() const;
   /// Starts the peaks of device_memory() over at the current values (to measure one run).
   void reset_device_memory_peaks();
+
+  /// Launches that took the repeat path of launch_partitioned, and those of them that also
+  /// skipped the directory steps (for tests and tools).
+  [[nodiscard]] std::uint64_t repeated_launches() const;
+  [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
 
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
@@ -245,6 +256,21 @@ class RuntimeCore {
     std::shared_ptr<const CompiledKernel> kernel;
   };
   std::vector<InFlight> inflight_;
+  // Every call that may change a buffer, the directory, residency or strategies counts here
+  // (under mutex_): the repeat path below applies only right after its launch.
+  std::uint64_t operations_ = 0;
+  bool repeat_fast_path_ = true;  // RuntimeOptions::repeat_fast_path
+  // The previous launch_partitioned with a repeat token, as launch_partitioned needs it again.
+  struct RepeatableLaunch {
+    std::shared_ptr<const void> token;
+    std::uint64_t after_operation = 0;  // operations_ right after it
+    std::vector<PartitionUses> plan;    // its checked uses (partitions live with the token)
+    bool leaves_directory = false;      // its acquire and publish change nothing when repeated
+  };
+  std::unique_ptr<RepeatableLaunch> repeatable_;
+  std::uint64_t repeated_launches_ = 0;
+  std::uint64_t repeats_leaving_directory_ = 0;
+  [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
   [[nodiscard]] EventList inflight_events() const;
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches

@@ -9,8 +9,9 @@
 namespace unimem {
 
 void add_dependency(EventList& events, const Event& e) {
-  if (e.is_null() || e.is_complete()) return;
-  if (std::find(events.begin(), events.end(), e) != events.end()) return;
+  // The list first: is_complete() may be a driver query.
+  if (e.is_null() || std::find(events.begin(), events.end(), e) != events.end()) return;
+  if (e.is_complete()) return;
   events.push_back(e);
 }
 

@@ -5,32 +5,58 @@
 namespace unimem {
 
 void ManualEventState::wait() {
-  std::unique_lock lock(mutex_);
-  done_cv_.wait(lock, [this] { return done_; });
-  if (error_) std::rethrow_exception(error_);
+  std::shared_ptr<EventState> forwarded;
+  {
+    std::unique_lock lock(mutex_);
+    done_cv_.wait(lock, [this] { return done_ || target_; });
+    if (done_) {
+      if (error_) std::rethrow_exception(error_);
+      return;
+    }
+    forwarded = target_;
+  }
+  forwarded->wait();  // outside the lock: it may block for long
 }
 
 bool ManualEventState::is_complete() const {
-  std::lock_guard lock(mutex_);
-  return done_;
+  std::shared_ptr<EventState> forwarded;
+  {
+    std::lock_guard lock(mutex_);
+    if (done_) return true;
+    if (!target_) return false;
+    forwarded = target_;
+  }
+  return forwarded->is_complete();  // outside the lock: may be a driver query
 }
 
 void ManualEventState::on_complete(std::function<void()> callback) {
+  std::shared_ptr<EventState> forwarded;
   {
     std::lock_guard lock(mutex_);
-    if (!done_) {
+    if (target_) {
+      forwarded = target_;
+    } else if (!done_) {
       callbacks_.push_back(std::move(callback));
       return;
     }
   }
-  callback();
+  if (forwarded) {
+    forwarded->on_complete(std::move(callback));
+  } else {
+    callback();
+  }
 }
 
 void ManualEventState::complete() { finish(nullptr); }
 
 std::optional<EventTimes> ManualEventState::times() const {
-  std::lock_guard lock(mutex_);
-  return done_ ? times_ : std::nullopt;
+  std::shared_ptr<EventState> forwarded;
+  {
+    std::lock_guard lock(mutex_);
+    if (!target_) return done_ ? times_ : std::nullopt;
+    forwarded = target_;
+  }
+  return forwarded->times();
 }
 
 void ManualEventState::set_times(EventTimes times) {
@@ -44,13 +70,29 @@ void ManualEventState::finish(std::exception_ptr error) {
   std::vector<std::function<void()>> callbacks;
   {
     std::lock_guard lock(mutex_);
-    if (done_) return;  // the first outcome wins
+    if (done_ || target_) return;  // the first outcome wins
     done_ = true;
     error_ = std::move(error);
     callbacks.swap(callbacks_);
   }
   done_cv_.notify_all();
   for (auto& cb : callbacks) cb();
+}
+
+void ManualEventState::forward_to(std::shared_ptr<EventState> target) {
+  if (!target) {
+    complete();
+    return;
+  }
+  std::vector<std::function<void()>> callbacks;
+  {
+    std::lock_guard lock(mutex_);
+    if (done_ || target_) return;  // the first outcome wins
+    target_ = target;
+    callbacks.swap(callbacks_);
+  }
+  done_cv_.notify_all();  // waiters wait on the target now
+  for (auto& cb : callbacks) target->on_complete(std::move(cb));
 }
 
 std::pair<Event, std::shared_ptr<ManualEventState>> Event::make_manual() {

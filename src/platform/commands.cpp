@@ -59,7 +59,7 @@ LaunchOptions queue_launch_options(cl_command_queue q) {
 }
 
 void prune(cl_command_queue q) {
-  std::erase_if(q->outstanding, [](const Record& r) { return r->done.is_complete(); });
+  std::erase_if(q->outstanding, [](const Record& r) { return r->is_complete(); });
   q->prune_at = 2 * q->outstanding.size() + 64;
 }
 
@@ -88,8 +88,8 @@ void run_deferred(cl_command_queue q) {
       bool ready = true;
       bool failed = false;
       for (const Record& g : front.gates) {
-        ready = ready && g->done.is_complete();
-        failed = failed || (g->done.is_complete() && g->status() < 0);
+        ready = ready && g->is_complete();
+        failed = failed || (g->is_complete() && g->status() < 0);
       }
       if (!ready) break;
       Record record = front.record;
@@ -112,16 +112,17 @@ void run_deferred(cl_command_queue q) {
 }
 
 // Enqueues one command: checks the wait list, orders it (see the file comment), submits it or
-// defers it, hands out its event and, when blocking, waits for it.
+// defers it, hands out its event and, when blocking, waits for it. `submit` (a callable returning
+// the runtime's Event) becomes a std::function only when the command is deferred.
+template <typename Submit>
 cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n,
-               const cl_event* list, cl_event* event_out, bool blocking,
-               std::function<Event()> submit) {
+               const cl_event* list, cl_event* event_out, bool blocking, Submit&& submit) {
   if (const cl_int e = check_wait_list(q->context, n, list); e != CL_SUCCESS) return e;
   auto record = std::make_shared<CommandRecord>();
   record->type = type;
   std::vector<Record> waits;
   for (cl_uint i = 0; i < n; ++i) {
-    if (!list[i]->record->done.is_complete()) waits.push_back(list[i]->record);
+    if (!list[i]->record->is_complete()) waits.push_back(list[i]->record);
   }
   bool defer = false;
   {
@@ -139,13 +140,13 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
                                          [](const Record& r) { return !r->submitted.load(); });
     defer = !q->deferred.empty() || q->pumping || unsubmitted;
     q->outstanding.push_back(record);
-    if (defer) q->deferred.push_back({waits, record, std::move(submit)});
+    if (defer) q->deferred.push_back({waits, record, std::function<Event()>(std::move(submit))});
   }
   if (defer) {
     // Outside the lock: a gate that is already done runs its callback at once.
     for (const Record& g : waits) {
       retain(q->header);
-      g->done.on_complete([q] {
+      g->state.on_complete([q] {
         run_deferred(q);
         release_queue(q);
       });
@@ -157,13 +158,13 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
     if (host != HostUse::none) {
       for (const Record& r : waits) {
         try {
-          r->done.wait();
+          r->wait();
         } catch (...) {
         }
       }
     }
     const bool failed = std::any_of(waits.begin(), waits.end(), [](const Record& r) {
-      return r->done.is_complete() && r->status() < 0;
+      return r->is_complete() && r->status() < 0;
     });
     if (failed && host != HostUse::none) {
       record->fail(CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST);
@@ -181,7 +182,7 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
   if (event_out != nullptr) *event_out = new_event(q->context, q, record, false);
   if (blocking) {
     try {
-      record->done.wait();
+      record->wait();
     } catch (...) {
       return CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     }
@@ -533,7 +534,7 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
     }
     if (max_group != 0 && group_items > max_group) return CL_INVALID_WORK_GROUP_SIZE;
   }
-  std::vector<Arg> args;
+  std::shared_ptr<const std::vector<Arg>> args;
   {
     std::lock_guard lock(kernel->mutex);
     for (std::size_t i = 0; i < kernel->args.size(); ++i) {
@@ -541,8 +542,14 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
       if (kernel->arg_mems[i] != nullptr && !is_live(kernel->arg_mems[i], ObjectKind::mem)) {
         return CL_INVALID_KERNEL_ARGS;  // the buffer was released since clSetKernelArg
       }
-      args.push_back(*kernel->args[i]);
     }
+    if (!kernel->launch_args) {
+      std::vector<Arg> all;
+      all.reserve(kernel->args.size());
+      for (const auto& a : kernel->args) all.push_back(*a);
+      kernel->launch_args = std::make_shared<const std::vector<Arg>>(std::move(all));
+    }
+    args = kernel->launch_args;
   }
   const LaunchOptions options = queue_launch_options(q);
   std::shared_ptr<Program> built = kernel->built;
@@ -555,9 +562,9 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
               [built, name, range, args = std::move(args), options, work] {
                 std::shared_ptr<const LaunchPlan> plan;
                 std::vector<Event> partitions;
-                Event e = built->core().launch(name, range, args, options, &plan,
+                Event e = built->core().launch(name, range, *args, options, &plan,
                                                work ? &partitions : nullptr);
-                PlatformState::get().record_launch(name, *plan);
+                PlatformState::get().record_launch(name, plan);
                 if (work) {
                   std::lock_guard lock(work->mutex);
                   for (std::size_t i = 0; i < partitions.size(); ++i) {
@@ -595,7 +602,7 @@ cl_int marker(cl_command_queue q, cl_command_type type, cl_uint n, const cl_even
   if (n == 0) {
     std::lock_guard lock(q->mutex);
     prune(q);
-    for (const Record& r : q->outstanding) before.push_back(r->done);
+    for (const Record& r : q->outstanding) before.push_back(r->done());
   }
   return enqueue(q, type, HostUse::none, n, list, event, false,
                  [before] { return when_all(before); });
@@ -640,7 +647,7 @@ cl_int CL_API_CALL Finish(cl_command_queue q) {
   }
   for (const Record& r : pending) {
     try {
-      r->done.wait();
+      r->wait();
     } catch (...) {
     }
   }
@@ -660,7 +667,7 @@ cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event* list) {
   bool failed = false;
   for (cl_uint i = 0; i < n; ++i) {
     try {
-      list[i]->record->done.wait();
+      list[i]->record->wait();
     } catch (...) {
       failed = true;
     }
@@ -762,7 +769,7 @@ cl_int CL_API_CALL SetEventCallback(cl_event event, cl_int type,
   // Every callback runs once the command has finished (which is after it was submitted and
   // running), with its own type, or with the error status when the command failed.
   retain(event->header);
-  event->record->done.on_complete([event, type, notify, user_data] {
+  event->record->state.on_complete([event, type, notify, user_data] {
     const cl_int s = event->record->status();
     notify(event, s < 0 ? s : type, user_data);
     release_event(event);

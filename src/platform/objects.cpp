@@ -713,6 +713,7 @@ cl_int CL_API_CALL SetKernelArg(cl_kernel kernel, cl_uint index, size_t size, co
   std::lock_guard lock(kernel->mutex);
   kernel->args[index] = std::move(arg);
   kernel->arg_mems[index] = mem;
+  kernel->launch_args.reset();
   return CL_SUCCESS;
 }
 

@@ -56,43 +56,17 @@ inline cl_ulong now_ns() {
                                    .count());
 }
 
-/// The completion of one command as its cl_events see it. Before the command is submitted to the
-/// runtime it is pending (waiters block, callbacks are kept); link() hands it the runtime's event,
-/// after which every query, wait and callback goes straight to that event, so a command costs no
-/// completion callback of its own; a user event or a command that never runs is finished by hand
-/// (complete / fail).
-class CommandEventState final : public EventState {
- public:
-  void wait() override;
-  [[nodiscard]] bool is_complete() const override;
-  void on_complete(std::function<void()> callback) override;
-
-  /// Once: from now on this completes with `runtime`; kept callbacks move to it.
-  void link(Event runtime);
-  void complete();
-  void fail(std::exception_ptr error);
-
- private:
-  void finish(std::exception_ptr error);
-  /// The linked event, or null while pending or finished by hand.
-  [[nodiscard]] Event linked() const;
-
-  mutable std::mutex mutex_;
-  std::condition_variable changed_;
-  bool linked_ = false;
-  Event runtime_;
-  bool done_ = false;  ///< finished by hand
-  std::exception_ptr error_;
-  std::vector<std::function<void()>> callbacks_;
-};
-
 /// The state of one command (or user event) that cl_events refer to. A command is submitted to
 /// the runtime at once, or later when its wait list holds user events or commands not yet
 /// submitted (then it is deferred in its queue).
+///
+/// Its completion (`state`) is pending until then (waiters block, callbacks are kept); submit()
+/// forwards it to the runtime's event, after which every query, wait and callback goes straight
+/// to that event, so a command costs no completion callback of its own. A user event or a
+/// command that never runs is finished by hand.
 struct CommandRecord : std::enable_shared_from_this<CommandRecord> {
   cl_command_type type = 0;
-  Event done;  ///< completes when the command has finished (a CommandEventState)
-  std::shared_ptr<CommandEventState> state;
+  ManualEventState state;
   std::atomic<bool> submitted{false};
   /// CL_QUEUED, CL_SUBMITTED, CL_COMPLETE or a negative error; status() brings it up to date.
   std::atomic<cl_int> status_value{CL_QUEUED};
@@ -101,6 +75,13 @@ struct CommandRecord : std::enable_shared_from_this<CommandRecord> {
   std::shared_ptr<DeviceWork> device_work;
 
   CommandRecord();
+  /// The command's completion as an Event (it shares ownership of the record).
+  [[nodiscard]] Event done() {
+    return Event(std::shared_ptr<EventState>(shared_from_this(), &state));
+  }
+  [[nodiscard]] bool is_complete() const { return state.is_complete(); }
+  /// Blocks until the command has finished; throws if it failed.
+  void wait() { state.wait(); }
   /// Marks the command submitted with the runtime's event, whose completion finishes it. With
   /// `profiled`, the end time is taken by a callback at completion; otherwise status() notes it
   /// when it first sees the command finished.
@@ -215,6 +196,9 @@ struct _cl_kernel {
   std::mutex mutex;  // guards args
   std::vector<std::optional<unimem::Arg>> args;
   std::vector<cl_mem> arg_mems;  ///< the cl_mem given for a buffer argument (not retained)
+  /// The arguments as launches pass them, shared by the launches since the last clSetKernelArg
+  /// (null: rebuilt by the next launch).
+  std::shared_ptr<const std::vector<unimem::Arg>> launch_args;
   /// CL_KERNEL_WORK_GROUP_SIZE per device, asked once (every NDRange with a local size checks it).
   std::map<cl_device_id, std::size_t> max_group_size;
 };

@@ -188,22 +188,38 @@ cl_device_id PlatformState::underlying(std::size_t i) {
   return underlying_.at(i);
 }
 
-void PlatformState::record_launch(const std::string& kernel, const LaunchPlan& plan) {
+void PlatformState::record_launch(const std::string& kernel,
+                                  std::shared_ptr<const LaunchPlan> plan) {
   std::lock_guard lock(report_mutex_);
-  ++report_.launches;
-  if (plan.partitions.size() > 1) ++report_.split_launches;
-  for (const LaunchPartition& p : plan.partitions) {
-    ++report_.partitions_per_device[runtime_->device_name(p.device)];
+  if (plan == pending_plan_ && kernel == pending_kernel_) {
+    ++pending_launches_;
+    return;
   }
-  if (!plan.fallback_reason.empty()) {
-    for (auto& f : report_.fallbacks) {
-      if (f.kernel == kernel && f.reason == plan.fallback_reason) {
-        ++f.count;
-        return;
-      }
+  count_pending_launches();
+  pending_plan_ = std::move(plan);
+  pending_kernel_ = kernel;
+  pending_launches_ = 1;
+}
+
+void PlatformState::count_pending_launches() {
+  const std::uint64_t n = pending_launches_;
+  pending_launches_ = 0;
+  if (n == 0 || !pending_plan_) return;
+  const LaunchPlan& plan = *pending_plan_;
+  report_.launches += n;
+  if (plan.partitions.size() > 1) report_.split_launches += n;
+  for (const LaunchPartition& p : plan.partitions) {
+    report_.partitions_per_device[runtime_->device_name(p.device)] += n;
+  }
+  if (plan.fallback_reason.empty()) return;
+  for (auto& f : report_.fallbacks) {
+    if (f.kernel == pending_kernel_ && f.reason == plan.fallback_reason) {
+      f.count += n;
+      return;
     }
-    if (report_.fallbacks.size() < 100)
-      report_.fallbacks.push_back({kernel, plan.fallback_reason, 1});
+  }
+  if (report_.fallbacks.size() < 100) {
+    report_.fallbacks.push_back({pending_kernel_, plan.fallback_reason, n});
   }
 }
 
@@ -226,6 +242,7 @@ void PlatformState::write_report() {
   const TransferStats stats = runtime_->stats();
   {
     std::lock_guard lock(report_mutex_);
+    count_pending_launches();
     j["launches"] = report_.launches;
     j["split_launches"] = report_.split_launches;
     j["partitions_per_device"] = report_.partitions_per_device;
@@ -276,79 +293,7 @@ cl_int error_of_current_exception(cl_context context, cl_int fallback) {
   return code;
 }
 
-void CommandEventState::wait() {
-  Event runtime;
-  {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return linked_ || done_; });
-    if (done_) {
-      if (error_) std::rethrow_exception(error_);
-      return;
-    }
-    runtime = runtime_;
-  }
-  runtime.wait();
-}
-
-bool CommandEventState::is_complete() const {
-  Event runtime;
-  {
-    std::lock_guard lock(mutex_);
-    if (done_) return true;
-    if (!linked_) return false;
-    runtime = runtime_;
-  }
-  return runtime.is_complete();  // outside the lock: a driver query
-}
-
-void CommandEventState::on_complete(std::function<void()> callback) {
-  std::unique_lock lock(mutex_);
-  if (linked_) {
-    Event runtime = runtime_;
-    lock.unlock();
-    runtime.on_complete(std::move(callback));
-    return;
-  }
-  if (!done_) {
-    callbacks_.push_back(std::move(callback));
-    return;
-  }
-  lock.unlock();
-  callback();
-}
-
-void CommandEventState::link(Event runtime) {
-  std::vector<std::function<void()>> kept;
-  {
-    std::lock_guard lock(mutex_);
-    runtime_ = runtime;
-    linked_ = true;
-    kept.swap(callbacks_);
-  }
-  changed_.notify_all();
-  for (auto& callback : kept) runtime.on_complete(std::move(callback));
-}
-
-void CommandEventState::complete() { finish(nullptr); }
-
-void CommandEventState::fail(std::exception_ptr error) { finish(std::move(error)); }
-
-void CommandEventState::finish(std::exception_ptr error) {
-  std::vector<std::function<void()>> kept;
-  {
-    std::lock_guard lock(mutex_);
-    done_ = true;
-    error_ = std::move(error);
-    kept.swap(callbacks_);
-  }
-  changed_.notify_all();
-  for (auto& callback : kept) callback();
-}
-
-CommandRecord::CommandRecord() : state(std::make_shared<CommandEventState>()) {
-  done = Event(state);
-  queued_ns = now_ns();
-}
+CommandRecord::CommandRecord() { queued_ns = now_ns(); }
 
 void CommandRecord::submit(Event event, bool profiled) {
   submit_ns = now_ns();
@@ -358,14 +303,14 @@ void CommandRecord::submit(Event event, bool profiled) {
   if (profiled) {
     event.on_complete([self = shared_from_this()] { self->end_ns = now_ns(); });
   }
-  state->link(std::move(event));
+  state.forward_to(event.state());
 }
 
 void CommandRecord::fail(cl_int s) {
   end_ns = now_ns();
   status_value = s;
   submitted = true;
-  state->fail(
+  state.fail(
       std::make_exception_ptr(DeviceError("command not run: a command it waits for failed", s)));
 }
 
@@ -373,18 +318,18 @@ void CommandRecord::finish_user(cl_int s) {
   end_ns = now_ns();
   status_value = s;
   if (s == CL_COMPLETE) {
-    state->complete();
+    state.complete();
   } else {
-    state->fail(std::make_exception_ptr(DeviceError("user event failed", s)));
+    state.fail(std::make_exception_ptr(DeviceError("user event failed", s)));
   }
 }
 
 cl_int CommandRecord::status() {
   const cl_int s = status_value.load();
-  if (s < 0 || s == CL_COMPLETE || !submitted.load() || !done.is_complete()) return s;
+  if (s < 0 || s == CL_COMPLETE || !submitted.load() || !state.is_complete()) return s;
   cl_int finished = CL_COMPLETE;
   try {
-    done.wait();
+    state.wait();
   } catch (...) {
     finished = CL_OUT_OF_RESOURCES;  // the runtime's error reaches clWaitForEvents and the report
   }
@@ -411,7 +356,7 @@ void release_queue(cl_command_queue queue) {
   }
   for (auto& r : pending) {  // the spec: releasing a queue flushes it; its commands still run
     try {
-      r->done.wait();
+      r->wait();
     } catch (...) {
     }
   }

@@ -76,7 +76,7 @@ class PlatformState {
   DeviceClocks& device_clocks() { return device_clocks_; }
 
   /// Counts a launch in the run report.
-  void record_launch(const std::string& kernel, const LaunchPlan& plan);
+  void record_launch(const std::string& kernel, std::shared_ptr<const LaunchPlan> plan);
   /// Writes the report to UNIMEM_REPORT (when set). Called at exit.
   void write_report();
 
@@ -94,9 +94,17 @@ class PlatformState {
   std::vector<cl_device_id> underlying_;
   std::shared_ptr<sim::SimSystem> simulation_;  // set when the devices are simulated
   std::vector<cl_device_id> exposed_;
+  /// Adds the pending launches of one plan to report_ (report_mutex_ held).
+  void count_pending_launches();
+
   DeviceClocks device_clocks_;
   std::mutex report_mutex_;
   RunReport report_;
+  // Launches of one plan in a row are counted here and added to report_ when another plan comes
+  // (or the report is written): a repeated launch costs a comparison, not map lookups by name.
+  std::shared_ptr<const LaunchPlan> pending_plan_;
+  std::string pending_kernel_;
+  std::uint64_t pending_launches_ = 0;
 };
 
 /// Answers a clGet*Info query with `n` bytes at `data` (OpenCL's param_value rules).

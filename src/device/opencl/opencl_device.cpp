@@ -148,21 +148,21 @@ std::uint64_t OpenCLDevice::allocated_bytes() const {
   return allocated_bytes_;
 }
 
-cl_mem OpenCLDevice::buffer(DeviceAllocation allocation, std::uint64_t offset, std::uint64_t bytes,
-                            std::string_view operation) const {
+template <typename Where>
+cl_mem OpenCLDevice::checked_buffer(DeviceAllocation allocation, std::uint64_t offset,
+                                    std::uint64_t bytes, const Where& operation) const {
   std::uint64_t size = 0;
   {
     std::lock_guard lock(allocations_mutex_);
     const auto it = allocations_.find(allocation.handle);
     if (it == allocations_.end()) {
-      throw PreconditionError(std::string(operation) + ": allocation " +
-                              pointer_text(allocation.handle) +
+      throw PreconditionError(operation() + ": allocation " + pointer_text(allocation.handle) +
                               " is not a live allocation of device " + name_);
     }
     size = it->second;
   }
   if (offset > size || bytes > size - offset) {
-    throw PreconditionError(std::string(operation) + ": bytes [" + std::to_string(offset) + ", " +
+    throw PreconditionError(operation() + ": bytes [" + std::to_string(offset) + ", " +
                             std::to_string(offset) + " + " + std::to_string(bytes) +
                             ") lie outside allocation " + pointer_text(allocation.handle) + " (" +
                             std::to_string(size) + " bytes) of device " + name_);
@@ -170,18 +170,44 @@ cl_mem OpenCLDevice::buffer(DeviceAllocation allocation, std::uint64_t offset, s
   return static_cast<cl_mem>(allocation.handle);
 }
 
-template <typename Enqueue>
-Event OpenCLDevice::submit(std::string_view call, std::string operation,
-                           std::span<const Event> deps, Enqueue&& enqueue) {
-  WaitList wait_list(context_->handle(), deps, operation);
+cl_mem OpenCLDevice::buffer(DeviceAllocation allocation, std::uint64_t offset, std::uint64_t bytes,
+                            std::string_view operation) const {
+  return checked_buffer(allocation, offset, bytes, [&] { return std::string(operation); });
+}
+
+template <typename Enqueue, typename Detail>
+Event OpenCLDevice::submit_shared(std::string_view call,
+                                  std::shared_ptr<const std::string> operation,
+                                  const Detail& detail, std::span<const Event> deps,
+                                  Enqueue&& enqueue) {
+  WaitList wait_list(context_->handle(), deps, *operation);
   if (auto failed = wait_list.failed_dependency()) return failed_event(std::move(failed));
   cl_event event = nullptr;
-  check(enqueue(wait_list.size(), wait_list.data(), &event), call, operation);
+  check(enqueue(wait_list.size(), wait_list.data(), &event), call, detail);
   wait_list.arm();
-  Event result = make_event(event, context_->handle(), std::move(operation));
+  Event result = make_event(event, context_, std::move(operation));
   // Start the command now: without a flush an implementation may hold it until a blocking call.
   check(clFlush(queue_), "clFlush", [this] { return "device " + name_; });
   return result;
+}
+
+template <typename Enqueue>
+Event OpenCLDevice::submit(std::string_view call, std::string operation,
+                           std::span<const Event> deps, Enqueue&& enqueue) {
+  auto shared = std::make_shared<const std::string>(std::move(operation));
+  const std::string& text = *shared;
+  return submit_shared(
+      call, std::move(shared), [&text] { return text; }, deps, std::forward<Enqueue>(enqueue));
+}
+
+std::shared_ptr<const std::string> OpenCLDevice::launch_text(const std::string& kernel) const {
+  std::lock_guard lock(launch_texts_mutex_);
+  auto& text = launch_texts_[kernel];
+  if (!text) {
+    text = std::make_shared<const std::string>("launch of kernel \"" + kernel + "\" on device " +
+                                               name_);
+  }
+  return text;
 }
 
 Event OpenCLDevice::copy_host_to_device(const std::byte* src, DeviceAllocation dst,
@@ -332,7 +358,7 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
                               "): OpenCL devices take the base through a rewritten kernel");
     }
     const std::uint64_t at = args[i].buffer_offset;
-    buffers[i] = buffer(args[i].buffer, at, 0, what());
+    buffers[i] = checked_buffer(args[i].buffer, at, 0, what);
     if (at == 0) continue;
     if (at >= args[i].buffer.size) {
       throw PreconditionError(what() + ": a pointer " + std::to_string(at) +
@@ -361,42 +387,44 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
   for (std::uint32_t d = 0; d < range.dims; ++d) empty = empty || global[d] == 0;
   if (empty) return when_all(deps);  // nothing to run; OpenCL would reject a zero size
 
-  std::string operation = "launch of kernel \"" + k.name() + "\" over global " +
-                          triple_text(range.global) + " offset " + triple_text(range.offset) +
-                          " local " + triple_text(range.local) + " on device " + name_;
-  return submit("clEnqueueNDRangeKernel", std::move(operation), deps,
-                [&](cl_uint n, const cl_event* wait, cl_event* event) {
-                  // Arguments are captured at enqueue time: hold the kernel from the first
-                  // clSetKernelArg to the enqueue so concurrent launches cannot interleave.
-                  auto lock = k.launch_lock();
-                  for (std::size_t i = 0; i < args.size(); ++i) {
-                    const KernelArg& arg = args[i];
-                    const auto index = static_cast<cl_uint>(i);
-                    cl_int status = CL_SUCCESS;
-                    switch (arg.kind) {
-                      case KernelArg::Kind::buffer:
-                        status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), &buffers[i]);
-                        break;
-                      case KernelArg::Kind::null_buffer:  // OpenCL: a NULL value for a pointer
-                        status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), nullptr);
-                        break;
-                      case KernelArg::Kind::scalar:
-                        status = clSetKernelArg(k.handle(), index, arg.scalar_bytes.size(),
-                                                arg.scalar_bytes.data());
-                        break;
-                      case KernelArg::Kind::local_memory:
-                        status = clSetKernelArg(k.handle(), index, arg.local_bytes, nullptr);
-                        break;
-                    }
-                    check(status, "clSetKernelArg", [&] {
-                      return "argument " + std::to_string(i) + " of kernel \"" + k.name() +
-                             "\" on device " + name_;
-                    });
-                  }
-                  return clEnqueueNDRangeKernel(queue_, k.handle(), range.dims, offset.data(),
-                                                global.data(), local_given ? local.data() : nullptr,
-                                                n, wait, event);
-                });
+  const auto detail = [&] {
+    return "launch of kernel \"" + k.name() + "\" over global " + triple_text(range.global) +
+           " offset " + triple_text(range.offset) + " local " + triple_text(range.local) +
+           " on device " + name_;
+  };
+  return submit_shared(
+      "clEnqueueNDRangeKernel", launch_text(k.name()), detail, deps,
+      [&](cl_uint n, const cl_event* wait, cl_event* event) {
+        // Arguments are captured at enqueue time: hold the kernel from the first
+        // clSetKernelArg to the enqueue so concurrent launches cannot interleave.
+        auto lock = k.launch_lock();
+        for (std::size_t i = 0; i < args.size(); ++i) {
+          const KernelArg& arg = args[i];
+          const auto index = static_cast<cl_uint>(i);
+          cl_int status = CL_SUCCESS;
+          switch (arg.kind) {
+            case KernelArg::Kind::buffer:
+              status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), &buffers[i]);
+              break;
+            case KernelArg::Kind::null_buffer:  // OpenCL: a NULL value for a pointer
+              status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), nullptr);
+              break;
+            case KernelArg::Kind::scalar:
+              status = clSetKernelArg(k.handle(), index, arg.scalar_bytes.size(),
+                                      arg.scalar_bytes.data());
+              break;
+            case KernelArg::Kind::local_memory:
+              status = clSetKernelArg(k.handle(), index, arg.local_bytes, nullptr);
+              break;
+          }
+          check(status, "clSetKernelArg", [&] {
+            return "argument " + std::to_string(i) + " of kernel \"" + k.name() + "\" on device " +
+                   name_;
+          });
+        }
+        return clEnqueueNDRangeKernel(queue_, k.handle(), range.dims, offset.data(), global.data(),
+                                      local_given ? local.data() : nullptr, n, wait, event);
+      });
 }
 
 void OpenCLDevice::finish() {

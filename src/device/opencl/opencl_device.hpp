@@ -108,6 +108,18 @@ class OpenCLDevice final : public Device {
   template <typename Enqueue>
   Event submit(std::string_view call, std::string operation, std::span<const Event> deps,
                Enqueue&& enqueue);
+  // submit with an operation text the event shares; `detail()` builds a fuller text, only for an
+  // enqueue that fails.
+  template <typename Enqueue, typename Detail>
+  Event submit_shared(std::string_view call, std::shared_ptr<const std::string> operation,
+                      const Detail& detail, std::span<const Event> deps, Enqueue&& enqueue);
+  // buffer() with the operation's name built only for an error.
+  template <typename Where>
+  [[nodiscard]] cl_mem checked_buffer(DeviceAllocation allocation, std::uint64_t offset,
+                                      std::uint64_t bytes, const Where& operation) const;
+  // "launch of kernel "NAME" on device D", built once per kernel name: a launch's event names
+  // its command without building text at every launch.
+  [[nodiscard]] std::shared_ptr<const std::string> launch_text(const std::string& kernel) const;
 
   std::shared_ptr<const Context> context_;
   DeviceInfo info_;
@@ -116,6 +128,9 @@ class OpenCLDevice final : public Device {
   bool profiling_ = false;
   cl_command_queue queue_ = nullptr;
   void create_queue();
+
+  mutable std::mutex launch_texts_mutex_;
+  mutable std::unordered_map<std::string, std::shared_ptr<const std::string>> launch_texts_;
 
   mutable std::mutex allocations_mutex_;
   std::unordered_map<void*, std::uint64_t> allocations_;  // cl_mem -> size

@@ -34,22 +34,16 @@ std::exception_ptr failure_of_finished(const Event& event) {
 
 }  // namespace
 
-ClEventState::ClEventState(cl_event event, cl_context context, std::string operation)
-    : event_(event), context_(context), operation_(std::move(operation)) {
-  // Keep the context alive as long as the event: WaitList compares contexts by handle, and a
-  // released context's handle could be reused by a new one.
-  clRetainContext(context_);
-}
+ClEventState::ClEventState(cl_event event, std::shared_ptr<const Context> context,
+                           std::shared_ptr<const std::string> operation)
+    : event_(event), context_(std::move(context)), operation_(std::move(operation)) {}
 
-ClEventState::~ClEventState() {
-  clReleaseEvent(event_);
-  clReleaseContext(context_);
-}
+ClEventState::~ClEventState() { clReleaseEvent(event_); }
 
 cl_int ClEventState::status() const {
   cl_int status = CL_COMPLETE;
   check(clGetEventInfo(event_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
-        "clGetEventInfo", operation_);
+        "clGetEventInfo", *operation_);
   return status;
 }
 
@@ -58,14 +52,14 @@ void ClEventState::wait() {
   // the event's own status says why, so report that instead.
   const cl_int waited = clWaitForEvents(1, &event_);
   const cl_int final_status = status();
-  if (final_status < 0) throw make_error(final_status, "the command", operation_);
-  check(waited, "clWaitForEvents", operation_);
+  if (final_status < 0) throw make_error(final_status, "the command", *operation_);
+  check(waited, "clWaitForEvents", *operation_);
 }
 
 std::exception_ptr ClEventState::failure() const {
   const cl_int final_status = status();
   if (final_status >= 0) return nullptr;
-  return std::make_exception_ptr(make_error(final_status, "the command", operation_));
+  return std::make_exception_ptr(make_error(final_status, "the command", *operation_));
 }
 
 bool ClEventState::is_complete() const {
@@ -82,7 +76,7 @@ void ClEventState::on_complete(std::function<void()> callback) {
   }
   auto owned = std::make_unique<std::function<void()>>(std::move(callback));
   check(clSetEventCallback(event_, CL_COMPLETE, run_callback, owned.get()), "clSetEventCallback",
-        operation_);
+        *operation_);
   (void)owned.release();  // run_callback owns it now
 }
 
@@ -102,8 +96,9 @@ std::optional<EventTimes> ClEventState::times() const {
                     static_cast<std::int64_t>(stamps[2]), false};
 }
 
-Event make_event(cl_event event, cl_context context, std::string operation) {
-  return Event(std::make_shared<ClEventState>(event, context, std::move(operation)));
+Event make_event(cl_event event, std::shared_ptr<const Context> context,
+                 std::shared_ptr<const std::string> operation) {
+  return Event(std::make_shared<ClEventState>(event, std::move(context), std::move(operation)));
 }
 
 WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_view operation) {

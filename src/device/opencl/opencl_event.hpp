@@ -4,12 +4,14 @@
 
 #include <exception>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
 #include <unimem/event.hpp>
 #include "device/opencl/opencl_api.hpp"
+#include "device/opencl/opencl_context.hpp"
 
 namespace unimem::opencl {
 
@@ -18,9 +20,11 @@ namespace unimem::opencl {
 /// OpenCL implementation's notification thread (or inline when the event already finished).
 class ClEventState final : public EventState {
  public:
-  /// Takes over the reference the enqueue call returned and retains context. `operation` describes
-  /// the command and its device, for error messages ("clEnqueueWriteBuffer on pocl:...#0").
-  ClEventState(cl_event event, cl_context context, std::string operation);
+  /// Takes over the reference the enqueue call returned and keeps context alive. `operation`
+  /// describes the command and its device, for error messages ("clEnqueueWriteBuffer on
+  /// pocl:...#0"); shared, so that repeated launches need not build it each time.
+  ClEventState(cl_event event, std::shared_ptr<const Context> context,
+               std::shared_ptr<const std::string> operation);
   ~ClEventState() override;
   ClEventState(const ClEventState&) = delete;
   ClEventState& operator=(const ClEventState&) = delete;
@@ -36,14 +40,16 @@ class ClEventState final : public EventState {
   [[nodiscard]] std::exception_ptr failure() const;
 
   [[nodiscard]] cl_event handle() const { return event_; }
-  [[nodiscard]] cl_context context() const { return context_; }
+  [[nodiscard]] cl_context context() const { return context_->handle(); }
 
  private:
   [[nodiscard]] cl_int status() const;
 
   cl_event event_;
-  cl_context context_;
-  std::string operation_;
+  // Keeps the context alive as long as the event (WaitList compares contexts by handle, and a
+  // released context's handle could be reused by a new one), without a driver call per event.
+  std::shared_ptr<const Context> context_;
+  std::shared_ptr<const std::string> operation_;
   // Set once the command is seen finished (successfully or not): a finished event never changes,
   // so later is_complete() calls need no clGetEventInfo. The runtime asks often (hazard tracking,
   // in-flight lists), and each query takes the driver's locks (POCL: 40% of the submitting
@@ -52,7 +58,8 @@ class ClEventState final : public EventState {
 };
 
 /// Wraps a freshly enqueued cl_event into an Event.
-[[nodiscard]] Event make_event(cl_event event, cl_context context, std::string operation);
+[[nodiscard]] Event make_event(cl_event event, std::shared_ptr<const Context> context,
+                               std::shared_ptr<const std::string> operation);
 
 /// The wait list of one enqueue call, built from Device-contract deps:
 /// - a ClEventState of the same context goes into the list as it is;
