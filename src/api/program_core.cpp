@@ -1107,16 +1107,7 @@ void ProgramCore::report_fallback(const LaunchPlan& plan, const std::string& ana
   std::string message = "unimem: " + plan.fallback_reason + "; running on " +
                         std::to_string(plan.partitions.size()) + " device(s)";
   if (!analysis_note.empty()) message += " (" + analysis_note + ")";
-  std::function<void(const std::string&)> log;
-  {
-    std::lock_guard lock(mutex_);
-    log = log_;
-  }
-  if (log) {
-    log(message);
-  } else {
-    std::cerr << message << "\n";
-  }
+  say(message);
 }
 
 // Step 5 (Balance::measured): each partition's kernel time feeds the throughput profile.

@@ -18,6 +18,7 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
+#include "run_command.hpp"
 
 namespace {
 
@@ -29,20 +30,8 @@ struct Answer {
 };
 using DeviceAnswers = std::map<unsigned, Answer>;  // by query
 
-struct Output {
-  int status = -1;
-  std::string text;
-};
-
-Output run(const std::string& command) {
-  Output out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out.text += buffer;
-  out.status = ::pclose(pipe);
-  return out;
-}
+using Output = unimem::testing::CommandOutput;
+Output run(const std::string& command) { return unimem::testing::run_command(command); }
 
 std::vector<DeviceAnswers> parse(const std::string& text) {
   std::vector<DeviceAnswers> out;

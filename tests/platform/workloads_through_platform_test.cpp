@@ -14,25 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "examples/workload.hpp"
+#include "run_command.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Output {
-  int status = -1;
-  std::string text;
-};
-
-Output run(const std::string& command) {
-  Output out;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  char buffer[4096];
-  while (std::fgets(buffer, sizeof buffer, pipe) != nullptr) out.text += buffer;
-  out.status = ::pclose(pipe);
-  return out;
-}
+using Output = unimem::testing::CommandOutput;
+Output run(const std::string& command) { return unimem::testing::run_command(command); }
 
 // The JSON report `unimem run --report` wrote (null when there is none), removing the file.
 nlohmann::json take_report(const fs::path& report) {
