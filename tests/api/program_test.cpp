@@ -936,6 +936,42 @@ TEST_F(OutOfCoreTest, APartitionSeveralTimesTheCapRunsInChunksWithTheSameResult)
   EXPECT_GT(evicted, 0U);
 }
 
+// A program reading the launch's sizes runs its chunks on its whole-launch-size build
+// (ProgramCore::size_variant), so every chunk sees the whole launch's global size, group count and
+// group ids, not its own.
+TEST_F(OutOfCoreTest, ChunksOfAProgramReadingTheLaunchSizesSeeTheWholeLaunch) {
+  Program sizes(*runtime_, R"CLC(
+kernel void shape(global const float* in, global float* out) {
+  const size_t i = get_global_id(0);
+  out[i] = in[i] + (float)(get_global_size(0) - i) + 4096.0f * (float)get_num_groups(0) +
+           (float)get_group_id(0);
+}
+)CLC");
+  const std::uint64_t n = 32 * 1024;  // two buffers of 128 KiB: 4x the cap per device on 2 devices
+  std::vector<float> in(n);
+  for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 7);
+  const BufferId bi = upload(in);
+  const BufferId bo = upload(std::vector<float>(n, 0.0f));
+  NDRange r;
+  r.global = {n, 1, 1};
+  r.local = {64, 1, 1};
+  LaunchOptions how;
+  how.accesses = {
+      AccessDescriptor::affine(0, AccessMode::read, {row_major_piece(sizeof(float), {1})}),
+      AccessDescriptor::affine(1, AccessMode::write, {row_major_piece(sizeof(float), {1})})};
+  sizes.launch("shape", r, {Arg::buffer(bi), Arg::buffer(bo)}, how);
+  const LaunchPlan plan = sizes.core().last_plan();
+  EXPECT_GT(plan.chunks, runtime_->device_count());
+  EXPECT_EQ(sizes.core().size_variant_builds(), 1U);
+  const std::vector<float> out = download(bo);
+  const std::uint64_t groups = n / 64;
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const float expected = in[i] + static_cast<float>(n - i) +
+                           4096.0f * static_cast<float>(groups) + static_cast<float>(i / 64);
+    ASSERT_EQ(out[i], expected) << "item " << i;
+  }
+}
+
 TEST_F(OutOfCoreTest, OneWorkGroupLargerThanTheDeviceIsAnErrorNamingKernelArgumentAndBytes) {
   const std::uint64_t n = 16 * 1024;  // b: 64 KiB, every work-item reads all of it
   const BufferId bb = upload(std::vector<float>(n, 1.0f));
