@@ -231,6 +231,12 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
     } else {
       b.acquire(kHostAgent, from_home);
     }
+  } else if (direct_host_reads_) {
+    // Gamma has no directory to tell home bytes from device bytes; what a program reads back is
+    // mostly kernel output, which alpha and beta copy without a pass through the home copy, so
+    // gamma makes none either: the read only waits for the kernels.
+    measurement_.add_host_read_dependencies(direct);
+    from_home = IntervalSet{};
   }
   const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
   Event home_copy;

@@ -194,7 +194,7 @@ IntervalSet SharedBuffer::read_direct(const Interval& range, std::byte* out, Eve
     std::vector<Interval> parts;
     parts.reserve(direct.size());
     for (const Transfer& t : direct) parts.push_back(t.range);
-    from_home = from_home.subtract(IntervalSet::from_normalized(std::move(parts)));
+    from_home = from_home.subtract(IntervalSet::from_unsorted(std::move(parts)));
   }
   // Replayed bytes at home that this read uses are consumed (and recorded, so that the replay
   // keeps being predicted); the direct parts are no demand on the home copy.

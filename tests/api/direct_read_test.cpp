@@ -310,22 +310,32 @@ TEST(DirectRead, AdaptiveDoesNotReplayDirectReadsIntoTheHomeCopy) {
   EXPECT_EQ(rt.stats().prefetch_bytes, 0u);
 }
 
-// Beta (bookkeeping without copies) issues no direct copy either; gamma reads the home copy.
-TEST(DirectRead, MeasurementBetaIssuesNoDirectCopy) {
+// Beta (bookkeeping without copies) issues no direct copy either. Gamma (no directory) makes no
+// pass through the home copy with direct reads on, as alpha and beta make none for kernel output;
+// with them off it copies out of home, as alpha and beta do.
+TEST(DirectRead, MeasurementModesMatchAlphasHostWork) {
   constexpr std::uint64_t n = 512;
-  RuntimeOptions o = options_with(UpdateStrategy::lazy);
-  o.measurement = MeasurementMode::no_transfers;
-  Runtime rt(make_host_devices(2), o);
-  const BufferId b = rt.create_buffer(n, "b");
-  rt.write_blocking(b, 0, pattern(n, 0));
-  add_on(rt, b, 2, 0, n, 1);
-  std::vector<std::byte> out(n);
-  rt.read_blocking(b, 0, out);
-  rt.finish();
-  const TransferStats s = rt.stats();
-  EXPECT_EQ(s.total_bytes(), 0u);
-  EXPECT_EQ(s.direct_read_bytes, 0u);
-  EXPECT_EQ(s.home_read_bytes, 0u);
+  for (bool direct : {true, false}) {
+    SCOPED_TRACE(direct ? "direct reads" : "reads through home");
+    for (MeasurementMode mode : {MeasurementMode::no_transfers, MeasurementMode::no_coherence}) {
+      SCOPED_TRACE(measurement_name(mode));
+      RuntimeOptions o = options_with(UpdateStrategy::lazy, direct);
+      o.measurement = mode;
+      Runtime rt(make_host_devices(2), o);
+      const BufferId b = rt.create_buffer(n, "b");
+      rt.write_blocking(b, 0, pattern(n, 0));
+      add_on(rt, b, 2, 0, n, 1);
+      std::vector<std::byte> out(n);
+      rt.read_blocking(b, 0, out);
+      rt.finish();
+      const TransferStats s = rt.stats();
+      EXPECT_EQ(s.total_bytes(), 0u);
+      EXPECT_EQ(s.direct_read_bytes, 0u);
+      // Without direct reads beta marks the stale bytes home (copying nothing) and both modes
+      // copy everything out of the home copy, as alpha does.
+      EXPECT_EQ(s.home_read_bytes, direct ? 0u : n);
+    }
+  }
 }
 
 }  // namespace
