@@ -130,6 +130,8 @@ ProgramRunResult run_program_version(const Workload& workload, Runtime& runtime,
       after.eviction_writeback_bytes - before.eviction_writeback_bytes;
   result.moved.reloaded_bytes = after.reloaded_bytes - before.reloaded_bytes;
   result.moved.relocated_bytes = after.relocated_bytes - before.relocated_bytes;
+  result.moved.direct_read_bytes = after.direct_read_bytes - before.direct_read_bytes;
+  result.moved.home_read_bytes = after.home_read_bytes - before.home_read_bytes;
   for (const auto& [name, b] : buffers) runtime.release_buffer(b);
   {
     std::lock_guard lock(log->first);

@@ -415,6 +415,8 @@ int run_bench(const BenchOptions& o) {
   j["bytes_evicted_written_back"] = first.moved.eviction_writeback_bytes;
   j["bytes_reloaded"] = first.moved.reloaded_bytes;
   j["bytes_relocated"] = first.moved.relocated_bytes;
+  j["bytes_read_direct"] = first.moved.direct_read_bytes;   // device -> the reader's memory
+  j["bytes_read_from_home"] = first.moved.home_read_bytes;  // host memcpy out of the home copy
   j["device_memory_per_device"] = std::move(per_device);
   j["launch_chunks"] = first_chunks;  // out-of-core chunks (README): 0 when every partition fit
   {

@@ -66,6 +66,7 @@ void add_selftest_command(CLI::App& app) {
   auto options = std::make_shared<CoherenceSelftestOptions>();
   auto strategy = std::make_shared<std::string>("lazy");
   auto no_peer = std::make_shared<bool>(false);
+  auto no_direct = std::make_shared<bool>(false);
   coherence->add_option("--seed", options->seed, "Random seed (any unsigned 64-bit value)")
       ->check(not_negative);
   coherence->add_option("--ops", options->ops, "Number of operations in the program")
@@ -94,7 +95,11 @@ void add_selftest_command(CLI::App& app) {
                         "devices");
   coherence->add_flag("--no-peer", *no_peer,
                       "Forbid peer copies: device-to-device traffic goes through the host");
-  coherence->callback([options, strategy, no_peer, device_memory] {
+  coherence->add_flag("--no-direct-reads", *no_direct,
+                      "Host reads copy stale bytes home first, then out of the home copy "
+                      "(RuntimeOptions::direct_host_reads off)");
+  coherence->callback([options, strategy, no_peer, no_direct, device_memory] {
+    options->direct_reads = !*no_direct;
     options->strategy = *parse_update_strategy(*strategy);
     if (!device_memory->empty()) options->device_memory = *parse_byte_size(*device_memory).bytes;
     options->peer_copies = !*no_peer;

@@ -55,6 +55,13 @@ struct RuntimeOptions {
   /// under the lazy strategy, the directory updates too (they would change nothing). Results,
   /// copies and statistics are the same either way; off is for comparing.
   bool repeat_fast_path = true;
+  /// A host read (read, read_blocking) copies the bytes whose home copy is stale - current only on
+  /// devices, as a kernel left them - from a device straight into the caller's memory; the home
+  /// copy stays stale there, and the bytes current at home are copied from it as before. Off: the
+  /// stale bytes are first copied home (which becomes current), then everything is copied out of
+  /// the home copy, a second pass over the bytes. On saves that pass; off saves the device copy
+  /// when the host reads the same bytes again before anything writes them.
+  bool direct_host_reads = true;
 };
 
 /// Shared buffers over the host and N devices.

@@ -47,6 +47,11 @@ struct TransferStats {
   /// Partial residency: bytes moved within a device when its allocations of a buffer merged into
   /// a larger one (BBMM bb_readin; device-local, not counted in d2d).
   std::uint64_t relocated_bytes = 0;
+  /// Host reads (Runtime::read): of the d2h bytes, those copied from a device straight into the
+  /// reader's memory because the home copy was stale there (the home copy stays stale), and the
+  /// bytes copied out of the home copy on the host (a memcpy, not a transfer: not in total).
+  std::uint64_t direct_read_bytes = 0;
+  std::uint64_t home_read_bytes = 0;
 
   [[nodiscard]] std::uint64_t total_bytes() const {
     return host_to_device.bytes + device_to_host.bytes + device_to_device.bytes;
@@ -58,7 +63,8 @@ struct TransferStats {
   friend bool operator==(const TransferStats&, const TransferStats&) = default;
   /// {"h2d":{"bytes":..,"copies":..},"d2h":{..},"d2d":{..},"total":{..},"prefetch_bytes":..,
   ///  "prefetch_unread_bytes":..,"replays":..,"mispredictions":..,"evicted_bytes":..,
-  ///  "eviction_writeback_bytes":..,"reloaded_bytes":..,"relocated_bytes":..}
+  ///  "eviction_writeback_bytes":..,"reloaded_bytes":..,"relocated_bytes":..,
+  ///  "direct_read_bytes":..,"home_read_bytes":..}
   [[nodiscard]] std::string to_json() const;
 };
 

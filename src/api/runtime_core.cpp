@@ -45,6 +45,7 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       need_now_(registry_.size(), 0),
       need_peak_(registry_.size(), 0),
       repeat_fast_path_(options.repeat_fast_path),
+      direct_host_reads_(options.direct_host_reads),
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
   context_.rect_copies = options.rect_copies;
@@ -219,24 +220,54 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
   }
   UNIMEM_REQUIRE(out.data() != nullptr || out.empty(), "Runtime::read: null destination");
   if (out.empty()) return Event{};
-  const IntervalSet bytes(Interval{offset, offset + out.size()});
-  EventList deps;
-  if (measurement_.coherent()) b.acquire(kHostAgent, bytes);
-  measurement_.add_host_read_dependencies(deps);
-  b.tracker(kHostAgent).deps_for_read(bytes, deps);
-  // Bytes nobody wrote read as zero. Gamma keeps no bookkeeping, this included: its outputs are
-  // never copied home, and zero-filling them would be host work alpha does not do.
+  const Interval range{offset, offset + out.size()};
+  // The parts copied out of the home copy; the others (direct reads) come from their device
+  // holders straight into out, so the home copy is not written and read again on the way.
+  IntervalSet from_home(range);
+  EventList direct;
   if (measurement_.coherent()) {
-    b.prepare_home_read(bytes);
-  } else {
-    b.home_written(bytes);
+    if (direct_host_reads_) {
+      from_home = b.read_direct(range, out.data(), direct);
+    } else {
+      b.acquire(kHostAgent, from_home);
+    }
+  } else if (direct_host_reads_) {
+    // Gamma has no directory to tell home bytes from device bytes; what a program reads back is
+    // mostly kernel output, which alpha and beta copy without a pass through the home copy, so
+    // gamma makes none either: the read only waits for the kernels.
+    measurement_.add_host_read_dependencies(direct);
+    from_home = IntervalSet{};
   }
-  const std::byte* src = b.home() + offset;
   const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
-  Event e = host_queue_.submit(
-      [src, dst = out.data(), n = out.size()] { std::memcpy(dst, src, n); }, deps);
+  Event home_copy;
+  if (!from_home.empty()) {
+    EventList deps;
+    measurement_.add_host_read_dependencies(deps);
+    b.tracker(kHostAgent).deps_for_read(from_home, deps);
+    // Bytes nobody wrote read as zero. Gamma keeps no bookkeeping, this included: its outputs are
+    // never copied home, and zero-filling them would be host work alpha does not do.
+    if (measurement_.coherent()) {
+      b.prepare_home_read(from_home);
+    } else {
+      b.home_written(from_home);
+    }
+    b.count_home_read(from_home.total_size());
+    std::vector<Interval> parts(from_home.begin(), from_home.end());
+    home_copy = host_queue_.submit(
+        [src = b.home(), dst = out.data(), offset, parts = std::move(parts)] {
+          for (const Interval& p : parts) {
+            std::memcpy(dst + (p.begin - offset), src + p.begin, p.size());
+          }
+        },
+        deps);
+    b.tracker(kHostAgent).record_read(from_home, home_copy);
+  }
+  Event e = home_copy;
+  if (!direct.empty()) {
+    if (!home_copy.is_null()) direct.push_back(home_copy);
+    e = direct.size() == 1 ? direct.front() : when_all(direct);
+  }
   if (trace_) trace_host_access(TraceCategory::host_read, b, offset, out.size(), e, submitted);
-  b.tracker(kHostAgent).record_read(bytes, e);
   track(e);
   return e;
 }

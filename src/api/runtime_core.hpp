@@ -259,7 +259,8 @@ class RuntimeCore {
   // Every call that may change a buffer, the directory, residency or strategies counts here
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
-  bool repeat_fast_path_ = true;  // RuntimeOptions::repeat_fast_path
+  bool repeat_fast_path_ = true;   // RuntimeOptions::repeat_fast_path
+  bool direct_host_reads_ = true;  // RuntimeOptions::direct_host_reads
   // The previous launch_partitioned with a repeat token, as launch_partitioned needs it again.
   struct RepeatableLaunch {
     std::shared_ptr<const void> token;

@@ -117,6 +117,15 @@ std::vector<Transfer> Directory::apply_host_read(const IntervalSet& ranges) {
   return write_backs;
 }
 
+std::vector<Transfer> Directory::stale_at_home(const Interval& range) const {
+  require_in_bounds(IntervalSet(range), "stale_at_home");
+  std::vector<Transfer> out;
+  map_.for_each_in(range, [&](const Interval& part, AgentMask mask) {
+    if (!mask.contains(kHostAgent)) append_coalesced(out, {part, mask.lowest(), kHostAgent});
+  });
+  return out;
+}
+
 std::vector<Transfer> Directory::apply_device_eviction(Agent d, const IntervalSet& ranges) {
   require_device(d, "apply_device_eviction");
   require_in_bounds(ranges, "apply_device_eviction");

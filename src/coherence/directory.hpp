@@ -66,6 +66,11 @@ class Directory {
   void apply_host_write(const IntervalSet& ranges);
   /// Table 1 "host read": bytes whose host copy is stale are written back from a device holder.
   std::vector<Transfer> apply_host_read(const IntervalSet& ranges);
+  /// The transfers apply_host_read(range) would return, without applying them: the parts of
+  /// range whose home copy is stale, each from its lowest device holder. A host read that copies
+  /// them straight into the reader's memory leaves the directory as it is (the home copy stays
+  /// stale there).
+  [[nodiscard]] std::vector<Transfer> stale_at_home(const Interval& range) const;
 
   /// Box-out of device agent d's copy of ranges (BBMM 001_9219257c3045faa0.txt Algorithm 4: an
   /// evicted box is written back when dirty). Bytes d alone holds (Modified) are written back to

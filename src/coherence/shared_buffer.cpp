@@ -104,7 +104,7 @@ void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
   // Bytes only this copy holds go home first (read from the allocation still there); then the
   // copy holds nothing, and the allocation is freed once every operation on it has finished.
   for (const Transfer& t : directory_.apply_device_eviction(a, all)) {
-    issue(std::span(&t, 1));
+    issue(std::span(&t, 1), kHome, nullptr);
     stats_.eviction_writeback_bytes += t.range.size();
   }
   prefetch_.evicted(a, held);
@@ -182,6 +182,33 @@ void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool dema
   const std::vector<Transfer> transfers = agent == kHostAgent
                                               ? directory_.apply_host_read(bytes)
                                               : directory_.apply_device_read(agent, bytes, peer_);
+  issue_all(transfers, kHome, nullptr);
+}
+
+IntervalSet SharedBuffer::read_direct(const Interval& range, std::byte* out, EventList& copies) {
+  UNIMEM_REQUIRE(range.end <= size_, "SharedBuffer::read_direct: range outside the buffer");
+  if (range.empty()) return {};
+  const std::vector<Transfer> direct = directory_.stale_at_home(range);
+  IntervalSet from_home(range);
+  if (!direct.empty()) {
+    std::vector<Interval> parts;
+    parts.reserve(direct.size());
+    for (const Transfer& t : direct) parts.push_back(t.range);
+    from_home = from_home.subtract(IntervalSet::from_unsorted(std::move(parts)));
+  }
+  // Replayed bytes at home that this read uses are consumed (and recorded, so that the replay
+  // keeps being predicted); the direct parts are no demand on the home copy.
+  prefetch_.demand_read(kHostAgent, from_home);
+  if (history_.recording() && !from_home.empty()) {
+    history_.observe_read(kHostAgent, from_home, IntervalSet{});
+  }
+  issue_all(direct, HostSide{out, range.begin}, &copies);
+  check_if_enabled();
+  return from_home;
+}
+
+void SharedBuffer::issue_all(const std::vector<Transfer>& transfers, HostSide host,
+                             EventList* events) {
   for (std::size_t i = 0; i < transfers.size();) {
     std::size_t rows = context_.rect_copies ? strided_rows(transfers, i) : 1;
     if (rows > 1) {  // a rect copy reads or writes one allocation on its device side
@@ -192,7 +219,7 @@ void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool dema
         rows = 1;
       }
     }
-    issue(std::span(transfers).subspan(i, rows));
+    issue(std::span(transfers).subspan(i, rows), host, events);
     i += rows;
   }
 }
@@ -201,13 +228,15 @@ void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool dema
 // between the host and one device. BBMM's boxes of a 2-D array (001_9219257c3045faa0.txt
 // section 6) are such rectangles: one clEnqueue{Read,Write}BufferRect moves them all (the
 // driver's default is a copy per row).
-void SharedBuffer::issue(std::span<const Transfer> rows) {
+void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventList* events) {
   const Transfer& t = rows.front();
+  UNIMEM_REQUIRE(host.reader == nullptr || (t.to == kHostAgent && t.from != kHostAgent),
+                 "SharedBuffer::issue: a reader's memory is only the target of a device read");
   if (context_.transfers_disabled) {  // measurement mode beta: bookkeeping only
     // The home bytes the skipped copy would have written count as written, so a later host read
     // does not zero-fill them: otherwise beta does host work that alpha leaves to the copy (a
     // 32 MiB memset per blackscholes run), one reason beta could take longer than alpha.
-    if (t.to == kHostAgent) {
+    if (t.to == kHostAgent && host.reader == nullptr) {
       for (const Transfer& row : rows) home_written(IntervalSet(row.range));
     }
     return;
@@ -233,7 +262,7 @@ void SharedBuffer::issue(std::span<const Transfer> rows) {
   }
   EventList deps;
   trackers_[t.from].deps_for_read(r, deps);
-  trackers_[t.to].deps_for_write(r, deps);
+  if (host.reader == nullptr) trackers_[t.to].deps_for_write(r, deps);
   Event e;
   const std::int64_t submitted = context_.trace ? TraceRecorder::now_ns() : 0;
   // The device allocations that hold the range on each side, and where in them it lies: the
@@ -269,15 +298,22 @@ void SharedBuffer::issue(std::span<const Transfer> rows) {
     }
     stats_.host_to_device.add(bytes);
   } else if (t.to == kHostAgent) {
-    home_written(r);
+    // Into the home copy, or (read_direct) into the reader's memory, which no tracker orders:
+    // the reader's event waits for this copy.
+    std::byte* dst = home_.get() + off;
+    if (host.reader != nullptr) {
+      dst = host.reader + (off - host.reader_begin);
+      stats_.direct_read_bytes += bytes;
+    } else {
+      home_written(r);
+    }
     Device& src = *context_.devices[device_of_agent(t.from)];
     const ResidentAllocation from = source(t.from);
     if (rect) {
       shape.src_origin = {from.offset_of(off), 0, 0};
-      e = src.copy_device_to_host_rect(from.allocation, home_.get() + off, shape, deps);
+      e = src.copy_device_to_host_rect(from.allocation, dst, shape, deps);
     } else {
-      e = src.copy_device_to_host(from.allocation, from.offset_of(off), home_.get() + off, len,
-                                  deps);
+      e = src.copy_device_to_host(from.allocation, from.offset_of(off), dst, len, deps);
     }
     stats_.device_to_host.add(bytes);
   } else {
@@ -291,13 +327,19 @@ void SharedBuffer::issue(std::span<const Transfer> rows) {
     stats_.device_to_device.add(len);
   }
   trackers_[t.from].record_read(r, e);
-  trackers_[t.to].record_write(r, e);
-  prefetch_.copied(t.to, r);
-  if (context_.trace) trace_copy(Transfer{bounds, t.from, t.to}, e, submitted, bytes, rows.size());
+  if (host.reader == nullptr) {
+    trackers_[t.to].record_write(r, e);
+    prefetch_.copied(t.to, r);
+  }
+  if (events != nullptr) events->push_back(e);
+  if (context_.trace) {
+    trace_copy(Transfer{bounds, t.from, t.to}, e, submitted, bytes, rows.size(),
+               host.reader != nullptr);
+  }
 }
 
 void SharedBuffer::trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns,
-                              std::uint64_t bytes, std::uint64_t rows) {
+                              std::uint64_t bytes, std::uint64_t rows, bool to_reader) {
   // A copy is drawn on the copy engine of the device whose queue runs it: the destination's for
   // host-to-device and peer copies, the source's for device-to-host.
   TraceCategory category = TraceCategory::copy_d2d;
@@ -320,7 +362,8 @@ void SharedBuffer::trace_copy(const Transfer& t, const Event& e, std::int64_t su
       {TraceArg::of("buffer", name_), TraceArg::of("direction", direction),
        TraceArg::of("bytes", bytes), TraceArg::of("range", t.range.to_string()),
        TraceArg::of("rows", rows), TraceArg::of("from_agent", std::uint64_t{t.from}),
-       TraceArg::of("to_agent", std::uint64_t{t.to})});
+       TraceArg::of("to_agent", std::uint64_t{t.to}),
+       TraceArg::of("into", std::string(to_reader ? "reader" : "copy"))});
 }
 
 TransferStats SharedBuffer::stats() const {

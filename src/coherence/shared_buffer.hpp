@@ -148,6 +148,19 @@ class SharedBuffer final : public EvictionClient {
   /// acquire is a real reader and is observed by the adaptive history; prefetches are not.
   void acquire(Agent agent, const IntervalSet& bytes, bool demand = true);
 
+  /// A host read of `range` into the reader's memory `out` (out[0] is byte range.begin) that
+  /// bypasses the home copy where it is stale: each part whose current copies are all on devices
+  /// is copied from one of them (the lowest, as apply_host_read would) straight into out, its
+  /// events appended to `copies`; the directory does not change there (the home copy stays
+  /// stale, invariant 3 still holds: Modified or peer-shared). Returns the parts current at home,
+  /// which the caller copies out of the home copy (prepare_home_read, ordered through
+  /// tracker(host), count_home_read). Unlike acquire(host), a direct part is not a demand the
+  /// adaptive strategy records: a replay could only bring it home, and the read would then copy
+  /// it a second time. Under measurement beta the copies are skipped like every other.
+  IntervalSet read_direct(const Interval& range, std::byte* out, EventList& copies);
+  /// A host read copies `bytes` bytes out of the home copy (TransferStats::home_read_bytes).
+  void count_home_read(std::uint64_t bytes) { stats_.home_read_bytes += bytes; }
+
   /// The buffer is about to be written (by the host or a kernel): ends the adaptive recording.
   void begin_write();
   /// Records that kernel `kernel` wrote, on each device agent, its bytes (the kernel events are
@@ -183,13 +196,23 @@ class SharedBuffer final : public EvictionClient {
   /// acquire() without the invariant check (a replay calls it mid-way).
   void make_current(Agent agent, const IntervalSet& bytes, bool demand);
   void check_if_enabled() const;
+  /// Where the host side of a copy lies: the home copy (kHome), or a reader's memory whose first
+  /// byte holds buffer byte reader_begin (read_direct).
+  struct HostSide {
+    std::byte* reader = nullptr;
+    std::uint64_t reader_begin = 0;
+  };
+  static constexpr HostSide kHome{nullptr, 0};
   /// One copy: a single transfer, or rows of equal length at a constant stride between the host
-  /// and one device (strided_rows in shared_buffer.cpp) as one rectangular copy.
-  void issue(std::span<const Transfer> rows);
+  /// and one device (strided_rows in shared_buffer.cpp) as one rectangular copy. Its event is
+  /// appended to `events` when given.
+  void issue(std::span<const Transfer> rows, HostSide host, EventList* events);
+  /// Issues transfers in order, strided rows grouped into rect copies where allowed.
+  void issue_all(const std::vector<Transfer>& transfers, HostSide host, EventList* events);
   /// Records copy t (issued at submitted_ns, as event e) in the trace: `bytes` in `rows` rows
-  /// within t.range (a rect copy has several).
+  /// within t.range (a rect copy has several); to_reader: into a host reader's memory.
   void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns, std::uint64_t bytes,
-                  std::uint64_t rows);
+                  std::uint64_t rows, bool to_reader = false);
   /// Issues a strategy's post-write copies; a replay's are accounted as prefetches. An eager copy
   /// to a device only updates bytes it already has allocations for (partial residency: a device
   /// holds what its work used; the rest it fetches on demand).

@@ -27,6 +27,8 @@ TransferStats& TransferStats::operator+=(const TransferStats& o) {
   eviction_writeback_bytes += o.eviction_writeback_bytes;
   reloaded_bytes += o.reloaded_bytes;
   relocated_bytes += o.relocated_bytes;
+  direct_read_bytes += o.direct_read_bytes;
+  home_read_bytes += o.home_read_bytes;
   return *this;
 }
 
@@ -44,6 +46,8 @@ std::string TransferStats::to_json() const {
   j["eviction_writeback_bytes"] = eviction_writeback_bytes;
   j["reloaded_bytes"] = reloaded_bytes;
   j["relocated_bytes"] = relocated_bytes;
+  j["direct_read_bytes"] = direct_read_bytes;
+  j["home_read_bytes"] = home_read_bytes;
   return j.dump();
 }
 

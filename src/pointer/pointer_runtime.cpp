@@ -86,7 +86,11 @@ PointerRuntime::PointerRuntime() {
 
 Runtime& PointerRuntime::runtime_locked() {
   if (!runtime_) {
-    runtime_ = std::make_unique<Runtime>();
+    // Its fetches keep going through the home copy (RuntimeOptions::direct_host_reads off): a
+    // block invalidated again refetches bytes no kernel wrote since as a host memcpy.
+    RuntimeOptions options;
+    options.direct_host_reads = false;
+    runtime_ = std::make_unique<Runtime>(options);
     install_fault_handler(&service_trampoline, this);
   }
   return *runtime_;

@@ -55,6 +55,7 @@ std::string CoherenceSelftestResult::to_json(const CoherenceSelftestOptions& o) 
   j["buffers"] = o.buffers;
   j["strategy"] = std::string(to_string(o.strategy));
   j["peer_copies"] = o.peer_copies;
+  j["direct_reads"] = o.direct_reads;
   j["sim_preset"] = o.sim_preset;
   j["mismatched_bytes"] = mismatched_bytes;
   j["bytes_copied"] = bytes_copied;
@@ -68,6 +69,8 @@ std::string CoherenceSelftestResult::to_json(const CoherenceSelftestOptions& o) 
   j["partitioned_launches"] = partitioned_launches;
   j["host_reads"] = host_reads;
   j["host_writes"] = host_writes;
+  j["direct_read_bytes"] = direct_read_bytes;
+  j["home_read_bytes"] = home_read_bytes;
   j["device_memory"] = o.device_memory;
   j["evictions"] = evictions;
   j["evicted_bytes"] = evicted_bytes;
@@ -113,7 +116,7 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
     peer = peer && all;
     byte_checks = all || !any || !opt.peer_copies;
   }
-  FlatMemory oracle(sizes, peer);
+  FlatMemory oracle(sizes, peer, opt.direct_reads);
 
   // Data handed to non-blocking calls must outlive them (and the runtime,
   // which waits for everything when destroyed): declared before it.
@@ -129,6 +132,7 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
   dev_opt.peer_copies = opt.peer_copies;
   RuntimeOptions rt_opt{opt.strategy};
   rt_opt.device_memory = opt.device_memory;
+  rt_opt.direct_host_reads = opt.direct_reads;
   DeviceRegistry host_devices = make_host_devices(opt.devices, dev_opt);
   Runtime rt(opt.sim_preset.empty()
                  ? std::move(host_devices)
@@ -287,6 +291,8 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
     result.evicted_bytes = s.evicted_bytes;
     result.eviction_writeback_bytes = s.eviction_writeback_bytes;
     result.reloaded_bytes = s.reloaded_bytes;
+    result.direct_read_bytes = s.direct_read_bytes;
+    result.home_read_bytes = s.home_read_bytes;
     for (const DeviceMemoryReport& d : rt.core().device_memory()) {
       result.evictions += d.memory.evictions;
       result.peak_device_bytes = std::max(result.peak_device_bytes, d.memory.peak_held_bytes);

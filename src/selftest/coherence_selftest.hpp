@@ -27,6 +27,8 @@ struct CoherenceSelftestOptions {
   /// Non-empty: the devices are simulated devices of this preset (src/device/sim/) over the host
   /// devices; the model then decides which pairs copy peer to peer.
   std::string sim_preset;
+  /// RuntimeOptions::direct_host_reads (the oracle's copy count follows it).
+  bool direct_reads = true;
 };
 
 struct CoherenceSelftestResult {
@@ -48,7 +50,9 @@ struct CoherenceSelftestResult {
   std::uint64_t eviction_writeback_bytes = 0;  ///< of them, written home first
   std::uint64_t reloaded_bytes = 0;            ///< bytes copied back after an eviction
   std::uint64_t peak_device_bytes = 0;         ///< most bytes held on one device
-  std::string error;                           ///< exception text if the run threw
+  std::uint64_t direct_read_bytes = 0;  ///< host reads: bytes copied from devices to the reader
+  std::uint64_t home_read_bytes = 0;    ///< host reads: bytes copied out of the home copy
+  std::string error;                    ///< exception text if the run threw
   /// One JSON line: {"ok":..,"seed":..,"ops":..,"devices":..,"buffers":..,"strategy":..,
   /// "mismatched_bytes":..,"bytes_copied":..,"minimum_bytes":..,...}
   [[nodiscard]] std::string to_json(const CoherenceSelftestOptions& options) const;
@@ -59,7 +63,8 @@ struct CoherenceSelftestResult {
 /// may-write sets, many in flight at once) runs through a Runtime over `devices` host-driver
 /// devices and, op by op, on one flat memory. Every host read and the final contents must match
 /// byte for byte; under the lazy strategy the bytes copied must equal the protocol's minimum
-/// (each byte a reader lacks is copied once, plus a write-back when no peer path exists); under
+/// (each byte a reader lacks is copied once, plus a write-back when no peer path exists; with
+/// direct reads a host read copies the bytes the host lacks again each time); under
 /// adaptive with peer copies, the minimum plus the replayed bytes no reader used (both only when
 /// no eviction happened: an eviction adds its write-back and the re-fetches). Under a device
 /// memory cap no device may ever hold more than the cap. The same options always generate the

@@ -40,8 +40,8 @@ void KernelEffect::write(std::uint64_t digest, const std::vector<std::byte*>& me
   }
 }
 
-FlatMemory::FlatMemory(const std::vector<std::uint64_t>& sizes, bool peer_copies)
-    : peer_(peer_copies) {
+FlatMemory::FlatMemory(const std::vector<std::uint64_t>& sizes, bool peer_copies, bool direct_reads)
+    : peer_(peer_copies), direct_reads_(direct_reads) {
   for (std::uint64_t s : sizes) {
     memory_.emplace_back(s, std::byte{0});
     masks_.emplace_back(s, AgentMask::of(kHostAgent));
@@ -69,7 +69,7 @@ void FlatMemory::host_read(std::size_t buffer, const Interval& range) {
     AgentMask& m = masks_[buffer][o];
     if (!m.contains(kHostAgent)) {
       minimum_ += 1;
-      m = m.with(kHostAgent);
+      if (!direct_reads_) m = m.with(kHostAgent);
     }
   }
 }

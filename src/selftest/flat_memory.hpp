@@ -31,8 +31,11 @@ struct KernelEffect {
 class FlatMemory {
  public:
   /// One zeroed buffer per size, valid only at the host. Without peer copies a device that reads
-  /// a byte only another device holds costs two copies (write-back, then fetch).
-  FlatMemory(const std::vector<std::uint64_t>& sizes, bool peer_copies);
+  /// a byte only another device holds costs two copies (write-back, then fetch). direct_reads
+  /// (RuntimeOptions::direct_host_reads): a host read copies each byte the host lacks from a
+  /// device straight to the reader, every time, and the host still lacks it afterwards; without
+  /// it the byte is copied home once and the host holds it.
+  FlatMemory(const std::vector<std::uint64_t>& sizes, bool peer_copies, bool direct_reads = false);
 
   [[nodiscard]] std::vector<std::byte>& memory(std::size_t buffer) { return memory_[buffer]; }
   [[nodiscard]] std::uint64_t minimum_bytes() const { return minimum_; }
@@ -51,6 +54,7 @@ class FlatMemory {
 
  private:
   bool peer_;
+  bool direct_reads_;
   std::vector<std::vector<std::byte>> memory_;
   std::vector<std::vector<AgentMask>> masks_;
   std::uint64_t minimum_ = 0;

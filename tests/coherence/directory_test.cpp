@@ -261,7 +261,11 @@ TEST(Directory, RandomRequestsMatchDenseModel) {
           for (auto o = b; o < e; ++o) model[o] = AgentMask::of(H);
           break;
         default: {
+          // stale_at_home changes nothing and names the transfers apply_host_read performs.
+          const std::vector<Transfer> stale = dir.stale_at_home(Interval{b, e});
+          for (std::uint64_t o = 0; o < size; ++o) ASSERT_EQ(dir.mask_at(o), model[o]) << o;
           auto t = dir.apply_host_read(r);
+          ASSERT_EQ(stale, t);
           std::uint64_t copied = 0;
           for (const Transfer& x : t) {
             ASSERT_EQ(x.to, H);

@@ -22,6 +22,8 @@ TransferStats example_stats(std::uint64_t d2d_bytes = 8) {
   s.eviction_writeback_bytes = 10;
   s.reloaded_bytes = 11;
   s.relocated_bytes = 12;
+  s.direct_read_bytes = 13;
+  s.home_read_bytes = 14;
   return s;
 }
 
@@ -31,7 +33,7 @@ TEST(TransferStats, JsonHasEveryDirectionTheTotalAndTheAdaptiveCounts) {
             "\"d2d\":{\"bytes\":8,\"copies\":3},\"total\":{\"bytes\":56,\"copies\":6},"
             "\"prefetch_bytes\":4,\"prefetch_unread_bytes\":5,\"replays\":6,\"mispredictions\":7,"
             "\"evicted_bytes\":9,\"eviction_writeback_bytes\":10,\"reloaded_bytes\":11,\"relocated_"
-            "bytes\":12}");
+            "bytes\":12,\"direct_read_bytes\":13,\"home_read_bytes\":14}");
 }
 
 TEST(TransferStats, JsonWritesLargeCountsAsUnsignedIntegers) {
@@ -47,7 +49,7 @@ TEST(TransferStats, EmptyStatsAreAllZero) {
             "\"d2d\":{\"bytes\":0,\"copies\":0},\"total\":{\"bytes\":0,\"copies\":0},"
             "\"prefetch_bytes\":0,\"prefetch_unread_bytes\":0,\"replays\":0,\"mispredictions\":0,"
             "\"evicted_bytes\":0,\"eviction_writeback_bytes\":0,\"reloaded_bytes\":0,\"relocated_"
-            "bytes\":0}");
+            "bytes\":0,\"direct_read_bytes\":0,\"home_read_bytes\":0}");
 }
 
 TEST(TransferStats, SumAddsEveryField) {
@@ -64,6 +66,8 @@ TEST(TransferStats, SumAddsEveryField) {
   EXPECT_EQ(sum.eviction_writeback_bytes, 20u);
   EXPECT_EQ(sum.reloaded_bytes, 22u);
   EXPECT_EQ(sum.relocated_bytes, 24u);
+  EXPECT_EQ(sum.direct_read_bytes, 26u);
+  EXPECT_EQ(sum.home_read_bytes, 28u);
 }
 
 }  // namespace

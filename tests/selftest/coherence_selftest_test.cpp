@@ -9,8 +9,8 @@
 namespace unimem {
 namespace {
 
-void expect_ok(const CoherenceSelftestOptions& o) {
-  const CoherenceSelftestResult r = run_coherence_selftest(o);
+CoherenceSelftestResult expect_ok(const CoherenceSelftestOptions& o) {
+  CoherenceSelftestResult r = run_coherence_selftest(o);
   SCOPED_TRACE(r.to_json(o));
   EXPECT_TRUE(r.error.empty()) << r.error;
   EXPECT_EQ(r.mismatched_bytes, 0u);
@@ -22,6 +22,7 @@ void expect_ok(const CoherenceSelftestOptions& o) {
   }
   EXPECT_TRUE(r.ok);
   EXPECT_GT(r.launches, 0u);
+  return r;
 }
 
 class CoherenceSelftest : public ::testing::TestWithParam<UpdateStrategy> {};
@@ -45,6 +46,41 @@ INSTANTIATE_TEST_SUITE_P(Strategies, CoherenceSelftest,
                          [](const ::testing::TestParamInfo<UpdateStrategy>& param_info) {
                            return std::string(to_string(param_info.param));
                          });
+
+// Host reads through the home copy (RuntimeOptions::direct_host_reads off): stale bytes are
+// copied home once and read from there afterwards, and the oracle counts them that way.
+TEST_P(CoherenceSelftest, RandomProgramsReadingThroughTheHomeCopyMatchFlatMemory) {
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    CoherenceSelftestOptions o;
+    o.seed = 500 + seed;
+    o.ops = 150;
+    o.devices = 1 + seed % 4;
+    o.buffers = 1 + seed % 3;
+    o.strategy = GetParam();
+    o.peer_copies = seed % 3 != 0;
+    o.direct_reads = false;
+    EXPECT_EQ(expect_ok(o).direct_read_bytes, 0u);
+  }
+}
+
+// The direct path is taken: under lazy, some host reads copy device bytes straight to the reader,
+// and others take home bytes; on 1..4 devices, with and without peer copies.
+TEST(CoherenceSelftest, LazyHostReadsCopyDeviceBytesStraightToTheReader) {
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    CoherenceSelftestOptions o;
+    o.seed = 700 + seed;
+    o.ops = 200;
+    o.devices = 1 + seed % 4;
+    o.buffers = 2;
+    o.peer_copies = seed % 2 == 0;
+    const CoherenceSelftestResult r = run_coherence_selftest(o);
+    SCOPED_TRACE(r.to_json(o));
+    EXPECT_TRUE(r.ok);
+    EXPECT_EQ(r.bytes_copied, r.minimum_bytes);
+    EXPECT_GT(r.direct_read_bytes, 0u);
+    EXPECT_GT(r.home_read_bytes, 0u);
+  }
+}
 
 // Under a device memory cap of 3 buffers (the most a kernel uses), with partial residency: boxes
 // merge and grow, most launches evict, and no byte is ever wrong.
