@@ -571,6 +571,17 @@ PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
   return out;
 }
 
+void RuntimeCore::write_back(std::span<const LaunchArg> args, const LaunchPartition& p) {
+  std::lock_guard lock(mutex_);
+  if (!measurement_.coherent()) return;  // gamma: no copies
+  ++operations_;                         // the directory changes: no repeat across this
+  std::vector<PartitionUses> plan = check_partitions(args, std::span(&p, 1));
+  for (const BufferUse& u : plan[0].uses) {
+    // Not a demand read: the adaptive history does not learn it.
+    if (!u.written.empty()) u.buffer->acquire(kHostAgent, u.written, false);
+  }
+}
+
 bool RuntimeCore::whole_buffers_fit(std::span<const LaunchArg> args, std::size_t device) const {
   std::lock_guard lock(mutex_);
   if (device >= registry_.size()) return false;  // launch_partitioned says what is wrong
@@ -612,7 +623,9 @@ void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held)
     for (BufferUse* use : order) {
       BufferUse& u = *use;
       try {
-        u.held = u.buffer->begin_use(pu.agent, u.box);
+        u.held = u.buffer->begin_use(
+            pu.agent, u.box,
+            pu.source->out_of_core ? Residency::Placement::replace : Residency::Placement::merge);
       } catch (const OutOfDeviceMemory& e) {
         std::uint64_t total = 0;
         for (const BufferUse& v : pu.uses) total += v.box.size();

@@ -204,7 +204,48 @@ TEST(Residency, AMergeWithoutRoomForBothBoxesOutTheOldBoxesFirst) {
   EXPECT_TRUE(client.moves.empty());
   EXPECT_EQ(client.boxed_out, std::vector<Interval>{(Interval{0, 100})});
   EXPECT_LE(memory.stats(0).peak_held_bytes, 150u);
+  // The forced box-out is an eviction like any other in DeviceMemory's figures.
+  EXPECT_EQ(memory.stats(0).evictions, 1u);
+  EXPECT_EQ(memory.stats(0).evicted_bytes, 100u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 100u);
   r.check_invariants();
+  memory.check_invariants();
+}
+
+// Out-of-core chunks (Placement::replace): the boxes the new bytes overlap or touch are boxed
+// out (counted evictions), never merged, even with room to merge; the new box holds exactly the
+// bytes; a disjoint box stays; a box in use cannot be replaced.
+TEST(Residency, ReplacingBoxesOutWhatTheNewBytesOverlapOrTouchInsteadOfMerging) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);  // no cap: a merge would fit
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  using P = Residency::Placement;
+  (void)r.ensure(0, Interval{0, 100}, P::replace);
+  (void)r.ensure(0, Interval{300, 400}, P::replace);
+  (void)r.ensure(0, Interval{800, 900}, P::replace);
+  // Overlaps [0, 100) and touches [300, 400); [800, 900) is apart.
+  const ResidentAllocation next = r.ensure(0, Interval{90, 300}, P::replace);
+  EXPECT_EQ(next.covers(), (Interval{90, 300}));
+  EXPECT_TRUE(client.moves.empty());
+  EXPECT_EQ(client.boxed_out, (std::vector<Interval>{Interval{0, 100}, Interval{300, 400}}));
+  ASSERT_EQ(r.allocations(0).size(), 2u);
+  EXPECT_EQ(r.allocations(0)[1].covers(), (Interval{800, 900}));
+  EXPECT_EQ(memory.stats(0).evictions, 2u);
+  EXPECT_EQ(memory.stats(0).evicted_bytes, 200u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 310u);
+  EXPECT_EQ(allocated_on(devices, 0), 310u);
+  // Bytes already held are found, not replaced.
+  EXPECT_EQ(r.ensure(0, Interval{100, 200}, P::replace), next);
+  EXPECT_EQ(client.boxed_out.size(), 2u);
+  // In use: neither replaced nor merged.
+  (void)r.begin_use(0, Interval{800, 900});
+  EXPECT_THROW((void)r.ensure(0, Interval{850, 950}, P::replace), PreconditionError);
+  EXPECT_EQ(r.allocations(0).size(), 2u);
+  r.end_use(0, Interval{800, 900});
+  r.check_invariants();
+  memory.check_invariants();
 }
 
 TEST(Residency, ABoxInUseIsNeitherMergedNorEvicted) {
