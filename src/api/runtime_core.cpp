@@ -376,7 +376,10 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
   if (coherent && !skip_directory) acquire_inputs(plan);
   const EventList kernels = submit_kernels(args, plan, partition_events);
-  if (coherent && !skip_directory) publish_writes(plan, partitions[0].kernel->name());
+  if (coherent && !skip_directory) {
+    publish_writes(plan, partitions[0].kernel->name());
+    write_back_chunks(plan);
+  }
   context_.memory->settle();
   if (repeat) {
     repeatable_->after_operation = operations_;
@@ -571,14 +574,17 @@ PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
   return out;
 }
 
-void RuntimeCore::write_back(std::span<const LaunchArg> args, const LaunchPartition& p) {
-  std::lock_guard lock(mutex_);
-  if (!measurement_.coherent()) return;  // gamma: no copies
-  ++operations_;                         // the directory changes: no repeat across this
-  std::vector<PartitionUses> plan = check_partitions(args, std::span(&p, 1));
-  for (const BufferUse& u : plan[0].uses) {
-    // Not a demand read: the adaptive history does not learn it.
-    if (!u.written.empty()) u.buffer->acquire(kHostAgent, u.written, false);
+// Out-of-core chunks: the bytes a chunk writes go home right after its kernel (device-to-host
+// copies ordered after it; the device keeps them too, Shared). Its boxes are evicted a round or
+// two later to make room for later chunks (the partition does not fit), and their box-out then
+// finds nothing Modified and the copies long finished, instead of issuing the write-back then
+// and waiting for it at once. Not a demand read: the adaptive history does not learn it.
+void RuntimeCore::write_back_chunks(std::span<const PartitionUses> plan) {
+  for (const PartitionUses& pu : plan) {
+    if (!pu.source->out_of_core) continue;
+    for (const BufferUse& u : pu.uses) {
+      if (!u.written.empty()) u.buffer->acquire(kHostAgent, u.written, false);
+    }
   }
 }
 

@@ -177,11 +177,6 @@ class RuntimeCore {
   /// launch_partitioned checks it; changes nothing).
   [[nodiscard]] PartitionFootprint footprint(std::span<const LaunchArg> args,
                                              const LaunchPartition& p) const;
-  /// Out-of-core rounds: the bytes partition p (launched already) writes go home now, with
-  /// device-to-host copies after its kernel; its device keeps them too (Shared). Evicting p's
-  /// boxes a round or two later then finds nothing Modified and waits only for copies long
-  /// finished, instead of issuing the write-back then and waiting for it at once.
-  void write_back(std::span<const LaunchArg> args, const LaunchPartition& p);
   /// Whether full mirrors of all the buffers of args fit device at once (then so does every
   /// partition of a launch with them there): a cheap test before footprint().
   [[nodiscard]] bool whole_buffers_fit(std::span<const LaunchArg> args, std::size_t device) const;
@@ -232,6 +227,7 @@ class RuntimeCore {
   EventList submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                            std::vector<Event>* partition_events);
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
+  void write_back_chunks(std::span<const PartitionUses> plan);
   void choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const;
   class HeldBuffers;
   void hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held);

@@ -130,7 +130,9 @@ void DeviceMemory::evict_locked(std::size_t device, EntryId id) {
   pd.stats.evicted_bytes += doomed.size;
   ++pd.stats.evictions;
   try {
-    devices_[device]->free(doomed);
+    // To the cache, counted against the limit until trimmed: an out-of-core launch's next chunk
+    // asks for a box of the same size, and gets this one without a driver allocation.
+    cache_.release(device, doomed, doomed.size);
   } catch (...) {  // a driver that cannot free leaks; the bytes are no longer ours either way
   }
 }
