@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -291,6 +293,62 @@ TEST(Residency, RandomBoxesKeepEveryHeldByteAndStayDisjoint) {
         if (held[d][i] != 0) {
           ASSERT_TRUE(r.covers(d, Interval{i, i + 1})) << "byte " << i;
         }
+      }
+      r.check_invariants();
+    }
+    memory.check_invariants();
+  }
+}
+
+// Random boxes, merged or replaced, against the properties each placement promises: a box
+// already held is found unchanged; a replacing box holds exactly its bytes, the boxes it
+// overlapped or touched are boxed out (one eviction each) and every other box stays as it was;
+// a merging box covers its bytes and every box it met; boxes never overlap or touch.
+TEST(Residency, RandomMergedAndReplacedBoxesKeepTheirPromises) {
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    const DeviceRegistry devices = make_host_devices(2);
+    AllocationCache cache(devices.pointers(), 1 << 16);
+    DeviceMemory memory(devices.pointers(), cache, 0);
+    MovingClient client;
+    const std::uint64_t size = 1 + rng() % 4000;
+    Residency r(size, 2, cache, memory, client);
+    for (int op = 0; op < 80; ++op) {
+      const std::size_t d = rng() % 2;
+      const std::uint64_t b = rng() % size;
+      const Interval bytes{b, b + 1 + rng() % std::min<std::uint64_t>(size - b, 300)};
+      const auto placement =
+          rng() % 2 == 0 ? Residency::Placement::merge : Residency::Placement::replace;
+      const std::vector<ResidentAllocation> before = r.allocations(d);
+      const std::uint64_t evictions_before = memory.stats(d).evictions;
+      const std::optional<ResidentAllocation> found = r.find(d, bytes);
+      const ResidentAllocation got = r.ensure(d, bytes, placement);
+      ASSERT_TRUE(got.covers().contains(bytes));
+      const auto meets = [&](const ResidentAllocation& a) {
+        return a.covers().begin <= bytes.end && bytes.begin <= a.covers().end;
+      };
+      const std::vector<ResidentAllocation> after = r.allocations(d);
+      if (found) {
+        ASSERT_EQ(got, *found);
+        ASSERT_EQ(after, before);
+        continue;
+      }
+      std::uint64_t met = 0;
+      for (const ResidentAllocation& a : before) {
+        if (meets(a)) {
+          ++met;
+          if (placement == Residency::Placement::merge) {
+            ASSERT_TRUE(got.covers().contains(a.covers()));
+          }
+        } else {
+          ASSERT_NE(std::find(after.begin(), after.end(), a), after.end())
+              << "box " << a.covers().to_string() << " disappeared";
+        }
+      }
+      if (placement == Residency::Placement::replace) {
+        ASSERT_EQ(got.covers(), bytes);
+        ASSERT_EQ(memory.stats(d).evictions, evictions_before + met);
       }
       r.check_invariants();
     }
