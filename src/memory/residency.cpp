@@ -89,8 +89,13 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes,
   UNIMEM_REQUIRE(!bytes.empty(), "Residency::ensure: no bytes to hold");
   UNIMEM_REQUIRE(!retired_, "Residency::ensure: the buffer is being released");
   if (const std::size_t i = index_of(device, bytes); i != kNone) {
-    if (memory_ != nullptr) memory_->touch(device, held_[device][i].id);
-    return held_[device][i].where;
+    // A chunk (replace) keeps only a box of exactly its bytes: a larger one (the whole buffer an
+    // earlier launch read) would hold more than the chunk was sized for, and the chunk's other
+    // boxes might not fit beside it. It is replaced like any box the bytes meet.
+    if (placement == Placement::merge || held_[device][i].where.covers() == bytes) {
+      if (memory_ != nullptr) memory_->touch(device, held_[device][i].id);
+      return held_[device][i].where;
+    }
   }
   // BBMM Algorithm 2: the new box is the bounding box of the bytes and of every allocation they
   // intersect or touch (allocations never touch each other, so one pass finds them all).

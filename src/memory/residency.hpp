@@ -133,7 +133,8 @@ class Residency {
   /// (OutOfDeviceMemory under a DeviceMemory) if the device cannot allocate it, even after
   /// eviction, and PreconditionError if a merged allocation is in use. With Placement::replace
   /// the allocations the bytes intersect or touch are boxed out instead of merged, and the new
-  /// one holds exactly the bytes.
+  /// one holds exactly the bytes; an allocation that holds the bytes is kept only if it holds
+  /// exactly them.
   ResidentAllocation ensure(std::size_t device, const Interval& bytes,
                             Placement placement = Placement::merge);
   /// The full mirror: ensure(device, [0, buffer_size)).
