@@ -925,6 +925,24 @@ TEST_F(OutOfCoreTest, APartitionSeveralTimesTheCapRunsInChunksWithTheSameResult)
     for (const LaunchPartition& p : plan.partitions) {
       EXPECT_EQ(p.group_begin * 64, p.range.offset[0]);
       EXPECT_EQ(p.range.global[0] % 64, 0U);
+      EXPECT_TRUE(p.out_of_core);
+    }
+    // Rounds in order, and a device's consecutive rounds run chunks that do not meet (the two
+    // halves of its partition alternate), so a round never replaces the last round's boxes.
+    for (std::size_t i = 1; i < plan.partitions.size(); ++i) {
+      EXPECT_LE(plan.partitions[i - 1].chunk, plan.partitions[i].chunk);
+    }
+    for (std::size_t d = 0; d < runtime_->device_count(); ++d) {
+      const LaunchPartition* last = nullptr;
+      for (const LaunchPartition& p : plan.partitions) {
+        if (p.device != d) continue;
+        if (last != nullptr) {
+          EXPECT_TRUE(p.group_begin != last->group_end && p.group_end != last->group_begin)
+              << "device " << d << ": groups [" << last->group_begin << ", " << last->group_end
+              << ") then [" << p.group_begin << ", " << p.group_end << ")";
+        }
+        last = &p;
+      }
     }
     std::vector<float>& src = forward ? a : b;
     std::vector<float>& dst = forward ? b : a;
@@ -943,6 +961,12 @@ TEST_F(OutOfCoreTest, APartitionSeveralTimesTheCapRunsInChunksWithTheSameResult)
     evicted += d.memory.evicted_bytes;
   }
   EXPECT_GT(evicted, 0U);
+  // Chunks' boxes replace the last ones' (no merge moves bytes inside a device), and every
+  // chunk's output went home right after its kernel, so no box-out had to write any back.
+  const TransferStats moved = runtime_->core().stats();
+  EXPECT_EQ(moved.relocated_bytes, 0U);
+  EXPECT_EQ(moved.eviction_writeback_bytes, 0U);
+  EXPECT_GT(moved.evicted_bytes, 0U);
 }
 
 // A program reading the launch's sizes runs its chunks on its whole-launch-size build
