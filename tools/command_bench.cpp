@@ -65,9 +65,10 @@ struct BenchOptions {
 #endif
   bool json = false;
   bool overhead = true;
-  bool allocation = true;     // also time both versions with fresh buffers in every run
-  std::string trace;          // --trace: the normal-mode runtime's timeline (Chrome trace JSON)
-  std::string device_memory;  // --device-memory: a byte count, "" for none
+  bool allocation = true;         // also time both versions with fresh buffers in every run
+  std::string trace;              // --trace: the normal-mode runtime's timeline (Chrome trace JSON)
+  std::string device_memory;      // --device-memory: a byte count, "" for none
+  bool compare_uncapped = false;  // --compare-uncapped: also time the same runs without the cap
 };
 
 UpdateStrategy parse_strategy(const std::string& s) {
@@ -217,12 +218,20 @@ int run_bench(const BenchOptions& o) {
   std::vector<Mode> runners;
   const std::size_t fresh_index = modes.size();  // the allocating runtime, after the modes
   if (o.allocation) modes.push_back(MeasurementMode::normal);
+  // --compare-uncapped: one more normal-mode runtime without the device memory cap, timed in
+  // the same repetitions as the capped one, so machine load hits both alike.
+  if (o.compare_uncapped && o.device_memory.empty()) {
+    throw PreconditionError("--compare-uncapped needs --device-memory (the capped runs)");
+  }
+  const std::size_t uncapped_index = o.compare_uncapped ? modes.size() : modes.size() + 1;
+  if (o.compare_uncapped) modes.push_back(MeasurementMode::normal);
   for (std::size_t mi = 0; mi < modes.size(); ++mi) {
     const MeasurementMode mode = modes[mi];
     Mode r;
     RuntimeOptions options = runtime_options;
-    if (mi == 0) options.trace = o.trace;              // the timeline of the normal-mode runs
-    if (mi == fresh_index) options.recycle_bytes = 0;  // every run allocates afresh
+    if (mi == 0) options.trace = o.trace;  // the timeline of the normal-mode runs
+    if (mi == fresh_index && o.allocation) options.recycle_bytes = 0;  // allocates afresh
+    if (mi == uncapped_index) options.device_memory = 0;
     // The warm-up runs in normal mode, so the mirrors the timed runs recycle hold real data:
     // beta and gamma kernels then compute on realistic values, not on never-written memory
     // (nbody ran 2-3x slower on it, which made overhead_fraction meaningless).
@@ -250,7 +259,8 @@ int run_bench(const BenchOptions& o) {
   }
   // Each repetition runs every mode and the hand-written version back to back, so load from other
   // processes and drift hit unimem and the hand-written version alike (the ratio is what counts).
-  std::vector<double> alpha, beta, gamma, manual, alpha_fresh, manual_fresh;
+  std::vector<double> alpha, beta, gamma, manual, alpha_fresh, manual_fresh, uncapped;
+  examples::ProgramRunResult first_uncapped;
   std::vector<double> manual_create_buffer;
   std::vector<double> alpha_cpu, beta_cpu, gamma_cpu;  // the submitting thread's CPU seconds
   std::uint64_t manual_fresh_buffers = 0;
@@ -268,7 +278,10 @@ int run_bench(const BenchOptions& o) {
       examples::ProgramRunResult r = examples::run_program_version(
           *workload, *runners[mi].runtime, *runners[mi].program, problem, inputs, launch);
       const double cpu = thread_cpu_seconds() - cpu_start;
-      if (mi == fresh_index) {
+      if (mi == uncapped_index) {
+        uncapped.push_back(r.seconds);
+        if (i == 0) first_uncapped = std::move(r);
+      } else if (mi == fresh_index && o.allocation) {
         alpha_fresh.push_back(r.seconds);
       } else {
         (mi == 0 ? alpha : mi == 1 ? beta : gamma).push_back(r.seconds);
@@ -419,6 +432,21 @@ int run_bench(const BenchOptions& o) {
   j["bytes_read_from_home"] = first.moved.home_read_bytes;  // host memcpy out of the home copy
   j["device_memory_per_device"] = std::move(per_device);
   j["launch_chunks"] = first_chunks;  // out-of-core chunks (README): 0 when every partition fit
+  if (o.compare_uncapped) {
+    // The capped runs (alpha) against the same program without the cap, timed in the same
+    // repetitions: the ratio per repetition, then its median and spread.
+    const Spread ratio = spread(
+        paired(n, [&](std::size_t i) { return uncapped[i] > 0 ? alpha[i] / uncapped[i] : 0; }));
+    const examples::Comparison ucmp = workload->verify(problem, inputs, first_uncapped.outputs);
+    j["uncapped"] = {{"seconds", median(uncapped)},
+                     {"seconds_spread", to_json(spread(uncapped))},
+                     {"verified", ucmp.ok},
+                     {"capped_to_uncapped", ratio.median},
+                     {"capped_to_uncapped_spread", to_json(ratio)},
+                     {"samples", uncapped}};
+  } else {
+    j["uncapped"] = nullptr;
+  }
   {
     nlohmann::ordered_json samples;
     samples["alpha"] = alpha;
@@ -457,6 +485,12 @@ int run_bench(const BenchOptions& o) {
               << "x unimem's), hand-written " << manual_result.moved.total(peer) << "\n"
               << "  time:     unimem " << num(a) << " s, hand-written " << num(m) << " s ("
               << num(m > 0 ? a / m : 0) << "x; both reuse buffers, medians of " << o.iters << ")\n";
+    if (o.compare_uncapped) {
+      std::cout << "  uncapped: " << num(median(uncapped))
+                << " s without --device-memory; capped / "
+                << "uncapped " << num(j["uncapped"]["capped_to_uncapped"].get<double>())
+                << "x (median of the ratios of " << n << " alternating runs)\n";
+    }
     if (o.allocation) {
       std::cout << "  fresh:    allocating in every run: unimem " << num(median(alpha_fresh))
                 << " s, hand-written " << num(median(manual_fresh)) << " s\n";
@@ -518,6 +552,10 @@ void add_bench_command(CLI::App& app) {
                   "256M); least recently used allocations are evicted to stay under it")
       ->check(not_negative)
       ->check(byte_size);
+  cmd->add_flag("--compare-uncapped", o->compare_uncapped,
+                "with --device-memory: also run the workload without the cap in the same process, "
+                "alternating with the capped runs, and report the ratio capped / uncapped per "
+                "repetition (JSON \"uncapped\")");
   cmd->add_flag("--json", o->json, "print only the JSON object");
   cmd->add_flag("!--no-overhead", o->overhead, "skip the beta/gamma overhead runs");
   cmd->add_flag("!--no-allocation", o->allocation,

@@ -16,13 +16,13 @@ namespace unimem {
 // within its memory): a partition whose allocations (RuntimeCore::footprint: one box per buffer,
 // rebased) do not fit its device even with everything else evicted is cut into chunks, blocks
 // of its work-groups along the split dimension, that run one after another on that device: each
-// chunk's launch acquires its boxes, evicting the previous chunk's (their Modified bytes go home
-// first: DeviceMemory / Residency box-out). Chunks are sized for half the device's limit when a
-// work-group allows it, so the next chunk's boxes can be allocated and filled while the current
-// chunk's kernel runs. Correct because work-groups of one OpenCL launch have no order among them
-// and no synchronisation across them: running the work-groups of a partition in a few launches
-// one after another is one of the orders the kernel already allows (a kernel reading bytes
-// another work-group writes races in OpenCL itself). Kernels whose work-item functions depend on
+// chunk's boxes replace the earlier chunks' boxes they overlap or touch (LaunchPartition::
+// out_of_core: boxed out, not merged) and evict older ones. Chunks are as large as half the
+// device's limit allows when a work-group fits in it, so the next chunk's boxes can be allocated
+// and filled while the current chunk's kernel runs (launch_rounds). Correct because work-groups
+// of one OpenCL launch have no order among them and no synchronisation across them: running the
+// work-groups of a partition in a few launches one after another is one of the orders the kernel
+// already allows (a kernel reading bytes another work-group writes races in OpenCL itself). Kernels whose work-item functions depend on
 // the launch's size (get_num_groups, get_global_size, get_global_offset) cannot be cut; one work-
 // group that alone does not fit is an error naming the kernel, its buffers and the bytes.
 void cut_to_fit(RuntimeCore& core, ProgramBuilds& builds, LaunchPlan& plan,
@@ -117,6 +117,7 @@ void cut_to_fit(RuntimeCore& core, ProgramBuilds& builds, LaunchPlan& plan,
           chunk.rebased_kernel = whole.rebased_kernel;
           chunk.rebased_pointers = whole.rebased_pointers;
           chunk.chunk = static_cast<std::uint32_t>(cut.size());
+          chunk.out_of_core = true;
           const PartitionFootprint f = core.footprint(launch_args, chunk);
           if (f.total > budget || !f.fits()) {
             if (g1 - g0 > 1) {
@@ -143,7 +144,9 @@ void cut_to_fit(RuntimeCore& core, ProgramBuilds& builds, LaunchPlan& plan,
         if (single_group_too_large) cut.clear();
         if (cut.empty() && !single_group_too_large) {
           if (n == groups) break;
-          n = std::min(groups, n * 2);
+          // A few more chunks, not twice as many: chunks as large as the budget allows (every
+          // chunk costs a launch and its copies' latency).
+          n = std::min(groups, n + std::max<std::uint64_t>(1, n / 8));
         }
       }
       if (!cut.empty()) break;
@@ -152,26 +155,45 @@ void cut_to_fit(RuntimeCore& core, ProgramBuilds& builds, LaunchPlan& plan,
       detail::throw_invariant("cut_to_fit: no chunks found and no error raised", __FILE__,
                               __LINE__);
     }
+    // Rounds alternate between the two halves of the partition (chunks 0, h, 1, h + 1, ...):
+    // chunks that meet (a stencil's halo rows, a written box touching the next) run two rounds
+    // apart, so the box a chunk replaces (Residency::Placement::replace) belongs to a kernel
+    // issued a round before the last one, and the next chunk's copies overlap the last kernel.
+    const std::size_t half = (cut.size() + 1) / 2;
+    for (std::size_t c = 0; c < cut.size(); ++c) {
+      cut[c].chunk = static_cast<std::uint32_t>(c < half ? 2 * c : 2 * (c - half) + 1);
+    }
     chunks += cut.size();
     for (LaunchPartition& c : cut) out.push_back(std::move(c));
   }
+  // Each round's partitions side by side (launch_rounds passes them as one span).
+  std::stable_sort(out.begin(), out.end(), [](const LaunchPartition& a, const LaunchPartition& b) {
+    return a.chunk < b.chunk;
+  });
   plan.partitions = std::move(out);
   plan.chunks = chunks;
 }
 
-// The rounds of a plan with chunks (cut_to_fit): round r launches every partition whose chunk
-// is r (at most one per device), rounds in order; events receives every partition's kernel event.
+// The rounds of a plan with chunks (cut_to_fit, which puts each round's partitions side by
+// side): round r launches every partition whose chunk is r (at most one per device), rounds in
+// order; events receives every partition's kernel event. Round r + 1's boxes are allocated and
+// filled while round r's kernels run: cut_to_fit sizes chunks for half the device and orders
+// them so a round never replaces the boxes of the round just before it, each chunk's written
+// bytes go home right after its kernel (RuntimeCore::write_back_chunks), and a box-out waits only
+// for the operations on its own allocation, so the host waits for round r - 1 at most.
 Event launch_rounds(RuntimeCore& core, const LaunchPlan& plan,
                     std::span<const LaunchArg> launch_args, std::vector<Event>* events) {
-  std::uint32_t rounds = 0;
-  for (const LaunchPartition& p : plan.partitions) rounds = std::max(rounds, p.chunk + 1);
+  const std::span<const LaunchPartition> all_partitions(plan.partitions);
   EventList all;
-  for (std::uint32_t r = 0; r < rounds; ++r) {
-    std::vector<LaunchPartition> round;
-    for (const LaunchPartition& p : plan.partitions) {
-      if (p.chunk == r) round.push_back(p);
+  for (std::size_t begin = 0; begin < all_partitions.size();) {
+    std::size_t end = begin + 1;
+    while (end < all_partitions.size() &&
+           all_partitions[end].chunk == all_partitions[begin].chunk) {
+      ++end;
     }
+    const std::span<const LaunchPartition> round = all_partitions.subspan(begin, end - begin);
     all.push_back(core.launch_partitioned(launch_args, round, events));
+    begin = end;
   }
   return when_all(all);
 }

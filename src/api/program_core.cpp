@@ -131,8 +131,13 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       const LaunchPlan& plan = *last->cached.plan;
       report_fallback(plan, last->cached.analysis_note);
       if (partition_events != nullptr) partition_events->clear();
-      Event all = runtime_.core().launch_partitioned(*last->launch_args, plan.partitions,
-                                                     partition_events, last);
+      // A chunked plan runs in rounds again (one partition per device and round), without the
+      // repeat token: each round's boxes replace the last ones'.
+      Event all = plan.chunks == 0
+                      ? runtime_.core().launch_partitioned(*last->launch_args, plan.partitions,
+                                                           partition_events, last)
+                      : launch_rounds(runtime_.core(), plan, *last->launch_args, partition_events);
+      chunks_run_ += plan.chunks;
       if (plan_out != nullptr) *plan_out = last->cached.plan;
       return all;
     }
@@ -173,19 +178,47 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       std::lock_guard lock(profile_->mutex);
       if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
     }
-    LaunchPlan plan = plan_with_fallback(request);
-    const bool group_ids = sizes == nullptr && builds_.calls_group_id() &&
-                           request.devices.size() > 1 && builds_.group_variant_fits(range) &&
-                           builds_.group_variant() != nullptr;
-    for (LaunchPartition& p : plan.partitions) {
-      p.kernel = sizes != nullptr ? builds_.kernel_in(kernel, p.device, sizes->programs)
-                                  : builds_.kernel_for(kernel, p.device, group_ids);
+    if (derived_for_tests_ && request.derived) {
+      request.derived = derived_for_tests_(std::move(request.derived));
     }
-    attach_rebased(plan, kernel,
-                   sizes != nullptr ? sizes->prefix
-                   : group_ids      ? std::string(ProgramBuilds::kWholeLaunchGroupIds)
-                                    : std::string());
-    cut_to_fit(runtime_.core(), builds_, plan, request, launch_args, group_ids, sizes);
+    const auto build_plan = [&] {
+      LaunchPlan plan = plan_with_fallback(request);
+      const bool group_ids = sizes == nullptr && builds_.calls_group_id() &&
+                             request.devices.size() > 1 && builds_.group_variant_fits(range) &&
+                             builds_.group_variant() != nullptr;
+      for (LaunchPartition& p : plan.partitions) {
+        p.kernel = sizes != nullptr ? builds_.kernel_in(kernel, p.device, sizes->programs)
+                                    : builds_.kernel_for(kernel, p.device, group_ids);
+      }
+      attach_rebased(plan, kernel,
+                     sizes != nullptr ? sizes->prefix
+                     : group_ids      ? std::string(ProgramBuilds::kWholeLaunchGroupIds)
+                                      : std::string());
+      cut_to_fit(runtime_.core(), builds_, plan, request, launch_args, group_ids, sizes);
+      return plan;
+    };
+    LaunchPlan plan;
+    try {
+      plan = build_plan();
+    } catch (const PreconditionError& e) {
+      // The analysis evaluated the whole partitions, then failed on a chunk's sub-range
+      // (cut_to_fit derives every chunk's bytes): plan again without it, as plan_with_fallback
+      // does when it fails on the whole launch. Without the analysis the chunks cannot fit either
+      // (their buffers' boxes are whole buffers), so that plan's error says why, and this one.
+      if (!request.derived) throw;
+      request.derived = nullptr;
+      if (request.unsplittable_reason.starts_with("analysis: ")) {
+        request.unsplittable_reason.clear();
+      }
+      const std::string why =
+          "analysis failed for kernel '" + request.kernel + "' on a chunk: " + e.what();
+      try {
+        plan = build_plan();
+      } catch (const OutOfDeviceMemory& again) {
+        throw OutOfDeviceMemory(std::string(again.what()) + " (" + why + ")");
+      }
+      plan.fallback_reason += (plan.fallback_reason.empty() ? "" : "; ") + why;
+    }
     cached.plan = std::make_shared<const LaunchPlan>(std::move(plan));
     if (!key.empty()) {
       std::lock_guard lock(mutex_);
@@ -222,8 +255,9 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
 
 // The plan cache's key: everything plan_launch and the analysis read from a launch (kernel,
 // range, devices, split dimension, analysis switches, each argument's kind with its buffer size,
-// scalar bytes or local size). Buffer identities are not in it: a plan speaks of argument
-// positions, so the same launch over other buffers of the same sizes shares it.
+// scalar bytes or local size, a buffer's offset and which arguments share a buffer). Buffer
+// identities are not in it: a plan speaks of argument positions, so the same launch over other
+// buffers of the same sizes shares it.
 std::string ProgramCore::plan_key(const PlanRequest& request, std::span<const Arg> args,
                                   const LaunchOptions& options) {
   std::string key = request.kernel;
@@ -246,9 +280,22 @@ std::string ProgramCore::plan_key(const PlanRequest& request, std::span<const Ar
   for (std::size_t i = 0; i < args.size(); ++i) {
     put(args[i].kind);
     switch (args[i].kind) {
-      case Arg::Kind::buffer:
+      case Arg::Kind::buffer: {
         put(request.args[i].buffer_size);
+        // Where the pointer points and which earlier argument names the same buffer: both
+        // change a partition's boxes (one box per buffer), so whether and how it is cut into
+        // chunks (cut_to_fit).
+        put(args[i].buffer_offset);
+        std::size_t same = i;
+        for (std::size_t k = 0; k < i; ++k) {
+          if (args[k].kind == Arg::Kind::buffer && args[k].buffer == args[i].buffer) {
+            same = k;
+            break;
+          }
+        }
+        put(same);
         break;
+      }
       case Arg::Kind::null_buffer:
         break;
       case Arg::Kind::scalar:

@@ -29,6 +29,10 @@
 
 namespace unimem {
 
+namespace detail {
+struct ProgramCoreTestAccess;  // defined by the tests that make the analysis fail on purpose
+}  // namespace detail
+
 /// OpenCL C source built for every device of a Runtime (Device::build_program, once per build
 /// domain). Every device's driver must compile OpenCL C. Thread-safe.
 class ProgramCore {
@@ -72,6 +76,10 @@ class ProgramCore {
   }
 
  private:
+  friend struct detail::ProgramCoreTestAccess;
+  // Tests only: wraps the analysis's DerivedBytes of every launch planned anew (to make it fail
+  // on some ranges).
+  std::function<DerivedBytes(DerivedBytes)> derived_for_tests_;
   // The steps of launch (program_core.cpp says what each does).
   PlanRequest describe_launch(const std::string& kernel, const NDRange& range,
                               std::span<const Arg> args, const LaunchOptions& options,

@@ -407,7 +407,10 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
   if (coherent && !skip_directory) acquire_inputs(plan);
   const EventList kernels = submit_kernels(args, plan, partition_events);
-  if (coherent && !skip_directory) publish_writes(plan, partitions[0].kernel->name());
+  if (coherent && !skip_directory) {
+    publish_writes(plan, partitions[0].kernel->name());
+    write_back_chunks(plan);
+  }
   context_.memory->settle();
   if (repeat) {
     repeatable_->after_operation = operations_;
@@ -602,6 +605,20 @@ PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
   return out;
 }
 
+// Out-of-core chunks: the bytes a chunk writes go home right after its kernel (device-to-host
+// copies ordered after it; the device keeps them too, Shared). Its boxes are evicted a round or
+// two later to make room for later chunks (the partition does not fit), and their box-out then
+// finds nothing Modified and the copies long finished, instead of issuing the write-back then
+// and waiting for it at once. Not a demand read: the adaptive history does not learn it.
+void RuntimeCore::write_back_chunks(std::span<const PartitionUses> plan) {
+  for (const PartitionUses& pu : plan) {
+    if (!pu.source->out_of_core) continue;
+    for (const BufferUse& u : pu.uses) {
+      if (!u.written.empty()) u.buffer->acquire(kHostAgent, u.written, false);
+    }
+  }
+}
+
 bool RuntimeCore::whole_buffers_fit(std::span<const LaunchArg> args, std::size_t device) const {
   std::lock_guard lock(mutex_);
   if (device >= registry_.size()) return false;  // launch_partitioned says what is wrong
@@ -643,7 +660,9 @@ void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held)
     for (BufferUse* use : order) {
       BufferUse& u = *use;
       try {
-        u.held = u.buffer->begin_use(pu.agent, u.box);
+        u.held = u.buffer->begin_use(
+            pu.agent, u.box,
+            pu.source->out_of_core ? Residency::Placement::replace : Residency::Placement::merge);
       } catch (const OutOfDeviceMemory& e) {
         std::uint64_t total = 0;
         for (const BufferUse& v : pu.uses) total += v.box.size();

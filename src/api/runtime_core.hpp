@@ -227,6 +227,7 @@ class RuntimeCore {
   EventList submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                            std::vector<Event>* partition_events);
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
+  void write_back_chunks(std::span<const PartitionUses> plan);
   void choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const;
   class HeldBuffers;
   void hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held);

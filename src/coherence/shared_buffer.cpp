@@ -76,10 +76,11 @@ DeviceAllocation SharedBuffer::mirror(Agent d) {
   return residency_.ensure_whole(device_of_agent(d)).allocation;
 }
 
-ResidentAllocation SharedBuffer::begin_use(Agent d, const Interval& box) {
+ResidentAllocation SharedBuffer::begin_use(Agent d, const Interval& box,
+                                           Residency::Placement placement) {
   UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
                  "SharedBuffer::begin_use: agent is not a device");
-  return residency_.begin_use(device_of_agent(d), box);
+  return residency_.begin_use(device_of_agent(d), box, placement);
 }
 
 void SharedBuffer::end_use(Agent d, const Interval& box) {
@@ -93,6 +94,12 @@ bool SharedBuffer::busy_on(std::size_t device) const {
     if (!e.is_complete()) return true;
   }
   return false;
+}
+
+bool SharedBuffer::busy_on(std::size_t device, const Interval& bytes) const {
+  EventList users;
+  trackers_.at(agent_of_device(device)).deps_for_write(IntervalSet(bytes), users);
+  return !users.empty();
 }
 
 void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
@@ -110,7 +117,12 @@ void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
   prefetch_.evicted(a, held);
   stats_.evicted_bytes += held.total_size();
   evicted_[a] = evicted_[a].unite(held);
-  wait_all(trackers_[a].pending());
+  // Only the operations on this allocation: those reading or writing its bytes on this device
+  // (its other allocations hold other bytes). Waiting for every operation of the device's copy
+  // stalled each out-of-core chunk on the previous chunk's kernel.
+  EventList users;
+  trackers_[a].deps_for_write(all, users);
+  wait_all(users);
   if (context_.trace) {
     context_.trace->span(
         TraceLane::evictions, device, TraceCategory::eviction, "evict " + name_, start,

@@ -124,7 +124,8 @@ class SharedBuffer final : public EvictionClient {
   /// found, or made by merging what the device holds around them), kept on its device (not
   /// evictable, not merged) until the matching end_use(d, box): a launch holds every buffer it
   /// uses from its input copies to the publication of its writes.
-  ResidentAllocation begin_use(Agent d, const Interval& box);
+  ResidentAllocation begin_use(Agent d, const Interval& box,
+                               Residency::Placement placement = Residency::Placement::merge);
   void end_use(Agent d, const Interval& box);
   /// The same for the full mirror.
   DeviceAllocation begin_use(Agent d) { return begin_use(d, Interval{0, size_}).allocation; }
@@ -173,6 +174,7 @@ class SharedBuffer final : public EvictionClient {
   /// EvictionClient (called by DeviceMemory, under its lock): whether operations on the copy of
   /// device `device` are still running, and the box-out of that copy.
   [[nodiscard]] bool busy_on(std::size_t device) const override;
+  [[nodiscard]] bool busy_on(std::size_t device, const Interval& bytes) const override;
   void box_out(std::size_t device, const Interval& bytes) override;
   /// EvictionClient (called by Residency when a device's allocations merge into a larger one):
   /// the bytes current in `from` move to `to` with device-local copies (BBMM bb_readin).

@@ -110,10 +110,16 @@ bool DeviceMemory::evict_one_locked(std::size_t device) {
   PerDevice& pd = per_device_[device];
   if (pd.unused.empty()) return false;
   // Least recently used first; one whose operations have all finished before a busy one.
-  auto victim = std::find_if(pd.unused.begin(), pd.unused.end(),
-                             [&](EntryId id) { return !pd.entries.at(id).owner->busy_on(device); });
+  auto victim = std::find_if(pd.unused.begin(), pd.unused.end(), [&](EntryId id) {
+    return !pd.entries.at(id).owner->busy_on(device, id);
+  });
   if (victim == pd.unused.end()) victim = pd.unused.begin();
-  const EntryId id = *victim;
+  evict_locked(device, *victim);
+  return true;
+}
+
+void DeviceMemory::evict_locked(std::size_t device, EntryId id) {
+  PerDevice& pd = per_device_[device];
   Entry& e = pd.entries.at(id);
   // Box-out: the owner writes home the bytes only this copy holds, waits for the operations on
   // it and forgets it. If that throws, the allocation stays where it was.
@@ -124,10 +130,23 @@ bool DeviceMemory::evict_one_locked(std::size_t device) {
   pd.stats.evicted_bytes += doomed.size;
   ++pd.stats.evictions;
   try {
-    devices_[device]->free(doomed);
+    // To the cache, counted against the limit until trimmed: an out-of-core launch's next chunk
+    // asks for a box of the same size, and gets this one without a driver allocation.
+    cache_.release(device, doomed, doomed.size);
   } catch (...) {  // a driver that cannot free leaks; the bytes are no longer ours either way
   }
-  return true;
+}
+
+void DeviceMemory::evict(std::size_t device, EntryId id) {
+  std::lock_guard lock(mutex_);
+  const Entry& e = entry_locked(device, id, "evict");
+  if (e.uses > 0) {
+    throw PreconditionError("DeviceMemory::evict: allocation #" + std::to_string(id) +
+                            " on device " + std::to_string(device) + " of " + e.owner->describe() +
+                            " is in use");
+  }
+  evict_locked(device, id);
+  check_if_enabled_locked();
 }
 
 void DeviceMemory::release(std::size_t device, EntryId id) {

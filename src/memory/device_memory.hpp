@@ -81,6 +81,11 @@ class DeviceMemory {
   /// Whether an allocation of `bytes` on device fits under its limit now, without evicting
   /// anything (memory the cache keeps counts as free).
   [[nodiscard]] bool fits_without_eviction(std::size_t device, std::uint64_t bytes) const;
+  /// Evicts one unused allocation now (box-out through its owner, then freed; counted in
+  /// evictions and evicted_bytes like any eviction): the owner has no room to merge it into a
+  /// larger one, or an out-of-core chunk replaces it (Residency::Placement::replace). Throws
+  /// PreconditionError if it is in use.
+  void evict(std::size_t device, EntryId id);
   /// The owner gives the allocation back (no operation may still use it); it goes to the cache
   /// and the owner forgets it.
   void release(std::size_t device, EntryId id);
@@ -123,6 +128,8 @@ class DeviceMemory {
   /// Evicts the least recently used unused allocation (an idle one if there is one); false when
   /// there is none.
   bool evict_one_locked(std::size_t device);
+  /// Box-out of the unused allocation id, then frees it and counts the eviction.
+  void evict_locked(std::size_t device, EntryId id);
   void check_locked() const;
   void check_if_enabled_locked() const;
 

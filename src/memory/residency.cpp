@@ -82,14 +82,20 @@ void Residency::free_held(std::size_t device, const Held& h) {
   allocations_.release(device, h.where.allocation, h.where.allocation.size);
 }
 
-ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes) {
+ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes,
+                                     Placement placement) {
   UNIMEM_REQUIRE(device < held_.size(), "Residency::ensure: unknown device");
   UNIMEM_REQUIRE(bytes.end <= size_, "Residency::ensure: bytes reach beyond the buffer");
   UNIMEM_REQUIRE(!bytes.empty(), "Residency::ensure: no bytes to hold");
   UNIMEM_REQUIRE(!retired_, "Residency::ensure: the buffer is being released");
   if (const std::size_t i = index_of(device, bytes); i != kNone) {
-    if (memory_ != nullptr) memory_->touch(device, held_[device][i].id);
-    return held_[device][i].where;
+    // A chunk (replace) keeps only a box of exactly its bytes: a larger one (the whole buffer an
+    // earlier launch read) would hold more than the chunk was sized for, and the chunk's other
+    // boxes might not fit beside it. It is replaced like any box the bytes meet.
+    if (placement == Placement::merge || held_[device][i].where.covers() == bytes) {
+      if (memory_ != nullptr) memory_->touch(device, held_[device][i].id);
+      return held_[device][i].where;
+    }
   }
   // BBMM Algorithm 2: the new box is the bounding box of the bytes and of every allocation they
   // intersect or touch (allocations never touch each other, so one pass finds them all).
@@ -104,11 +110,18 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes) 
   }
   for (const Held& h : merged) {
     if (memory_ != nullptr && memory_->uses(device, h.id) > 0) {
-      throw PreconditionError(describe() + ": device " + std::to_string(device) +
-                              " cannot grow its allocation of bytes " +
-                              h.where.covers().to_string() + " to " + box.to_string() +
-                              " while an operation uses it");
+      throw PreconditionError(
+          describe() + ": device " + std::to_string(device) + " cannot " +
+          (placement == Placement::merge ? "grow" : "replace") + " its allocation of bytes " +
+          h.where.covers().to_string() +
+          (placement == Placement::merge ? " to " + box.to_string() : " by " + bytes.to_string()) +
+          " while an operation uses it");
     }
+  }
+  if (placement == Placement::replace && !merged.empty()) {
+    for (const Held& h : merged) box_out_held(device, h);
+    merged.clear();
+    box = bytes;
   }
   if (!merged.empty() && ++growths_[device] > 2) {
     // Repeated growth: room to grow further in the direction(s) this merge grew.
@@ -155,10 +168,7 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes) 
     } else {
       // Boxed out, they need no room: the new box holds only the bytes asked for (an
       // out-of-core launch's chunks walk through a buffer whose whole does not fit).
-      for (const Held& h : merged) {
-        if (client_ != nullptr) client_->box_out(device, h.where.covers());
-        free_held(device, h);
-      }
+      for (const Held& h : merged) box_out_held(device, h);
       made = allocate(device, bytes);
     }
   }
@@ -166,8 +176,18 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes) 
   return made.where;
 }
 
-ResidentAllocation Residency::begin_use(std::size_t device, const Interval& bytes) {
-  const ResidentAllocation a = ensure(device, bytes);
+void Residency::box_out_held(std::size_t device, const Held& h) {
+  if (memory_ != nullptr) {
+    memory_->evict(device, h.id);  // counted as an eviction; evict() drops it from held_
+    return;
+  }
+  if (client_ != nullptr) client_->box_out(device, h.where.covers());
+  free_held(device, h);
+}
+
+ResidentAllocation Residency::begin_use(std::size_t device, const Interval& bytes,
+                                        Placement placement) {
+  const ResidentAllocation a = ensure(device, bytes, placement);
   if (memory_ != nullptr) memory_->use(device, held_[device][index_of(device, bytes)].id);
   return a;
 }
@@ -238,8 +258,11 @@ DeviceAllocation Residency::evict(std::size_t device, DeviceMemory::EntryId id) 
   return forget(device, id);
 }
 
-bool Residency::busy_on(std::size_t device) const {
-  return client_ != nullptr && client_->busy_on(device);
+bool Residency::busy_on(std::size_t device, DeviceMemory::EntryId id) const {
+  if (client_ == nullptr) return false;
+  const std::vector<Held>& list = held_.at(device);
+  auto it = std::find_if(list.begin(), list.end(), [id](const Held& h) { return h.id == id; });
+  return it == list.end() ? client_->busy_on(device) : client_->busy_on(device, it->where.covers());
 }
 
 bool Residency::holds(std::size_t device, const DeviceAllocation& allocation) const {

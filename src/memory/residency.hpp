@@ -40,6 +40,12 @@ class EvictionClient {
   virtual ~EvictionClient() = default;
   /// Whether operations issued on the owner's allocations on device are still running.
   [[nodiscard]] virtual bool busy_on(std::size_t device) const = 0;
+  /// Whether operations issued on the owner's allocation holding `bytes` on device are still
+  /// running (those on its other allocations there do not count). The default asks busy_on.
+  [[nodiscard]] virtual bool busy_on(std::size_t device, const Interval& bytes) const {
+    (void)bytes;
+    return busy_on(device);
+  }
   /// Box-out (BBMM Algorithm 4): the allocation on device that holds the buffer bytes `bytes` is
   /// about to be freed. Write home the bytes it alone holds, stop counting it as a holder of any
   /// of them, and wait until no issued operation uses it any more. May throw; then it stays.
@@ -85,6 +91,17 @@ class EvictionClient {
 /// the devices must outlive it.
 class Residency {
  public:
+  /// What ensure() does with the device's allocations that the new bytes intersect or touch.
+  enum class Placement {
+    /// BBMM Algorithm 2: merge them into their bounding box (their bytes move device-locally).
+    merge,
+    /// Box them out (DeviceMemory eviction: their Modified bytes go home first) and allocate
+    /// only the bytes asked for. An out-of-core launch's chunks walk through buffers that do not
+    /// fit: the next chunk's box overlaps the last one's (a stencil's halo rows) or touches it,
+    /// and merging would grow the box back towards the whole buffer (and wait for the last
+    /// chunk's kernel to move its bytes).
+    replace,
+  };
   /// A buffer of buffer_size bytes on device_count devices, holding no allocation yet; memory
   /// comes from the cache, without a limit.
   Residency(std::uint64_t buffer_size, std::size_t device_count, AllocationCache& allocations);
@@ -114,14 +131,19 @@ class Residency {
   /// merged into it (see the class comment; fresh or recycled memory: bytes no merged allocation
   /// held are unspecified until a copy or a kernel writes them). Throws DeviceError
   /// (OutOfDeviceMemory under a DeviceMemory) if the device cannot allocate it, even after
-  /// eviction, and PreconditionError if a merged allocation is in use.
-  ResidentAllocation ensure(std::size_t device, const Interval& bytes);
+  /// eviction, and PreconditionError if a merged allocation is in use. With Placement::replace
+  /// the allocations the bytes intersect or touch are boxed out instead of merged, and the new
+  /// one holds exactly the bytes; an allocation that holds the bytes is kept only if it holds
+  /// exactly them.
+  ResidentAllocation ensure(std::size_t device, const Interval& bytes,
+                            Placement placement = Placement::merge);
   /// The full mirror: ensure(device, [0, buffer_size)).
   ResidentAllocation ensure_whole(std::size_t device) { return ensure(device, Interval{0, size_}); }
   /// ensure(device, bytes), and the allocation is in use (not evictable, not merged) until the
   /// matching end_use(device, bytes). Uses nest. Without a DeviceMemory only the allocation is
   /// made.
-  ResidentAllocation begin_use(std::size_t device, const Interval& bytes);
+  ResidentAllocation begin_use(std::size_t device, const Interval& bytes,
+                               Placement placement = Placement::merge);
   ResidentAllocation begin_use(std::size_t device) { return begin_use(device, Interval{0, size_}); }
   void end_use(std::size_t device, const Interval& bytes);
   void end_use(std::size_t device) { end_use(device, Interval{0, size_}); }
@@ -154,6 +176,8 @@ class Residency {
   [[nodiscard]] std::size_t index_of(std::size_t device, const Interval& bytes) const;
   /// A new allocation for the buffer bytes box (inserted in held_ by adopt / here).
   Held allocate(std::size_t device, const Interval& box);
+  /// Box-out of one allocation (through DeviceMemory: a counted eviction), then freed.
+  void box_out_held(std::size_t device, const Held& h);
   /// Frees one allocation (to the cache, or through DeviceMemory).
   void free_held(std::size_t device, const Held& h);
   // DeviceMemory's hooks.
@@ -161,7 +185,7 @@ class Residency {
              DeviceMemory::EntryId id);
   DeviceAllocation forget(std::size_t device, DeviceMemory::EntryId id);
   DeviceAllocation evict(std::size_t device, DeviceMemory::EntryId id);  // box-out, then forget
-  [[nodiscard]] bool busy_on(std::size_t device) const;
+  [[nodiscard]] bool busy_on(std::size_t device, DeviceMemory::EntryId id) const;
   [[nodiscard]] bool holds(std::size_t device, const DeviceAllocation& allocation) const;
   [[nodiscard]] std::string describe() const;
 

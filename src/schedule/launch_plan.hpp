@@ -73,6 +73,10 @@ struct LaunchPartition : RangePartition {
   /// runs as chunks (consecutive blocks of its work-groups along the split dimension), one after
   /// another on the device; this is the chunk's position there (0 for a partition not cut).
   std::uint32_t chunk = 0;
+  /// Out-of-core launches: whether this partition is such a chunk. Its boxes replace the
+  /// device's boxes of the same buffers that they overlap or touch (the last chunks' boxes)
+  /// instead of merging with them (Residency::Placement::replace).
+  bool out_of_core = false;
 };
 
 struct LaunchPlan {

@@ -22,6 +22,15 @@
 #include "device/opencl/opencl_context.hpp"
 
 namespace unimem {
+
+namespace detail {
+struct ProgramCoreTestAccess {
+  static void wrap_derived(ProgramCore& core, std::function<DerivedBytes(DerivedBytes)> wrap) {
+    core.derived_for_tests_ = std::move(wrap);
+  }
+};
+}  // namespace detail
+
 namespace {
 
 // POCL reads POCL_DEVICES once, at the first OpenCL call of the process.
@@ -916,6 +925,24 @@ TEST_F(OutOfCoreTest, APartitionSeveralTimesTheCapRunsInChunksWithTheSameResult)
     for (const LaunchPartition& p : plan.partitions) {
       EXPECT_EQ(p.group_begin * 64, p.range.offset[0]);
       EXPECT_EQ(p.range.global[0] % 64, 0U);
+      EXPECT_TRUE(p.out_of_core);
+    }
+    // Rounds in order, and a device's consecutive rounds run chunks that do not meet (the two
+    // halves of its partition alternate), so a round never replaces the last round's boxes.
+    for (std::size_t i = 1; i < plan.partitions.size(); ++i) {
+      EXPECT_LE(plan.partitions[i - 1].chunk, plan.partitions[i].chunk);
+    }
+    for (std::size_t d = 0; d < runtime_->device_count(); ++d) {
+      const LaunchPartition* last = nullptr;
+      for (const LaunchPartition& p : plan.partitions) {
+        if (p.device != d) continue;
+        if (last != nullptr) {
+          EXPECT_TRUE(p.group_begin != last->group_end && p.group_end != last->group_begin)
+              << "device " << d << ": groups [" << last->group_begin << ", " << last->group_end
+              << ") then [" << p.group_begin << ", " << p.group_end << ")";
+        }
+        last = &p;
+      }
     }
     std::vector<float>& src = forward ? a : b;
     std::vector<float>& dst = forward ? b : a;
@@ -934,6 +961,12 @@ TEST_F(OutOfCoreTest, APartitionSeveralTimesTheCapRunsInChunksWithTheSameResult)
     evicted += d.memory.evicted_bytes;
   }
   EXPECT_GT(evicted, 0U);
+  // Chunks' boxes replace the last ones' (no merge moves bytes inside a device), and every
+  // chunk's output went home right after its kernel, so no box-out had to write any back.
+  const TransferStats moved = runtime_->core().stats();
+  EXPECT_EQ(moved.relocated_bytes, 0U);
+  EXPECT_EQ(moved.eviction_writeback_bytes, 0U);
+  EXPECT_GT(moved.evicted_bytes, 0U);
 }
 
 // A program reading the launch's sizes runs its chunks on its whole-launch-size build
@@ -970,6 +1003,101 @@ kernel void shape(global const float* in, global float* out) {
                            4096.0f * static_cast<float>(groups) + static_cast<float>(i / 64);
     ASSERT_EQ(out[i], expected) << "item " << i;
   }
+}
+
+// The plan cache's key holds each buffer argument's offset (and which arguments share a
+// buffer): the same kernel, range and buffer sizes with a sub-buffer argument further in needs
+// a wider box, here too wide for the device in one piece, so the second launch must be planned
+// (and cut into chunks) anew rather than reuse the first launch's unchunked plan. Repeating a
+// chunked launch runs its rounds again.
+TEST_F(OutOfCoreTest, ACachedPlanIsNotReusedForOtherSubBufferOffsets) {
+#if !defined(UNIMEM_WITH_ANALYSIS)
+  GTEST_SKIP() << "the plan cache serves launches described by the kernel analysis";
+#endif
+  Program inc(*runtime_, R"CLC(
+kernel void inc(global const float* in, global float* out) {
+  const int i = get_global_id(0);
+  out[i] = in[i] + 1.0f;
+}
+)CLC");
+  ASSERT_TRUE(inc.analyzed()) << inc.analysis_error();
+  const std::uint64_t n = 4096;                           // in: 16 KiB, 8 KiB per device
+  const std::uint64_t total = 44 * 1024 / sizeof(float);  // b: 44 KiB, more than the cap
+  std::vector<float> host(total);
+  for (std::uint64_t i = 0; i < total; ++i) host[i] = static_cast<float>((i * 13) % 29);
+  const BufferId b = upload(host);
+  NDRange r;
+  r.global = {n, 1, 1};
+  r.local = {64, 1, 1};
+  // out at 16 KiB: each device's box spans 16 + 8 = 24 KiB, within the 32 KiB cap.
+  // out at 28 KiB: 36 KiB at once, so it runs in chunks (28 KiB + a chunk's 4 KiB or less);
+  // the same launch again repeats the chunked plan, in rounds again.
+  const std::uint64_t low = 16 * 1024;
+  const std::uint64_t high = 28 * 1024;
+  for (const std::uint64_t out_offset : {low, high, high}) {
+    SCOPED_TRACE("out at byte " + std::to_string(out_offset));
+    inc.launch("inc", r, {Arg::buffer(b), Arg::buffer(b, out_offset)});
+    const LaunchPlan plan = inc.core().last_plan();
+    if (out_offset == low) {
+      EXPECT_EQ(plan.chunks, 0U);
+    } else {
+      EXPECT_GT(plan.chunks, runtime_->device_count());
+    }
+    for (std::uint64_t i = 0; i < n; ++i) host[out_offset / sizeof(float) + i] = host[i] + 1.0f;
+  }
+  const std::vector<float> got = download(b);
+  ASSERT_EQ(got.size(), host.size());
+  EXPECT_EQ(std::memcmp(got.data(), host.data(), host.size() * sizeof(float)), 0);
+  for (const DeviceMemoryReport& d : runtime_->core().device_memory()) {
+    EXPECT_LE(d.memory.peak_held_bytes, kCap);
+  }
+}
+
+// The analysis described each device's whole partition, then failed on a chunk's sub-range
+// (injected here): the launch falls back to planning without it, as when it fails on a whole
+// launch. Without it each buffer's box is the whole buffer, too large for the device, so the
+// error says so and why the analysis was not used; no byte of either buffer changes.
+TEST_F(OutOfCoreTest, AnAnalysisFailureOnAChunkFallsBackAndTheErrorSaysWhy) {
+#if !defined(UNIMEM_WITH_ANALYSIS)
+  GTEST_SKIP() << "needs the kernel analysis";
+#endif
+  Program inc(*runtime_, R"CLC(
+kernel void inc(global const float* in, global float* out) {
+  const int i = get_global_id(0);
+  out[i] = in[i] + 1.0f;
+}
+)CLC");
+  ASSERT_TRUE(inc.analyzed()) << inc.analysis_error();
+  const std::uint64_t n = 64 * 1024;  // two buffers of 256 KiB: 4x the cap per device and buffer
+  const std::uint64_t groups_per_device = n / 64 / runtime_->device_count();
+  detail::ProgramCoreTestAccess::wrap_derived(inc.core(), [groups_per_device](DerivedBytes inner) {
+    return DerivedBytes([inner, groups_per_device](const RangePartition& p) {
+      if (p.group_end - p.group_begin < groups_per_device) {
+        throw PreconditionError("injected failure on groups [" + std::to_string(p.group_begin) +
+                                ", " + std::to_string(p.group_end) + ")");
+      }
+      return inner(p);
+    });
+  });
+  std::vector<float> in(n);
+  for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 11);
+  const std::vector<float> out_before(n, -1.0f);
+  const BufferId bi = upload(in);
+  const BufferId bo = upload(out_before);
+  NDRange r;
+  r.global = {n, 1, 1};
+  r.local = {64, 1, 1};
+  try {
+    inc.launch("inc", r, {Arg::buffer(bi), Arg::buffer(bo)});
+    FAIL() << "no error";
+  } catch (const OutOfDeviceMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'inc'"), std::string::npos) << what;
+    EXPECT_NE(what.find("analysis failed for kernel 'inc' on a chunk"), std::string::npos) << what;
+    EXPECT_NE(what.find("injected failure on groups"), std::string::npos) << what;
+  }
+  EXPECT_EQ(download(bi), in);
+  EXPECT_EQ(download(bo), out_before);
 }
 
 TEST_F(OutOfCoreTest, OneWorkGroupLargerThanTheDeviceIsAnErrorNamingKernelArgumentAndBytes) {

@@ -108,5 +108,34 @@ TEST(DeviceMemory, IdleVictimsGoBeforeBusyOnes) {
   memory.check_invariants();
 }
 
+// Busy is a property of one allocation: operations on a buffer's other box do not make an idle
+// box busy (an out-of-core chunk's kernel runs on the next box while the last one is evicted).
+struct BusyRangeClient final : EvictionClient {
+  Interval busy_bytes{0, 0};
+  std::vector<Interval> boxed_out;
+  [[nodiscard]] bool busy_on(std::size_t) const override { return true; }
+  [[nodiscard]] bool busy_on(std::size_t, const Interval& bytes) const override {
+    return bytes.overlaps(busy_bytes);
+  }
+  void box_out(std::size_t, const Interval& bytes) override { boxed_out.push_back(bytes); }
+  [[nodiscard]] std::string describe() const override { return "buffer 'r'"; }
+};
+
+TEST(DeviceMemory, AnIdleBoxOfABufferWithABusyBoxIsEvictedFirst) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 300);
+  BusyRangeClient client;
+  Residency r(1000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{0, 100});    // least recently used, still busy
+  (void)r.ensure(0, Interval{200, 300});  // idle
+  (void)r.ensure(0, Interval{400, 500});
+  client.busy_bytes = Interval{0, 100};
+  (void)r.ensure(0, Interval{600, 700});
+  EXPECT_EQ(client.boxed_out, std::vector<Interval>{(Interval{200, 300})});
+  EXPECT_EQ(memory.stats(0).evictions, 1u);
+  memory.check_invariants();
+}
+
 }  // namespace
 }  // namespace unimem

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -204,7 +206,53 @@ TEST(Residency, AMergeWithoutRoomForBothBoxesOutTheOldBoxesFirst) {
   EXPECT_TRUE(client.moves.empty());
   EXPECT_EQ(client.boxed_out, std::vector<Interval>{(Interval{0, 100})});
   EXPECT_LE(memory.stats(0).peak_held_bytes, 150u);
+  // The forced box-out is an eviction like any other in DeviceMemory's figures.
+  EXPECT_EQ(memory.stats(0).evictions, 1u);
+  EXPECT_EQ(memory.stats(0).evicted_bytes, 100u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 100u);
   r.check_invariants();
+  memory.check_invariants();
+}
+
+// Out-of-core chunks (Placement::replace): the boxes the new bytes overlap or touch are boxed
+// out (counted evictions), never merged, even with room to merge; the new box holds exactly the
+// bytes; a disjoint box stays; a box in use cannot be replaced.
+TEST(Residency, ReplacingBoxesOutWhatTheNewBytesOverlapOrTouchInsteadOfMerging) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);  // no cap: a merge would fit
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  using P = Residency::Placement;
+  (void)r.ensure(0, Interval{0, 100}, P::replace);
+  (void)r.ensure(0, Interval{300, 400}, P::replace);
+  (void)r.ensure(0, Interval{800, 900}, P::replace);
+  // Overlaps [0, 100) and touches [300, 400); [800, 900) is apart.
+  const ResidentAllocation next = r.ensure(0, Interval{90, 300}, P::replace);
+  EXPECT_EQ(next.covers(), (Interval{90, 300}));
+  EXPECT_TRUE(client.moves.empty());
+  EXPECT_EQ(client.boxed_out, (std::vector<Interval>{Interval{0, 100}, Interval{300, 400}}));
+  ASSERT_EQ(r.allocations(0).size(), 2u);
+  EXPECT_EQ(r.allocations(0)[1].covers(), (Interval{800, 900}));
+  EXPECT_EQ(memory.stats(0).evictions, 2u);
+  EXPECT_EQ(memory.stats(0).evicted_bytes, 200u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 310u);
+  EXPECT_EQ(allocated_on(devices, 0), 310u);  // the cache keeps nothing (budget 0)
+  // A box of exactly the bytes is found, not replaced; a larger one that holds them is replaced
+  // by one of exactly the bytes (a chunk's boxes were sized for exactly its bytes).
+  EXPECT_EQ(r.ensure(0, Interval{90, 300}, P::replace), next);
+  EXPECT_EQ(client.boxed_out.size(), 2u);
+  EXPECT_EQ(r.ensure(0, Interval{100, 200}, P::replace).covers(), (Interval{100, 200}));
+  EXPECT_EQ(client.boxed_out.back(), (Interval{90, 300}));
+  EXPECT_EQ(memory.stats(0).evictions, 3u);
+  EXPECT_EQ(r.ensure(0, Interval{100, 150}).covers(), (Interval{100, 200}));  // merge: found
+  // In use: neither replaced nor merged.
+  (void)r.begin_use(0, Interval{800, 900});
+  EXPECT_THROW((void)r.ensure(0, Interval{850, 950}, P::replace), PreconditionError);
+  EXPECT_EQ(r.allocations(0).size(), 2u);
+  r.end_use(0, Interval{800, 900});
+  r.check_invariants();
+  memory.check_invariants();
 }
 
 TEST(Residency, ABoxInUseIsNeitherMergedNorEvicted) {
@@ -250,6 +298,63 @@ TEST(Residency, RandomBoxesKeepEveryHeldByteAndStayDisjoint) {
         if (held[d][i] != 0) {
           ASSERT_TRUE(r.covers(d, Interval{i, i + 1})) << "byte " << i;
         }
+      }
+      r.check_invariants();
+    }
+    memory.check_invariants();
+  }
+}
+
+// Random boxes, merged or replaced, against the properties each placement promises: a box
+// already held is found unchanged (replacing: only a box of exactly the bytes); a replacing box
+// holds exactly its bytes, the boxes it overlapped or touched are boxed out (one eviction each) and
+// every other box stays as it was; a merging box covers its bytes and every box it met; boxes never
+// overlap or touch.
+TEST(Residency, RandomMergedAndReplacedBoxesKeepTheirPromises) {
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    const DeviceRegistry devices = make_host_devices(2);
+    AllocationCache cache(devices.pointers(), 1 << 16);
+    DeviceMemory memory(devices.pointers(), cache, 0);
+    MovingClient client;
+    const std::uint64_t size = 1 + rng() % 4000;
+    Residency r(size, 2, cache, memory, client);
+    for (int op = 0; op < 80; ++op) {
+      const std::size_t d = rng() % 2;
+      const std::uint64_t b = rng() % size;
+      const Interval bytes{b, b + 1 + rng() % std::min<std::uint64_t>(size - b, 300)};
+      const auto placement =
+          rng() % 2 == 0 ? Residency::Placement::merge : Residency::Placement::replace;
+      const std::vector<ResidentAllocation> before = r.allocations(d);
+      const std::uint64_t evictions_before = memory.stats(d).evictions;
+      const std::optional<ResidentAllocation> found = r.find(d, bytes);
+      const ResidentAllocation got = r.ensure(d, bytes, placement);
+      ASSERT_TRUE(got.covers().contains(bytes));
+      const auto meets = [&](const ResidentAllocation& a) {
+        return a.covers().begin <= bytes.end && bytes.begin <= a.covers().end;
+      };
+      const std::vector<ResidentAllocation> after = r.allocations(d);
+      if (found && (placement == Residency::Placement::merge || found->covers() == bytes)) {
+        ASSERT_EQ(got, *found);
+        ASSERT_EQ(after, before);
+        continue;
+      }
+      std::uint64_t met = 0;
+      for (const ResidentAllocation& a : before) {
+        if (meets(a)) {
+          ++met;
+          if (placement == Residency::Placement::merge) {
+            ASSERT_TRUE(got.covers().contains(a.covers()));
+          }
+        } else {
+          ASSERT_NE(std::find(after.begin(), after.end(), a), after.end())
+              << "box " << a.covers().to_string() << " disappeared";
+        }
+      }
+      if (placement == Residency::Placement::replace) {
+        ASSERT_EQ(got.covers(), bytes);
+        ASSERT_EQ(memory.stats(d).evictions, evictions_before + met);
       }
       r.check_invariants();
     }
