@@ -52,8 +52,10 @@ struct RuntimeOptions {
   std::string trace = {};
   /// A launch identical to the runtime's previous operation (the same Program launch again, with
   /// nothing else in between) skips checks and bookkeeping whose outcome is already known and,
-  /// under the lazy strategy, the directory updates too (they would change nothing). Results,
-  /// copies and statistics are the same either way; off is for comparing.
+  /// under the lazy strategy, the directory updates too (they would change nothing); under the
+  /// adaptive strategy as well, once the buffers' histories have seen the launch repeat with no
+  /// copies in between (then they would only count one more repeat). Results, copies, statistics
+  /// and the adaptive histories are the same either way; off is for comparing.
   bool repeat_fast_path = true;
 };
 

@@ -348,6 +348,11 @@ class RuntimeCore::HeldBuffers {
 //   partition's write touched R_p, and no operation ran since. So acquiring R_p again finds
 //   nothing missing (no copy, no directory change; lazy keeps no history or prefetches), and
 //   publishing W_p as {d} again finds it {d} (lazy issues no eager copy).
+// - under the adaptive strategy, the same, when also each buffer's history and prefetch ledger
+//   say the repeat changes nothing (repeat_changes_nothing): the written buffers' open
+//   recordings are this kernel's, empty, with an empty stored sequence (so the previous
+//   publish replayed nothing: the proof above holds, and publishing again only counts a repeat,
+//   which the history is told), and no replayed bytes of R_p or W_p are unread.
 // What it still does: holding the buffers (the boxes the first run chose: choose_boxes depends
 // only on the plan, and nothing since can have evicted or moved them), the kernels after the
 // hazards of their bytes (the previous run's kernels), recorded as the new last accesses, and
@@ -370,7 +375,16 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     note_touched(checked);
   }
   std::vector<PartitionUses>& plan = repeat ? repeatable_->plan : checked;
-  const bool skip_directory = repeat && repeatable_->leaves_directory;
+  bool skip_directory = repeat && repeatable_->leaves_directory;
+  if (skip_directory && repeatable_->adaptive) {
+    if (!repeatable_->verified) {
+      repeatable_->verified = repeat_changes_nothing(*repeatable_, partitions[0].kernel->name());
+    }
+    skip_directory = repeatable_->verified;
+    if (skip_directory) {
+      for (SharedBuffer* b : repeatable_->adaptive_written) b->count_unchanged_rewrite();
+    }
+  }
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
@@ -384,18 +398,26 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     if (skip_directory) ++repeats_leaving_directory_;
   } else if (repeat_token && repeat_fast_path_) {
     const bool leaves = repeat_leaves_directory(checked);
-    repeatable_ = std::make_unique<RepeatableLaunch>(
-        RepeatableLaunch{std::move(repeat_token), operations_, std::move(checked), leaves});
+    bool adaptive = false;
+    for (const PartitionUses& pu : checked) {
+      for (const BufferUse& u : pu.uses) {
+        adaptive = adaptive || strategy_for(*u.buffer) == UpdateStrategy::adaptive;
+      }
+    }
+    repeatable_ = std::make_unique<RepeatableLaunch>(RepeatableLaunch{
+        std::move(repeat_token), operations_, std::move(checked), leaves, adaptive, false, {}});
   }
   return kernels.size() == 1 ? kernels[0] : when_all(kernels);
 }
 
 // Whether repeating a launch leaves the directory as it is (see launch_partitioned): every buffer
-// under the lazy strategy, and no partition reading bytes another partition writes.
+// under the lazy or adaptive strategy (adaptive: if repeat_changes_nothing says so too), and no
+// partition reading bytes another partition writes.
 bool RuntimeCore::repeat_leaves_directory(std::span<const PartitionUses> plan) const {
   for (std::size_t i = 0; i < plan.size(); ++i) {
     for (const BufferUse& u : plan[i].uses) {
-      if (strategy_for(*u.buffer) != UpdateStrategy::lazy) return false;
+      const UpdateStrategy s = strategy_for(*u.buffer);
+      if (s != UpdateStrategy::lazy && s != UpdateStrategy::adaptive) return false;
       for (std::size_t j = 0; j < plan.size(); ++j) {
         if (j == i) continue;
         for (const BufferUse& v : plan[j].uses) {
@@ -404,6 +426,33 @@ bool RuntimeCore::repeat_leaves_directory(std::span<const PartitionUses> plan) c
       }
     }
   }
+  return true;
+}
+
+// The adaptive buffers' part of the repeat proof (see launch_partitioned), checked on the state
+// right after the previous run; fills launch.adaptive_written when it holds.
+bool RuntimeCore::repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel) {
+  std::vector<SharedBuffer*> written;
+  for (const PartitionUses& pu : launch.plan) {
+    for (const BufferUse& u : pu.uses) {
+      if (strategy_for(*u.buffer) != UpdateStrategy::adaptive) continue;
+      if (!u.buffer->reread_changes_nothing(pu.agent, u.needed)) return false;
+      if (!u.written.empty() &&
+          std::find(written.begin(), written.end(), u.buffer) == written.end()) {
+        written.push_back(u.buffer);
+      }
+    }
+  }
+  for (SharedBuffer* b : written) {
+    std::vector<std::pair<Agent, IntervalSet>> writes;  // as publish_writes gathers them
+    for (const PartitionUses& pu : launch.plan) {
+      for (const BufferUse& u : pu.uses) {
+        if (u.buffer == b && !u.written.empty()) writes.emplace_back(pu.agent, u.written);
+      }
+    }
+    if (!b->rewrite_changes_nothing(writes, kernel)) return false;
+  }
+  launch.adaptive_written = std::move(written);
   return true;
 }
 
@@ -732,8 +781,15 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
       for (const BufferUse& u : pu.uses) {
-        u.buffer->tracker(pu.agent).record_read(u.needed, e);
-        u.buffer->tracker(pu.agent).record_write(u.written, e);
+        // The write shadows the read of the same bytes (record_write would cut them from the
+        // read's record at once): only the bytes read and not written are recorded as a read.
+        HazardTracker& tracker = u.buffer->tracker(pu.agent);
+        if (u.written.empty()) {
+          tracker.record_read(u.needed, e);
+        } else if (!u.written.contains(u.needed)) {
+          tracker.record_read(u.needed.subtract(u.written), e);
+        }
+        tracker.record_write(u.written, e);
       }
     }
     if (partition_events != nullptr) partition_events->push_back(e);
@@ -858,6 +914,12 @@ std::uint64_t RuntimeCore::repeated_launches() const {
 std::uint64_t RuntimeCore::repeats_leaving_directory() const {
   std::lock_guard lock(mutex_);
   return repeats_leaving_directory_;
+}
+
+int RuntimeCore::history_repeat_count(BufferId buffer, const std::string& kernel,
+                                      AgentMask writers) const {
+  std::lock_guard lock(mutex_);
+  return buffer_locked(buffer).history().repeat_count({kernel, writers});
 }
 
 AgentMask RuntimeCore::valid_agents(BufferId id, std::uint64_t offset) const {
