@@ -57,6 +57,16 @@ struct RuntimeOptions {
   /// copies in between (then they would only count one more repeat). Results, copies, statistics
   /// and the adaptive histories are the same either way; off is for comparing.
   bool repeat_fast_path = true;
+  /// A launch that may split over every device (no LaunchOptions::device or devices) but has
+  /// fewer work-items than this runs whole on one device: the device holding the most bytes of
+  /// its buffers current (the lowest index on a tie). Splitting a launch of a few hundred
+  /// work-items costs an enqueue and a wake-up of each device for microseconds of work. Unset:
+  /// the environment variable UNIMEM_MIN_SPLIT_ITEMS when set, else kDefaultMinSplitItems;
+  /// 0 splits every launch that can be split.
+  std::optional<std::uint64_t> min_split_items = std::nullopt;
+  /// The default of min_split_items: launches of 256 work-items ran 2.2-2.5x faster on one POCL
+  /// device than split over two (bench/platform_launch.cpp); the workloads' launches are larger.
+  static constexpr std::uint64_t kDefaultMinSplitItems = 512;
 };
 
 /// Shared buffers over the host and N devices.

@@ -30,6 +30,14 @@ std::string trace_path(const RuntimeOptions& options) {
   return env == nullptr ? std::string() : std::string(env);
 }
 
+// RuntimeOptions::min_split_items, else UNIMEM_MIN_SPLIT_ITEMS, else the default.
+std::uint64_t min_split_items(const RuntimeOptions& options) {
+  if (options.min_split_items) return *options.min_split_items;
+  const char* env = std::getenv("UNIMEM_MIN_SPLIT_ITEMS");
+  if (env == nullptr) return RuntimeOptions::kDefaultMinSplitItems;
+  return require_byte_size(env, "UNIMEM_MIN_SPLIT_ITEMS");
+}
+
 std::string range_text(std::uint64_t offset, std::uint64_t size) {
   return Interval{offset, offset + size}.to_string();
 }
@@ -45,6 +53,7 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       need_now_(registry_.size(), 0),
       need_peak_(registry_.size(), 0),
       repeat_fast_path_(options.repeat_fast_path),
+      min_split_items_(min_split_items(options)),
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
   context_.rect_copies = options.rect_copies;
@@ -914,6 +923,34 @@ std::uint64_t RuntimeCore::repeated_launches() const {
 std::uint64_t RuntimeCore::repeats_leaving_directory() const {
   std::lock_guard lock(mutex_);
   return repeats_leaving_directory_;
+}
+
+std::size_t RuntimeCore::device_holding_most(std::span<const LaunchArg> args,
+                                             std::span<const std::size_t> devices) const {
+  UNIMEM_REQUIRE(!devices.empty(), "device_holding_most: no device to choose from");
+  std::lock_guard lock(mutex_);
+  std::vector<std::uint64_t> current(devices.size(), 0);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != KernelArg::Kind::buffer) continue;
+    const bool seen = std::any_of(
+        args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), [&](const LaunchArg& a) {
+          return a.kind == KernelArg::Kind::buffer && a.buffer == args[i].buffer;
+        });
+    const auto it = buffers_.find(args[i].buffer.value);
+    if (seen || it == buffers_.end()) continue;  // an unknown buffer: the launch says so
+    const SharedBuffer& b = *it->second;
+    const IntervalSet all(Interval{0, b.size()});
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      if (devices[k] >= registry_.size()) continue;
+      const Agent agent = agent_of_device(devices[k]);
+      current[k] += b.size() - b.directory().missing_on(agent, all).total_size();
+    }
+  }
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < devices.size(); ++k) {
+    if (current[k] > current[best]) best = k;
+  }
+  return devices[best];
 }
 
 int RuntimeCore::history_repeat_count(BufferId buffer, const std::string& kernel,

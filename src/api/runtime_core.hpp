@@ -203,6 +203,12 @@ class RuntimeCore {
   /// skipped the directory steps (for tests and tools).
   [[nodiscard]] std::uint64_t repeated_launches() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
+  /// RuntimeOptions::min_split_items as resolved (option, environment or default).
+  [[nodiscard]] std::uint64_t min_split_items() const { return min_split_items_; }
+  /// Of devices, the one holding the most bytes of args' buffers current (the first on a tie):
+  /// where a launch kept whole runs with the fewest copies.
+  [[nodiscard]] std::size_t device_holding_most(std::span<const LaunchArg> args,
+                                                std::span<const std::size_t> devices) const;
   /// How many runs in a row of kernel written on writers the adaptive history of buffer has seen
   /// followed by the same copies (AdaptiveHistory::repeat_count; for tests).
   [[nodiscard]] int history_repeat_count(BufferId buffer, const std::string& kernel,
@@ -264,6 +270,7 @@ class RuntimeCore {
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
   bool repeat_fast_path_ = true;  // RuntimeOptions::repeat_fast_path
+  std::uint64_t min_split_items_ = 0;  // RuntimeOptions::min_split_items, resolved
   // The previous launch_partitioned with a repeat token, as launch_partitioned needs it again.
   struct RepeatableLaunch {
     std::shared_ptr<const void> token;
