@@ -5,24 +5,14 @@
 
 #include "analysis/team_footprint.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cctype>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <set>
-#include <sstream>
 #include <stdexcept>
 #include <utility>
 
-#include "api/device_library.hpp"
-#include "api/kernel_rewrite.hpp"
-#include "common/check.hpp"
+#include "api/out_of_core.hpp"
 
 namespace unimem {
 namespace {
@@ -51,281 +41,7 @@ LaunchArg to_launch_arg(const Arg& a) {
   return out;
 }
 
-// The work-item functions the source calls whose value changes when the NDRange is split into
-// partitions run with global offsets (OpenCL: group ids count from the launch's offset, sizes are
-// the partition's), in this order. Only get_global_id and get_local_id, get_local_size keep their
-// values. A textual scan (a name in a comment counts too): conservative, never unsafe.
-std::vector<std::string> offset_dependent_calls(const std::string& source) {
-  std::vector<std::string> found;
-  for (const char* name :
-       {"get_group_id", "get_num_groups", "get_global_size", "get_global_offset"}) {
-    const std::string n(name);
-    for (std::size_t at = source.find(n); at != std::string::npos; at = source.find(n, at + 1)) {
-      const bool starts = at == 0 || !(std::isalnum(static_cast<unsigned char>(source[at - 1])) ||
-                                       source[at - 1] == '_');
-      const std::size_t end = at + n.size();
-      const bool ends =
-          end >= source.size() ||
-          !(std::isalnum(static_cast<unsigned char>(source[end])) || source[end] == '_');
-      if (starts && ends) {
-        found.push_back(n);
-        break;
-      }
-    }
-  }
-  return found;
-}
-
-// The -I directories of build options ("-Idir", "-I dir", "-I\"d i r\"").
-std::vector<std::filesystem::path> include_dirs(const std::string& options) {
-  std::vector<std::filesystem::path> dirs;
-  for (std::size_t at = options.find("-I"); at != std::string::npos;
-       at = options.find("-I", at + 2)) {
-    if (at > 0 && !std::isspace(static_cast<unsigned char>(options[at - 1]))) continue;
-    std::size_t begin = at + 2;
-    while (begin < options.size() && std::isspace(static_cast<unsigned char>(options[begin]))) {
-      ++begin;
-    }
-    if (begin >= options.size()) break;
-    std::size_t end = 0;
-    if (options[begin] == '"') {
-      end = options.find('"', ++begin);
-      if (end == std::string::npos) end = options.size();
-    } else {
-      end = begin;
-      while (end < options.size() && !std::isspace(static_cast<unsigned char>(options[end]))) ++end;
-    }
-    dirs.emplace_back(options.substr(begin, end - begin));
-  }
-  return dirs;
-}
-
-// The text the offset-dependent scan reads: the source and, recursively, every file it
-// #includes that can be found (quoted names in the current directory, then the -I directories),
-// except unimem's own device library, whose team number handles split launches itself. An include
-// that cannot be read is named in `unreadable` (the scan then cannot vouch for the program).
-// `files` (when given) receives each include's name as written and its text.
-std::string with_includes(const std::string& source, const std::vector<std::filesystem::path>& dirs,
-                          const std::string& library_dir, std::set<std::string>& seen, int depth,
-                          std::string& unreadable,
-                          std::vector<std::pair<std::string, std::string>>* files) {
-  namespace fs = std::filesystem;
-  std::string text = source;
-  if (depth > 16) return text;
-  std::istringstream lines(source);
-  for (std::string line; std::getline(lines, line);) {
-    std::size_t at = line.find_first_not_of(" \t");
-    if (at == std::string::npos || line[at] != '#') continue;
-    at = line.find_first_not_of(" \t", at + 1);
-    if (at == std::string::npos || line.compare(at, 7, "include") != 0) continue;
-    at = line.find_first_of("<\"", at + 7);
-    if (at == std::string::npos) continue;
-    const char close = line[at] == '<' ? '>' : '"';
-    const std::size_t end = line.find(close, at + 1);
-    if (end == std::string::npos) continue;
-    const std::string name = line.substr(at + 1, end - at - 1);
-    std::vector<fs::path> candidates;
-    if (close == '"') candidates.push_back(fs::current_path() / name);
-    for (const fs::path& d : dirs) candidates.push_back(d / name);
-    bool found = false;
-    for (const fs::path& c : candidates) {
-      std::error_code error;
-      if (!fs::is_regular_file(c, error)) continue;
-      found = true;
-      const std::string canonical = fs::weakly_canonical(c, error).string();
-      if (!library_dir.empty() && canonical.starts_with(library_dir)) break;
-      const bool first = seen.insert(canonical).second;
-      if (!first && files == nullptr) break;
-      std::ifstream in(c);
-      std::stringstream content;
-      content << in.rdbuf();
-      if (files != nullptr) files->emplace_back(name, content.str());
-      if (first) {
-        text += "\n" +
-                with_includes(content.str(), dirs, library_dir, seen, depth + 1, unreadable, files);
-      }
-      break;
-    }
-    if (!found && unreadable.empty()) unreadable = name;
-  }
-  return text;
-}
-
-// The program built for split launches of a source that calls get_group_id: a partition launched
-// with global offset o (a whole number of work-groups) sees group ids from 0; adding o / local
-// size gives the whole launch's ids again. Right only for launches without a global offset of
-// their own and with an explicit work-group size (ProgramCore::group_variant_fits).
-// UNIMEM_WHOLE_LAUNCH_GROUP_IDS tells <unimem/team.h> not to add the offset a second time.
-constexpr const char* kWholeLaunchGroupIds =
-    "#define UNIMEM_WHOLE_LAUNCH_GROUP_IDS 1\n"
-    "#define get_group_id(d) (get_group_id(d) + get_global_offset(d) / get_local_size(d))\n"
-    "#line 1\n";
-
 }  // namespace
-
-// Whether a launch can use the program built with whole-launch group ids: one exists, and the
-// launch has no global offset of its own and an explicit work-group size (so every partition
-// starts at a whole number of work-groups).
-bool ProgramCore::group_variant_fits(const NDRange& range) const {
-  if (!wants_group_variant_) return false;
-  for (std::uint32_t d = 0; d < range.dims; ++d) {
-    if (range.offset[d] != 0 || range.local[d] == 0) return false;
-  }
-  return true;
-}
-
-// One build per build domain (an OpenCL context): devices of a domain share the program.
-std::vector<std::shared_ptr<const CompiledProgram>> ProgramCore::build_per_domain(
-    const std::string& text, std::size_t* contexts, const std::string& options) const {
-  std::vector<std::pair<const void*, std::shared_ptr<const CompiledProgram>>> built;
-  std::vector<std::shared_ptr<const CompiledProgram>> per_device;
-  for (std::size_t i = 0; i < runtime_.device_count(); ++i) {
-    const Device& device = runtime_.core().device(i);
-    auto it = std::find_if(built.begin(), built.end(),
-                           [&](const auto& b) { return b.first == device.build_domain(); });
-    if (it == built.end()) {
-      built.emplace_back(device.build_domain(), device.build_program(text, options));
-      it = std::prev(built.end());
-    }
-    per_device.push_back(it->second);
-  }
-  if (contexts != nullptr) *contexts = built.size();
-  return per_device;
-}
-
-std::vector<std::shared_ptr<const CompiledProgram>> ProgramCore::build_variant(
-    const std::string& prefix) const {
-  namespace fs = std::filesystem;
-  // The headers as the first build read them (they may have changed or gone since), in a
-  // directory searched first; names that are absolute or climb out are left to the search.
-  static std::atomic<unsigned> count{0};
-  const fs::path dir = fs::temp_directory_path() / ("unimem-variant-" + std::to_string(::getpid()) +
-                                                    "-" + std::to_string(count++));
-  std::error_code error;
-  std::vector<std::shared_ptr<const CompiledProgram>> programs;
-  try {
-    std::string options = options_;
-    if (!included_.empty()) {
-      fs::create_directories(dir);
-      for (const auto& [name, text] : included_) {
-        const fs::path relative(name);
-        if (relative.is_absolute() || name.find("..") != std::string::npos) continue;
-        const fs::path file = dir / relative;
-        if (fs::exists(file, error)) continue;  // the first of one name, as the scan found it
-        fs::create_directories(file.parent_path());
-        std::ofstream(file, std::ios::binary) << text;
-      }
-      options = "-I" + dir.string() + " " + options_;
-    }
-    programs = build_per_domain(prefix + source_, nullptr, options);
-  } catch (...) {
-    fs::remove_all(dir, error);
-    throw;
-  }
-  fs::remove_all(dir, error);
-  return programs;
-}
-
-const std::vector<std::shared_ptr<const CompiledProgram>>* ProgramCore::group_variant() const {
-  if (!wants_group_variant_) return nullptr;
-  std::call_once(group_variant_once_, [this] {
-    ++group_variant_builds_;
-    try {
-      group_programs_ = build_variant(kWholeLaunchGroupIds);
-    } catch (const std::exception& e) {
-      group_variant_error_ = e.what();
-    }
-  });
-  return group_programs_.empty() ? nullptr : &group_programs_;
-}
-
-// The build for a split launch of a program that calls get_num_groups, get_global_size or
-// get_global_offset: these (and get_group_id, which counts from the partition's offset) are macros
-// giving this launch shape's whole-launch values as constants, which also reach helper functions.
-// get_group_id adds (partition offset - launch offset) / work-group size, a whole number since
-// partitions start at whole work-groups from the launch's offset; the partition's offset is the
-// builtin's, read in a function defined before get_global_offset becomes a macro. Made at most
-// once per shape, on the first launch of that shape over several devices, from any thread.
-ProgramCore::SizeVariant* ProgramCore::size_variant(PlanRequest& request) {
-  const NDRange& r = request.range;
-  const bool explicit_local =
-      std::all_of(r.local.begin(), r.local.begin() + r.dims, [](std::uint64_t l) { return l > 0; });
-  const bool needs_local = calls_group_id_ || std::find(size_calls_.begin(), size_calls_.end(),
-                                                        "get_num_groups") != size_calls_.end();
-  std::string calls = calls_group_id_ ? "get_group_id" : "";
-  for (const std::string& c : size_calls_) {
-    if (!calls.empty()) calls += ", ";
-    calls += c;
-  }
-  if (needs_local && !explicit_local) {
-    request.unsplittable_reason = "the program calls " + calls +
-                                  ", and the launch leaves the work-group size to the driver "
-                                  "(partitions would see other values than the whole launch)";
-    return nullptr;
-  }
-  const auto value = [&](const char* name, auto of, std::uint64_t beyond) {
-    std::string text = std::string("#define ") + name + "(d) ((size_t)(";
-    for (std::uint32_t d = 0; d < 3; ++d) {
-      text += "(d) == " + std::to_string(d) + " ? ";
-      text += std::to_string(d < r.dims ? of(d) : beyond);
-      text += "UL : ";
-    }
-    text += std::to_string(beyond);
-    text += "UL))\n";
-    return text;
-  };
-  std::string prefix;
-  if (explicit_local) {
-    prefix += "#define UNIMEM_WHOLE_LAUNCH_GROUP_IDS 1\n";
-    prefix += "size_t unimem_partition_offset_(uint d) { return get_global_offset(d); }\n";
-  }
-  prefix += value(
-      "get_global_size", [&](std::uint32_t d) { return r.global[d]; }, 1);
-  prefix += value(
-      "get_global_offset", [&](std::uint32_t d) { return r.offset[d]; }, 0);
-  if (explicit_local) {
-    prefix += value(
-        "get_num_groups", [&](std::uint32_t d) { return r.global[d] / r.local[d]; }, 1);
-    prefix +=
-        "#define get_group_id(d) (get_group_id(d) + (unimem_partition_offset_(d) - "
-        "get_global_offset(d)) / get_local_size(d))\n";
-  }
-  prefix += "#line 1\n";
-  SizeVariant* variant = nullptr;
-  {
-    std::lock_guard lock(size_variants_mutex_);
-    auto it = size_variants_.find(prefix);
-    if (it == size_variants_.end()) {
-      if (size_variants_.size() >= kSizeVariants) {
-        request.unsplittable_reason =
-            "the program calls " + calls +
-            ", and it already has builds with the whole launch's "
-            "sizes for " +
-            std::to_string(kSizeVariants) +
-            " other launch shapes (global size, work-group size, global offset)";
-        return nullptr;
-      }
-      it = size_variants_.emplace(prefix, std::make_unique<SizeVariant>()).first;
-      it->second->prefix = prefix;
-    }
-    variant = it->second.get();
-  }
-  std::call_once(variant->once, [this, variant] {
-    ++size_variant_builds_;
-    try {
-      variant->programs = build_variant(variant->prefix);
-    } catch (const std::exception& e) {
-      variant->error = e.what();
-    }
-  });
-  if (variant->programs.empty()) {
-    request.unsplittable_reason =
-        "the program calls " + calls +
-        ", and its build with the whole launch's sizes failed: " + variant->error;
-    return nullptr;
-  }
-  return variant;
-}
 
 // The bytes a buffer argument's kernel pointer reaches: the buffer from the argument's offset on.
 std::uint64_t ProgramCore::view_size(const std::string& kernel, std::size_t index,
@@ -340,48 +56,22 @@ std::uint64_t ProgramCore::view_size(const std::string& kernel, std::size_t inde
 }
 
 ProgramCore::ProgramCore(Runtime& runtime, std::string source_text, std::string options)
-    : runtime_(runtime), source_(std::move(source_text)), options_(std::move(options)) {
-  const std::string& source = source_;
-  options_ += (options_.empty() ? "" : " ") + detail::device_library_build_options();
-  const auto build_start = std::chrono::steady_clock::now();
-  programs_ = build_per_domain(source, &build_report_.contexts, options_);
-  // The scan reads what the compiler reads: the source and the files it includes.
-  std::set<std::string> seen;
-  std::string unreadable_include;
-  std::string library_dir;
-  if (const std::string d = detail::device_include_dir(); !d.empty()) {
-    std::error_code error;
-    library_dir = std::filesystem::weakly_canonical(d, error).string();
-  }
-  std::vector<std::pair<std::string, std::string>> included;
-  const std::vector<std::string> calls = offset_dependent_calls(with_includes(
-      source, include_dirs(options_), library_dir, seen, 0, unreadable_include, &included));
-  calls_group_id_ = !calls.empty() && calls.front() == "get_group_id";
-  size_calls_.assign(calls.begin() + (calls_group_id_ ? 1 : 0), calls.end());
-  if (!unreadable_include.empty()) {
-    // The scan cannot see into it: the program may call any of the four.
-    offset_dependent_call_ = "functions of '" + unreadable_include +
-                             "' (an #include unimem could not read to check for get_group_id, "
-                             "get_num_groups, get_global_size or get_global_offset)";
-  }
-  // The second build waits for a launch that splits (group_variant()): most programs never do.
-  wants_group_variant_ = calls_group_id_ && size_calls_.empty() && offset_dependent_call_.empty() &&
-                         runtime_.device_count() > 1;
-  if (wants_group_variant_ || (!size_calls_.empty() && runtime_.device_count() > 1)) {
-    included_ = std::move(included);  // the headers as they are now, for the later build
-  }
-  build_report_.opencl_build_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - build_start).count();
+    : runtime_(runtime),
+      builds_(runtime, std::move(source_text), std::move(options),
+              [this](const std::string& message) { say(message); }) {
+  build_report_.contexts = builds_.contexts();
+  build_report_.opencl_build_seconds = builds_.build_seconds();
   // DSOM section 4.3.2: the analysis runs when the program is built. A source the analysis cannot
   // read still runs: arguments without descriptors then count as whole-buffer may-writes.
   detail::AnalysisTiming timing;
-  analysis_ = detail::ProgramAnalysis::analyze(source, options_, &analysis_error_, &timing);
+  analysis_ = detail::ProgramAnalysis::analyze(builds_.source(), builds_.options(),
+                                               &analysis_error_, &timing);
   build_report_.analysis_seconds = timing.seconds;
   build_report_.analysis_cached = timing.cached;
   // Team kernels are recognised by their spill parameter's name (analysis/team_footprint.hpp).
-  if (!programs_.empty()) {
-    for (const std::string& name : programs_.front()->kernel_names()) {
-      const std::vector<std::string> params = kernel_for(name, 0)->argument_names();
+  if (!builds_.programs().empty()) {
+    for (const std::string& name : builds_.programs().front()->kernel_names()) {
+      const std::vector<std::string> params = builds_.kernel_for(name, 0)->argument_names();
       try {
         if (auto team = team_footprint(name, params)) build_report_.teams.emplace(name, *team);
       } catch (const std::invalid_argument& e) {
@@ -402,45 +92,6 @@ ProgramCore::~ProgramCore() {
       std::cerr << "unimem: releasing a team kernel's spill area: " << e.what() << "\n";
     }
   }
-}
-
-std::shared_ptr<const CompiledKernel> ProgramCore::kernel_for(const std::string& name,
-                                                              std::size_t device,
-                                                              bool whole_launch_group_ids) {
-  const auto* variant = whole_launch_group_ids ? group_variant() : nullptr;  // before the lock
-  if (whole_launch_group_ids && variant == nullptr) {
-    throw PreconditionError(
-        "launch of '" + name + "': no build with whole-launch group ids (" +
-        (group_variant_error_.empty() ? std::string("not needed") : group_variant_error_) + ")");
-  }
-  return kernel_in(name, device, whole_launch_group_ids ? *variant : programs_);
-}
-
-std::shared_ptr<const CompiledKernel> ProgramCore::kernel_in(
-    const std::string& name, std::size_t device,
-    const std::vector<std::shared_ptr<const CompiledProgram>>& programs) {
-  std::lock_guard lock(mutex_);
-  const void* build = &programs;
-  auto key = std::tuple{name, device, build};
-  auto it = kernels_.find(key);
-  if (it != kernels_.end()) return it->second;
-  // Devices of one build domain share one kernel object (the driver serialises its arguments).
-  const CompiledProgram* program = programs.at(device).get();
-  for (const auto& [k, v] : kernels_) {
-    const auto& [other_name, other_device, other_build] = k;
-    if (other_name == name && other_build == build && programs.at(other_device).get() == program) {
-      kernels_.emplace(key, v);
-      return v;
-    }
-  }
-  std::shared_ptr<const CompiledKernel> kernel;
-  try {
-    kernel = program->kernel(name);
-  } catch (const DeviceError& e) {
-    throw PreconditionError("launch: no kernel '" + name + "' in the program (" + e.what() + ")");
-  }
-  kernels_.emplace(key, kernel);
-  return kernel;
 }
 
 bool ProgramCore::repeats(const RepeatableLaunch& last, const std::string& kernel,
@@ -497,10 +148,10 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   std::vector<LaunchArg> launch_args;
   PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
   const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
-  SizeVariant* sizes =
-      !size_calls_.empty() && request.devices.size() > 1 && request.unsplittable_reason.empty()
-          ? size_variant(request)
-          : nullptr;
+  ProgramBuilds::SizeVariant* sizes = !builds_.size_calls().empty() && request.devices.size() > 1 &&
+                                              request.unsplittable_reason.empty()
+                                          ? builds_.size_variant(request)
+                                          : nullptr;
   // Measured balance changes its weights, descriptors may be anything, team spill areas grow:
   // only plain launches are cached.
   std::string key = measuring || !options.accesses.empty() || team != build_report_.teams.end()
@@ -523,17 +174,18 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       if (auto w = profile_->table.weights(kernel, request.devices)) request.weights = *w;
     }
     LaunchPlan plan = plan_with_fallback(request);
-    const bool group_ids = sizes == nullptr && calls_group_id_ && request.devices.size() > 1 &&
-                           group_variant_fits(range) && group_variant() != nullptr;
+    const bool group_ids = sizes == nullptr && builds_.calls_group_id() &&
+                           request.devices.size() > 1 && builds_.group_variant_fits(range) &&
+                           builds_.group_variant() != nullptr;
     for (LaunchPartition& p : plan.partitions) {
-      p.kernel = sizes != nullptr ? kernel_in(kernel, p.device, sizes->programs)
-                                  : kernel_for(kernel, p.device, group_ids);
+      p.kernel = sizes != nullptr ? builds_.kernel_in(kernel, p.device, sizes->programs)
+                                  : builds_.kernel_for(kernel, p.device, group_ids);
     }
     attach_rebased(plan, kernel,
                    sizes != nullptr ? sizes->prefix
-                   : group_ids      ? std::string(kWholeLaunchGroupIds)
+                   : group_ids      ? std::string(ProgramBuilds::kWholeLaunchGroupIds)
                                     : std::string());
-    cut_to_fit(plan, request, launch_args, group_ids, sizes);
+    cut_to_fit(runtime_.core(), builds_, plan, request, launch_args, group_ids, sizes);
     cached.plan = std::make_shared<const LaunchPlan>(std::move(plan));
     if (!key.empty()) {
       std::lock_guard lock(mutex_);
@@ -556,7 +208,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   const auto start = std::chrono::steady_clock::now();
   Event all = plan.chunks == 0 ? runtime_.core().launch_partitioned(launch_args, plan.partitions,
                                                                     &events, std::move(repeatable))
-                               : launch_rounds(plan, launch_args, &events);
+                               : launch_rounds(runtime_.core(), plan, launch_args, &events);
   chunks_run_ += plan.chunks;
   if (measuring && plan.chunks == 0) time_partitions(kernel, plan, events, start);
   if (plan_out != nullptr) *plan_out = cached.plan;
@@ -645,21 +297,22 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
     launch_args.push_back(to_launch_arg(a));
   }
   if (!options.ignore_accesses) request.accesses = options.accesses;
-  if (!offset_dependent_call_.empty()) {
-    request.unsplittable_reason = "the program calls " + offset_dependent_call_ +
+  if (!builds_.offset_dependent_call().empty()) {
+    request.unsplittable_reason = "the program calls " + builds_.offset_dependent_call() +
                                   ", whose value differs between a split launch's partitions "
                                   "and the whole launch";
-  } else if (!size_calls_.empty()) {
+  } else if (!builds_.size_calls().empty()) {
     // ProgramCore::launch asks size_variant(), which says why when the launch cannot split.
-  } else if (calls_group_id_ && !group_variant_fits(range)) {
+  } else if (builds_.calls_group_id() && !builds_.group_variant_fits(range)) {
     request.unsplittable_reason =
         "the program calls get_group_id, and the launch has a global offset or leaves the "
         "work-group size to the driver (partitions would see other group ids than the whole "
         "launch)";
-  } else if (calls_group_id_ && request.devices.size() > 1 && group_variant() == nullptr) {
+  } else if (builds_.calls_group_id() && request.devices.size() > 1 &&
+             builds_.group_variant() == nullptr) {
     request.unsplittable_reason =
         "the program calls get_group_id, and its build with whole-launch group ids failed: " +
-        group_variant_error_;
+        builds_.group_variant_error();
   }
   return request;
 }
@@ -820,13 +473,13 @@ void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
   for (const LaunchPartition& p : plan.partitions) {
     for (const auto& [arg, bytes] : p.accesses) {
       if (!bytes.may_writes.empty()) {
-        std::string key = kernel + '\0' + std::to_string(arg);
-        std::lock_guard lock(rebase_mutex_);
-        if (plan.partitions.size() > 1 && residency_logged_.insert(std::move(key)).second) {
-          say("unimem: kernel '" + kernel + "' argument " + std::to_string(arg) +
-              ": its buffer gets full mirrors on the devices of this launch (partial residency "
-              "needs exact access sets; the analysis gives a may-write set " +
-              bytes.may_writes.to_string() + " for partition 0)");
+        if (plan.partitions.size() > 1) {
+          builds_.say_once(kernel + '\0' + std::to_string(arg),
+                           "unimem: kernel '" + kernel + "' argument " + std::to_string(arg) +
+                               ": its buffer gets full mirrors on the devices of this launch "
+                               "(partial residency needs exact access sets; the analysis gives a "
+                               "may-write set " +
+                               bytes.may_writes.to_string() + " for partition 0)");
         }
         continue;
       }
@@ -837,255 +490,19 @@ void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
   if (!offset_box) return;
   for (LaunchPartition& p : plan.partitions) {
     if (runtime_.core().device(p.device).rebases_arguments()) continue;
-    p.rebased_kernel = rebased_kernel_for(kernel, p.device, prefix);
+    p.rebased_kernel = builds_.rebased_kernel_for(kernel, p.device, prefix);
     if (!p.rebased_kernel) continue;
-    std::lock_guard lock(rebase_mutex_);
-    p.rebased_pointers = rebased_pointers_.at(kernel);
+    p.rebased_pointers = builds_.rebased_pointers(kernel);
     // A buffer reaching the kernel through a parameter the rewrite did not turn into buffer +
     // offset (a __constant pointer, a typedef'd one) keeps full mirrors (RuntimeCore).
     for (const auto& [arg, bytes] : p.accesses) {
       if (arg >= p.rebased_pointers->size() || (*p.rebased_pointers)[arg]) continue;
-      if (residency_logged_.insert(kernel + '\0' + std::to_string(arg) + '\0' + "pointer").second) {
-        say("unimem: kernel '" + kernel + "' argument " + std::to_string(arg) +
-            ": its buffer gets full mirrors (the kernel rewrite for partial residency reads only "
-            "parameters declared `__global T*`)");
-      }
+      builds_.say_once(kernel + '\0' + std::to_string(arg) + '\0' + "pointer",
+                       "unimem: kernel '" + kernel + "' argument " + std::to_string(arg) +
+                           ": its buffer gets full mirrors (the kernel rewrite for partial "
+                           "residency reads only parameters declared `__global T*`)");
     }
   }
-}
-
-// Step 3c (out-of-core launches, issue 10; BBMM 001_9219257c3045faa0.txt runs a GPU's tiles
-// within its memory): a partition whose allocations (RuntimeCore::footprint: one box per buffer,
-// rebased) do not fit its device even with everything else evicted is cut into chunks, blocks
-// of its work-groups along the split dimension, that run one after another on that device: each
-// chunk's launch acquires its boxes, evicting the previous chunk's (their Modified bytes go home
-// first: DeviceMemory / Residency box-out). Chunks are sized for half the device's limit when a
-// work-group allows it, so the next chunk's boxes can be allocated and filled while the current
-// chunk's kernel runs. Correct because work-groups of one OpenCL launch have no order among them
-// and no synchronisation across them: running the work-groups of a partition in a few launches
-// one after another is one of the orders the kernel already allows (a kernel reading bytes
-// another work-group writes races in OpenCL itself). Kernels whose work-item functions depend on
-// the launch's size (get_num_groups, get_global_size, get_global_offset) cannot be cut; one work-
-// group that alone does not fit is an error naming the kernel, its buffers and the bytes.
-void ProgramCore::cut_to_fit(LaunchPlan& plan, const PlanRequest& request,
-                             std::span<const LaunchArg> launch_args, bool group_ids,
-                             const SizeVariant* sizes) {
-  RuntimeCore& core = runtime_.core();
-  const std::string& kernel = request.kernel;
-  const auto with_rebased = [&](LaunchPartition& p, bool whole_launch_group_ids) {
-    if (core.device(p.device).rebases_arguments()) return;
-    p.rebased_kernel =
-        rebased_kernel_for(kernel, p.device,
-                           sizes != nullptr         ? sizes->prefix
-                           : whole_launch_group_ids ? std::string(kWholeLaunchGroupIds)
-                                                    : std::string());
-    if (!p.rebased_kernel) return;
-    std::lock_guard lock(rebase_mutex_);
-    p.rebased_pointers = rebased_pointers_.at(kernel);
-  };
-  const auto boxes_text = [](const PartitionFootprint& f) {
-    std::string text;
-    for (const PartitionFootprint::Box& b : f.boxes) {
-      text += text.empty() ? "" : ", ";
-      text += "argument " + std::to_string(b.arg) + " (" + b.buffer + "): ";
-      text += std::to_string(b.bytes) + " bytes";
-    }
-    return text;
-  };
-  const std::uint32_t dim = split_dimension(request.range, request.dimension);
-  const std::uint64_t unit = request.range.local[dim] == 0 ? 1 : request.range.local[dim];
-  std::vector<LaunchPartition> out;
-  std::size_t chunks = 0;
-  for (LaunchPartition& p : plan.partitions) {
-    if (core.whole_buffers_fit(launch_args, p.device)) {
-      out.push_back(std::move(p));
-      continue;
-    }
-    PartitionFootprint need = core.footprint(launch_args, p);
-    if (need.fits()) {
-      out.push_back(std::move(p));
-      continue;
-    }
-    LaunchPartition whole = p;  // rebased, it may fit after all (its boxes start past byte 0)
-    if (!whole.rebased_kernel) with_rebased(whole, group_ids);
-    need = core.footprint(launch_args, whole);
-    if (need.fits()) {
-      out.push_back(std::move(whole));
-      continue;
-    }
-    const std::string where =
-        "launch of kernel '" + kernel + "' on device " + std::to_string(p.device) +
-        ": its partition needs " + std::to_string(need.total) + " bytes there at once (" +
-        boxes_text(need) + "), the device's limit is " + std::to_string(need.limit) + " bytes";
-    // A whole-launch-size build (size_variant) gives every work-item function the whole
-    // launch's value in any sub-range, so its chunks need nothing more.
-    if (sizes == nullptr && !offset_dependent_call_.empty()) {
-      throw OutOfDeviceMemory(where + ", and it cannot run in chunks: the program calls " +
-                              offset_dependent_call_ +
-                              ", whose value in a chunk would differ from the whole launch's");
-    }
-    if (sizes == nullptr && calls_group_id_ && !group_ids) {
-      if (!group_variant_fits(request.range) || group_variant() == nullptr) {
-        throw OutOfDeviceMemory(
-            where +
-            ", and it cannot run in chunks: the program calls get_group_id "
-            "and has no build counting group ids over the whole launch" +
-            (group_variant_error_.empty() ? std::string() : " (" + group_variant_error_ + ")"));
-      }
-      whole.kernel = kernel_for(kernel, p.device, true);
-      with_rebased(whole, true);
-    }
-    const std::uint64_t groups = p.group_end - p.group_begin;
-    std::vector<LaunchPartition> cut;
-    // Half the limit first (room to overlap), then the whole limit.
-    for (const std::uint64_t budget : {need.limit / 2, need.limit}) {
-      std::uint64_t n = std::min<std::uint64_t>(
-          groups,
-          std::max<std::uint64_t>(2, budget == 0 ? groups : (need.total + budget - 1) / budget));
-      bool single_group_too_large = false;
-      while (cut.empty() && !single_group_too_large) {
-        for (std::uint64_t c = 0; c < n; ++c) {
-          const std::uint64_t g0 = p.group_begin + groups * c / n;
-          const std::uint64_t g1 = p.group_begin + groups * (c + 1) / n;
-          if (g1 == g0) continue;
-          RangePartition slice;
-          slice.device = p.device;
-          slice.range = p.range;
-          slice.range.offset[dim] = request.range.offset[dim] + g0 * unit;
-          slice.range.global[dim] = (g1 - g0) * unit;
-          slice.group_begin = g0;
-          slice.group_end = g1;
-          LaunchPartition chunk = derive_partition(request, slice);
-          chunk.kernel = whole.kernel;
-          chunk.rebased_kernel = whole.rebased_kernel;
-          chunk.rebased_pointers = whole.rebased_pointers;
-          chunk.chunk = static_cast<std::uint32_t>(cut.size());
-          const PartitionFootprint f = core.footprint(launch_args, chunk);
-          if (f.total > budget || !f.fits()) {
-            if (g1 - g0 > 1) {
-              cut.clear();
-              break;
-            }
-            single_group_too_large = true;
-            if (budget < need.limit) break;
-            std::string msg = "launch of kernel '" + kernel + "' on device " +
-                              std::to_string(p.device) + ": one work-group (group " +
-                              std::to_string(g0) + " along dimension " + std::to_string(dim) +
-                              ") needs " + std::to_string(f.total) + " bytes there at once (" +
-                              boxes_text(f) + "), more than the device's capacity of " +
-                              std::to_string(f.limit) + " bytes";
-            if (f.total <= f.limit) {
-              msg += " in one allocation of at most " + std::to_string(f.max_allocation) + " bytes";
-            }
-            throw OutOfDeviceMemory(msg +
-                                    "; a work-group cannot be cut into chunks (a buffer's box is "
-                                    "the bounding interval of the bytes the work-group touches)");
-          }
-          cut.push_back(std::move(chunk));
-        }
-        if (single_group_too_large) cut.clear();
-        if (cut.empty() && !single_group_too_large) {
-          if (n == groups) break;
-          n = std::min(groups, n * 2);
-        }
-      }
-      if (!cut.empty()) break;
-    }
-    if (cut.empty()) {
-      detail::throw_invariant("cut_to_fit: no chunks found and no error raised", __FILE__,
-                              __LINE__);
-    }
-    chunks += cut.size();
-    for (LaunchPartition& c : cut) out.push_back(std::move(c));
-  }
-  plan.partitions = std::move(out);
-  plan.chunks = chunks;
-}
-
-// The rounds of a plan with chunks (cut_to_fit): round r launches every partition whose chunk
-// is r (at most one per device), rounds in order; events receives every partition's kernel event.
-Event ProgramCore::launch_rounds(const LaunchPlan& plan, std::span<const LaunchArg> launch_args,
-                                 std::vector<Event>* events) {
-  std::uint32_t rounds = 0;
-  for (const LaunchPartition& p : plan.partitions) rounds = std::max(rounds, p.chunk + 1);
-  EventList all;
-  for (std::uint32_t r = 0; r < rounds; ++r) {
-    std::vector<LaunchPartition> round;
-    for (const LaunchPartition& p : plan.partitions) {
-      if (p.chunk == r) round.push_back(p);
-    }
-    all.push_back(runtime_.core().launch_partitioned(launch_args, round, events));
-  }
-  return when_all(all);
-}
-
-// The rewritten kernel `name` for device `device`; null (logged once) when the program has none.
-std::shared_ptr<const CompiledKernel> ProgramCore::rebased_kernel_for(const std::string& name,
-                                                                      std::size_t device,
-                                                                      const std::string& prefix) {
-  std::lock_guard lock(rebase_mutex_);
-  if (!rebase_tried_) {
-    rebase_tried_ = true;
-    try {
-      RewrittenSource rewritten = rewrite_for_offsets(source_);
-      rebased_programs_ = build_per_domain(rewritten.source, nullptr, options_);
-      rebased_source_ = std::move(rewritten.source);
-      for (auto& [kernel, pointers] : rewritten.global_pointers) {
-        rebased_pointers_.emplace(kernel,
-                                  std::make_shared<const std::vector<bool>>(std::move(pointers)));
-      }
-    } catch (const std::exception& e) {
-      rebase_error_ = e.what();
-      say("unimem: every buffer of this program gets full mirrors (partial residency needs its "
-          "kernels rewritten to take buffer + offset, which failed: " +
-          rebase_error_ + ")");
-    }
-  }
-  if (!rebase_error_.empty()) return nullptr;
-  // The rewrite's builds with a variant's prefix (whole-launch group ids or sizes), like
-  // group_variant() and size_variant(), wait for a launch that uses them; a failure leaves one
-  // empty, and the kernel's buffers keep full mirrors.
-  if (!prefix.empty() && !rebased_variants_.contains(prefix)) {
-    auto& built = rebased_variants_[prefix];
-    try {
-      built = build_per_domain(prefix + rebased_source_, nullptr, options_);
-    } catch (const std::exception& e) {
-      say("unimem: program's whole-launch build of its rewritten kernels failed, so their "
-          "buffers get full mirrors: " +
-          std::string(e.what()));
-    }
-  }
-  const auto& programs = prefix.empty() ? rebased_programs_ : rebased_variants_.at(prefix);
-  if (programs.empty() || !rebased_pointers_.contains(name)) {
-    if (residency_logged_.insert(name + '\0' + "rewrite").second) {
-      say("unimem: kernel '" + name +
-          "': its buffers get full mirrors (the kernel rewrite for "
-          "partial residency did not find its signature in the program's source)");
-    }
-    return nullptr;
-  }
-  auto key = std::tuple{name, device, prefix};
-  if (auto it = rebased_kernels_.find(key); it != rebased_kernels_.end()) return it->second;
-  const CompiledProgram* program = programs.at(device).get();
-  for (const auto& [k, v] : rebased_kernels_) {
-    if (std::get<0>(k) == name && std::get<2>(k) == prefix &&
-        programs.at(std::get<1>(k)).get() == program) {
-      rebased_kernels_.emplace(key, v);
-      return v;
-    }
-  }
-  std::shared_ptr<const CompiledKernel> k;
-  try {
-    k = program->kernel(name);
-  } catch (const DeviceError& e) {
-    if (residency_logged_.insert(name + '\0' + "kernel").second) {
-      say("unimem: kernel '" + name + "': its buffers get full mirrors (the rewritten program " +
-          "has no such kernel: " + e.what() + ")");
-    }
-    return nullptr;
-  }
-  rebased_kernels_.emplace(key, k);
-  return k;
 }
 
 void ProgramCore::say(const std::string& message) const {

@@ -937,8 +937,8 @@ TEST_F(OutOfCoreTest, APartitionSeveralTimesTheCapRunsInChunksWithTheSameResult)
 }
 
 // A program reading the launch's sizes runs its chunks on its whole-launch-size build
-// (ProgramCore::size_variant), so every chunk sees the whole launch's global size, group count and
-// group ids, not its own.
+// (ProgramBuilds::size_variant), so every chunk sees the whole launch's global size, group count
+// and group ids, not its own.
 TEST_F(OutOfCoreTest, ChunksOfAProgramReadingTheLaunchSizesSeeTheWholeLaunch) {
   Program sizes(*runtime_, R"CLC(
 kernel void shape(global const float* in, global float* out) {

@@ -1,0 +1,179 @@
+// Out-of-core launches (src/api/out_of_core.hpp): partitions that do not fit their device cut
+// into chunks, and the rounds that run them.
+
+#include "api/out_of_core.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "common/check.hpp"
+
+namespace unimem {
+
+// Step 3c (out-of-core launches, issue 10; BBMM 001_9219257c3045faa0.txt runs a GPU's tiles
+// within its memory): a partition whose allocations (RuntimeCore::footprint: one box per buffer,
+// rebased) do not fit its device even with everything else evicted is cut into chunks, blocks
+// of its work-groups along the split dimension, that run one after another on that device: each
+// chunk's launch acquires its boxes, evicting the previous chunk's (their Modified bytes go home
+// first: DeviceMemory / Residency box-out). Chunks are sized for half the device's limit when a
+// work-group allows it, so the next chunk's boxes can be allocated and filled while the current
+// chunk's kernel runs. Correct because work-groups of one OpenCL launch have no order among them
+// and no synchronisation across them: running the work-groups of a partition in a few launches
+// one after another is one of the orders the kernel already allows (a kernel reading bytes
+// another work-group writes races in OpenCL itself). Kernels whose work-item functions depend on
+// the launch's size (get_num_groups, get_global_size, get_global_offset) cannot be cut; one work-
+// group that alone does not fit is an error naming the kernel, its buffers and the bytes.
+void cut_to_fit(RuntimeCore& core, ProgramBuilds& builds, LaunchPlan& plan,
+                const PlanRequest& request, std::span<const LaunchArg> launch_args, bool group_ids,
+                const ProgramBuilds::SizeVariant* sizes) {
+  const std::string& kernel = request.kernel;
+  const auto with_rebased = [&](LaunchPartition& p, bool whole_launch_group_ids) {
+    if (core.device(p.device).rebases_arguments()) return;
+    p.rebased_kernel = builds.rebased_kernel_for(
+        kernel, p.device,
+        sizes != nullptr         ? sizes->prefix
+        : whole_launch_group_ids ? std::string(ProgramBuilds::kWholeLaunchGroupIds)
+                                 : std::string());
+    if (!p.rebased_kernel) return;
+    p.rebased_pointers = builds.rebased_pointers(kernel);
+  };
+  const auto boxes_text = [](const PartitionFootprint& f) {
+    std::string text;
+    for (const PartitionFootprint::Box& b : f.boxes) {
+      text += text.empty() ? "" : ", ";
+      text += "argument " + std::to_string(b.arg) + " (" + b.buffer + "): ";
+      text += std::to_string(b.bytes) + " bytes";
+    }
+    return text;
+  };
+  const std::uint32_t dim = split_dimension(request.range, request.dimension);
+  const std::uint64_t unit = request.range.local[dim] == 0 ? 1 : request.range.local[dim];
+  std::vector<LaunchPartition> out;
+  std::size_t chunks = 0;
+  for (LaunchPartition& p : plan.partitions) {
+    if (core.whole_buffers_fit(launch_args, p.device)) {
+      out.push_back(std::move(p));
+      continue;
+    }
+    PartitionFootprint need = core.footprint(launch_args, p);
+    if (need.fits()) {
+      out.push_back(std::move(p));
+      continue;
+    }
+    LaunchPartition whole = p;  // rebased, it may fit after all (its boxes start past byte 0)
+    if (!whole.rebased_kernel) with_rebased(whole, group_ids);
+    need = core.footprint(launch_args, whole);
+    if (need.fits()) {
+      out.push_back(std::move(whole));
+      continue;
+    }
+    const std::string where =
+        "launch of kernel '" + kernel + "' on device " + std::to_string(p.device) +
+        ": its partition needs " + std::to_string(need.total) + " bytes there at once (" +
+        boxes_text(need) + "), the device's limit is " + std::to_string(need.limit) + " bytes";
+    // A whole-launch-size build (size_variant) gives every work-item function the whole
+    // launch's value in any sub-range, so its chunks need nothing more.
+    if (sizes == nullptr && !builds.offset_dependent_call().empty()) {
+      throw OutOfDeviceMemory(where + ", and it cannot run in chunks: the program calls " +
+                              builds.offset_dependent_call() +
+                              ", whose value in a chunk would differ from the whole launch's");
+    }
+    if (sizes == nullptr && builds.calls_group_id() && !group_ids) {
+      if (!builds.group_variant_fits(request.range) || builds.group_variant() == nullptr) {
+        throw OutOfDeviceMemory(where +
+                                ", and it cannot run in chunks: the program calls get_group_id "
+                                "and has no build counting group ids over the whole launch" +
+                                (builds.group_variant_error().empty()
+                                     ? std::string()
+                                     : " (" + builds.group_variant_error() + ")"));
+      }
+      whole.kernel = builds.kernel_for(kernel, p.device, true);
+      with_rebased(whole, true);
+    }
+    const std::uint64_t groups = p.group_end - p.group_begin;
+    std::vector<LaunchPartition> cut;
+    // Half the limit first (room to overlap), then the whole limit.
+    for (const std::uint64_t budget : {need.limit / 2, need.limit}) {
+      std::uint64_t n = std::min<std::uint64_t>(
+          groups,
+          std::max<std::uint64_t>(2, budget == 0 ? groups : (need.total + budget - 1) / budget));
+      bool single_group_too_large = false;
+      while (cut.empty() && !single_group_too_large) {
+        for (std::uint64_t c = 0; c < n; ++c) {
+          const std::uint64_t g0 = p.group_begin + groups * c / n;
+          const std::uint64_t g1 = p.group_begin + groups * (c + 1) / n;
+          if (g1 == g0) continue;
+          RangePartition slice;
+          slice.device = p.device;
+          slice.range = p.range;
+          slice.range.offset[dim] = request.range.offset[dim] + g0 * unit;
+          slice.range.global[dim] = (g1 - g0) * unit;
+          slice.group_begin = g0;
+          slice.group_end = g1;
+          LaunchPartition chunk = derive_partition(request, slice);
+          chunk.kernel = whole.kernel;
+          chunk.rebased_kernel = whole.rebased_kernel;
+          chunk.rebased_pointers = whole.rebased_pointers;
+          chunk.chunk = static_cast<std::uint32_t>(cut.size());
+          const PartitionFootprint f = core.footprint(launch_args, chunk);
+          if (f.total > budget || !f.fits()) {
+            if (g1 - g0 > 1) {
+              cut.clear();
+              break;
+            }
+            single_group_too_large = true;
+            if (budget < need.limit) break;
+            std::string msg = "launch of kernel '" + kernel + "' on device " +
+                              std::to_string(p.device) + ": one work-group (group " +
+                              std::to_string(g0) + " along dimension " + std::to_string(dim) +
+                              ") needs " + std::to_string(f.total) + " bytes there at once (" +
+                              boxes_text(f) + "), more than the device's capacity of " +
+                              std::to_string(f.limit) + " bytes";
+            if (f.total <= f.limit) {
+              msg += " in one allocation of at most " + std::to_string(f.max_allocation) + " bytes";
+            }
+            throw OutOfDeviceMemory(msg +
+                                    "; a work-group cannot be cut into chunks (a buffer's box is "
+                                    "the bounding interval of the bytes the work-group touches)");
+          }
+          cut.push_back(std::move(chunk));
+        }
+        if (single_group_too_large) cut.clear();
+        if (cut.empty() && !single_group_too_large) {
+          if (n == groups) break;
+          n = std::min(groups, n * 2);
+        }
+      }
+      if (!cut.empty()) break;
+    }
+    if (cut.empty()) {
+      detail::throw_invariant("cut_to_fit: no chunks found and no error raised", __FILE__,
+                              __LINE__);
+    }
+    chunks += cut.size();
+    for (LaunchPartition& c : cut) out.push_back(std::move(c));
+  }
+  plan.partitions = std::move(out);
+  plan.chunks = chunks;
+}
+
+// The rounds of a plan with chunks (cut_to_fit): round r launches every partition whose chunk
+// is r (at most one per device), rounds in order; events receives every partition's kernel event.
+Event launch_rounds(RuntimeCore& core, const LaunchPlan& plan,
+                    std::span<const LaunchArg> launch_args, std::vector<Event>* events) {
+  std::uint32_t rounds = 0;
+  for (const LaunchPartition& p : plan.partitions) rounds = std::max(rounds, p.chunk + 1);
+  EventList all;
+  for (std::uint32_t r = 0; r < rounds; ++r) {
+    std::vector<LaunchPartition> round;
+    for (const LaunchPartition& p : plan.partitions) {
+      if (p.chunk == r) round.push_back(p);
+    }
+    all.push_back(core.launch_partitioned(launch_args, round, events));
+  }
+  return when_all(all);
+}
+
+}  // namespace unimem
