@@ -57,16 +57,16 @@ struct RuntimeOptions {
   /// copies in between (then they would only count one more repeat). Results, copies, statistics
   /// and the adaptive histories are the same either way; off is for comparing.
   bool repeat_fast_path = true;
-  /// A launch that may split over every device (no LaunchOptions::device or devices) but has
-  /// fewer work-items than this runs whole on one device: the device holding the most bytes of
-  /// its buffers current (the lowest index on a tie). Splitting a launch of a few hundred
-  /// work-items costs an enqueue and a wake-up of each device for microseconds of work. Unset:
-  /// the environment variable UNIMEM_MIN_SPLIT_ITEMS when set, else kDefaultMinSplitItems;
-  /// 0 splits every launch that can be split.
-  std::optional<std::uint64_t> min_split_items = std::nullopt;
-  /// The default of min_split_items: launches of 256 work-items ran 2.2-2.5x faster on one POCL
-  /// device than split over two (bench/platform_launch.cpp); the workloads' launches are larger.
-  static constexpr std::uint64_t kDefaultMinSplitItems = 512;
+  /// A launch that may split over every device (no LaunchOptions::device or devices) whose
+  /// buffers hold fewer bytes than this in all runs whole on one device: the device holding the
+  /// most of those bytes current (the lowest index on a tie), so it copies the least. Splitting
+  /// a launch over a few KiB pays an enqueue and a wake-up on each device for microseconds of
+  /// work. Unset: the environment variable UNIMEM_MIN_SPLIT_BYTES when set, else
+  /// kDefaultMinSplitBytes; 0 splits every launch that can be split.
+  std::optional<std::uint64_t> min_split_bytes = std::nullopt;
+  /// The default of min_split_bytes (measurement: README, "The OpenCL platform"); the smallest
+  /// problems of the eight workloads use more (nbody's: 9 KiB).
+  static constexpr std::uint64_t kDefaultMinSplitBytes = 4096;
 };
 
 /// Shared buffers over the host and N devices.

@@ -30,12 +30,14 @@ std::string trace_path(const RuntimeOptions& options) {
   return env == nullptr ? std::string() : std::string(env);
 }
 
-// RuntimeOptions::min_split_items, else UNIMEM_MIN_SPLIT_ITEMS, else the default.
-std::uint64_t min_split_items(const RuntimeOptions& options) {
-  if (options.min_split_items) return *options.min_split_items;
-  const char* env = std::getenv("UNIMEM_MIN_SPLIT_ITEMS");
-  if (env == nullptr) return RuntimeOptions::kDefaultMinSplitItems;
-  return require_byte_size(env, "UNIMEM_MIN_SPLIT_ITEMS");
+// RuntimeOptions::min_split_bytes, else UNIMEM_MIN_SPLIT_BYTES (a byte count such as 4096 or
+// 64K, or 0), else the default.
+std::uint64_t resolve_min_split_bytes(const RuntimeOptions& options) {
+  if (options.min_split_bytes) return *options.min_split_bytes;
+  const char* env = std::getenv("UNIMEM_MIN_SPLIT_BYTES");
+  if (env == nullptr) return RuntimeOptions::kDefaultMinSplitBytes;
+  if (std::string_view(env) == "0") return 0;
+  return require_byte_size(env, "UNIMEM_MIN_SPLIT_BYTES");
 }
 
 std::string range_text(std::uint64_t offset, std::uint64_t size) {
@@ -53,7 +55,7 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       need_now_(registry_.size(), 0),
       need_peak_(registry_.size(), 0),
       repeat_fast_path_(options.repeat_fast_path),
-      min_split_items_(min_split_items(options)),
+      min_split_bytes_(resolve_min_split_bytes(options)),
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
   context_.rect_copies = options.rect_copies;

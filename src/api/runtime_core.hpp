@@ -203,8 +203,8 @@ class RuntimeCore {
   /// skipped the directory steps (for tests and tools).
   [[nodiscard]] std::uint64_t repeated_launches() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
-  /// RuntimeOptions::min_split_items as resolved (option, environment or default).
-  [[nodiscard]] std::uint64_t min_split_items() const { return min_split_items_; }
+  /// RuntimeOptions::min_split_bytes as resolved (option, environment or default).
+  [[nodiscard]] std::uint64_t min_split_bytes() const { return min_split_bytes_; }
   /// Of devices, the one holding the most bytes of args' buffers current (the first on a tie):
   /// where a launch kept whole runs with the fewest copies.
   [[nodiscard]] std::size_t device_holding_most(std::span<const LaunchArg> args,
@@ -269,8 +269,8 @@ class RuntimeCore {
   // Every call that may change a buffer, the directory, residency or strategies counts here
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
-  bool repeat_fast_path_ = true;  // RuntimeOptions::repeat_fast_path
-  std::uint64_t min_split_items_ = 0;  // RuntimeOptions::min_split_items, resolved
+  bool repeat_fast_path_ = true;       // RuntimeOptions::repeat_fast_path
+  std::uint64_t min_split_bytes_ = 0;  // RuntimeOptions::min_split_bytes, resolved
   // The previous launch_partitioned with a repeat token, as launch_partitioned needs it again.
   struct RepeatableLaunch {
     std::shared_ptr<const void> token;
