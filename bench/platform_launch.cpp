@@ -6,17 +6,26 @@
 //
 //   unimem_bench_platform_launch [--benchmark_...]
 // BM_Launches/direct: POCL device 0; BM_Launches/unimem_1: the platform over that device alone
-// (UNIMEM_DEVICES=0: the bookkeeping cost); BM_Launches/unimem_split: a second run over every
-// device is not in this process (the loader reads its vendors once), see `unimem run`.
+// (UNIMEM_DEVICES=0: the bookkeeping cost). With UNIMEM_BENCH_DEVICES=all in the environment the
+// platform runs over every POCL device instead and the arm is BM_Launches/unimem_all: what an
+// unmodified program gets from `unimem run`. Its launches use less than RuntimeOptions::
+// min_split_bytes, so they run whole on one device; UNIMEM_MIN_SPLIT_BYTES=0 as well forces them
+// to split (the loader reads its vendors once per process, hence a run per setting). Every unimem
+// arm reports how many of its launches ran split and unsplit (the platform's run report).
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <benchmark/benchmark.h>
 
+#include <dlfcn.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "device/opencl/opencl_discovery.hpp"
@@ -24,6 +33,11 @@
 namespace {
 
 namespace fs = std::filesystem;
+
+bool all_devices() {
+  const char* v = std::getenv("UNIMEM_BENCH_DEVICES");
+  return v != nullptr && std::string(v) == "all";
+}
 
 constexpr int kLaunches = 20000;
 constexpr std::size_t kItems = 256;
@@ -36,9 +50,26 @@ const bool kEnvironment = [] {
   unimem::opencl::write_vendor_directory(dir.string(), vendors, UNIMEM_PLATFORM_LIBRARY_BUILD);
   ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
   ::setenv("UNIMEM_VENDOR_ICDS", vendors.c_str(), 1);
-  ::setenv("UNIMEM_DEVICES", "0", 1);  // the platform over POCL's first device only
+  if (!all_devices()) ::setenv("UNIMEM_DEVICES", "0", 1);  // the platform over POCL's device 0
   return true;
 }();
+
+// The platform's launch counts so far (unimem_platform_launch_counts, exported by the platform
+// library the loader has loaded): {launches, split launches}; nullopt when it cannot be asked.
+std::optional<std::pair<std::uint64_t, std::uint64_t>> platform_launch_counts() {
+  void* library = ::dlopen(UNIMEM_PLATFORM_LIBRARY_BUILD, RTLD_NOW | RTLD_NOLOAD);
+  if (library == nullptr) return std::nullopt;
+  using Counts = void (*)(std::uint64_t*, std::uint64_t*);
+  auto counts = reinterpret_cast<Counts>(::dlsym(library, "unimem_platform_launch_counts"));
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> out;
+  if (counts != nullptr) {
+    std::uint64_t launches = 0, split = 0;
+    counts(&launches, &split);
+    out.emplace(launches, split);
+  }
+  ::dlclose(library);
+  return out;
+}
 
 void check(cl_int e, const char* what) {
   if (e != CL_SUCCESS)
@@ -93,6 +124,14 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
   check(clFinish(queue), "clFinish");
   std::uint64_t launched = 1;
   cl_event last = nullptr;
+  std::optional<std::pair<std::uint64_t, std::uint64_t>> counts_before;
+  if (unimem) {
+    counts_before = platform_launch_counts();
+    if (!counts_before) {
+      state.SkipWithError("cannot ask the platform how its launches ran");
+      return;
+    }
+  }
   for (auto _ : state) {
     for (int i = 0; i < kLaunches; ++i) {
       switch (direct) {
@@ -126,6 +165,13 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
   if (host[0] != static_cast<int>(launched) || host[kItems - 1] != static_cast<int>(launched)) {
     state.SkipWithError("wrong result: the launches did not all run");
   }
+  if (unimem) {
+    const auto after = platform_launch_counts();
+    const std::uint64_t all = after->first - counts_before->first;
+    const std::uint64_t split = after->second - counts_before->second;
+    state.counters["split"] = static_cast<double>(split);
+    state.counters["unsplit"] = static_cast<double>(all - split);
+  }
   state.counters["launches"] = static_cast<double>(launched - 1);
   state.counters["us_per_launch"] = benchmark::Counter(
       static_cast<double>(launched - 1), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -148,11 +194,17 @@ BENCHMARK_CAPTURE(BM_Launches, direct_chained, false, Direct::chained)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);
-BENCHMARK_CAPTURE(BM_Launches, unimem_1, true)
-    ->Unit(benchmark::kMillisecond)
-    ->UseRealTime()
-    ->Iterations(3);
-
 }  // namespace
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::RegisterBenchmark(all_devices() ? "BM_Launches/unimem_all" : "BM_Launches/unimem_1",
+                               [](benchmark::State& state) { BM_Launches(state, true); })
+      ->Unit(benchmark::kMillisecond)
+      ->UseRealTime()
+      ->Iterations(3);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

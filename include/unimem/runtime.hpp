@@ -52,8 +52,10 @@ struct RuntimeOptions {
   std::string trace = {};
   /// A launch identical to the runtime's previous operation (the same Program launch again, with
   /// nothing else in between) skips checks and bookkeeping whose outcome is already known and,
-  /// under the lazy strategy, the directory updates too (they would change nothing). Results,
-  /// copies and statistics are the same either way; off is for comparing.
+  /// under the lazy strategy, the directory updates too (they would change nothing); under the
+  /// adaptive strategy as well, once the buffers' histories have seen the launch repeat with no
+  /// copies in between (then they would only count one more repeat). Results, copies, statistics
+  /// and the adaptive histories are the same either way; off is for comparing.
   bool repeat_fast_path = true;
   /// A host read (read, read_blocking) copies the bytes whose home copy is stale - current only on
   /// devices, as a kernel left them - from a device straight into the caller's memory; the home
@@ -62,6 +64,16 @@ struct RuntimeOptions {
   /// the home copy, a second pass over the bytes. On saves that pass; off saves the device copy
   /// when the host reads the same bytes again before anything writes them.
   bool direct_host_reads = true;
+  /// A launch that may split over every device (no LaunchOptions::device or devices) whose
+  /// buffers hold fewer bytes than this in all runs whole on one device: the device holding the
+  /// most of those bytes current (the lowest index on a tie), so it copies the least. Splitting
+  /// a launch over a few KiB pays an enqueue and a wake-up on each device for microseconds of
+  /// work. Unset: the environment variable UNIMEM_MIN_SPLIT_BYTES when set, else
+  /// kDefaultMinSplitBytes; 0 splits every launch that can be split.
+  std::optional<std::uint64_t> min_split_bytes = std::nullopt;
+  /// The default of min_split_bytes (measurement: README, "The OpenCL platform"); the smallest
+  /// problems of the eight workloads use more (nbody's: 9 KiB).
+  static constexpr std::uint64_t kDefaultMinSplitBytes = 4096;
 };
 
 /// Shared buffers over the host and N devices.

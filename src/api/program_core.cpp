@@ -343,6 +343,23 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
     request.args.push_back(pa);
     launch_args.push_back(to_launch_arg(a));
   }
+  // A small launch the caller left to every device runs whole on one (RuntimeOptions::
+  // min_split_bytes): the one already holding most of its buffers, so it copies the least.
+  if (!options.device && options.devices.empty() && request.devices.size() > 1) {
+    std::uint64_t bytes = 0;
+    for (std::size_t i = 0; i < launch_args.size(); ++i) {
+      if (!request.args[i].is_buffer) continue;
+      const bool seen = std::any_of(
+          launch_args.begin(), launch_args.begin() + static_cast<std::ptrdiff_t>(i),
+          [&](const LaunchArg& a) {
+            return a.kind == KernelArg::Kind::buffer && a.buffer == launch_args[i].buffer;
+          });
+      if (!seen) bytes += request.args[i].buffer_size;
+    }
+    if (bytes < runtime_.core().min_split_bytes()) {
+      request.devices = {runtime_.core().device_holding_most(launch_args, request.devices)};
+    }
+  }
   if (!options.ignore_accesses) request.accesses = options.accesses;
   if (!builds_.offset_dependent_call().empty()) {
     request.unsplittable_reason = "the program calls " + builds_.offset_dependent_call() +

@@ -30,6 +30,16 @@ std::string trace_path(const RuntimeOptions& options) {
   return env == nullptr ? std::string() : std::string(env);
 }
 
+// RuntimeOptions::min_split_bytes, else UNIMEM_MIN_SPLIT_BYTES (a byte count such as 4096 or
+// 64K, or 0), else the default.
+std::uint64_t resolve_min_split_bytes(const RuntimeOptions& options) {
+  if (options.min_split_bytes) return *options.min_split_bytes;
+  const char* env = std::getenv("UNIMEM_MIN_SPLIT_BYTES");
+  if (env == nullptr) return RuntimeOptions::kDefaultMinSplitBytes;
+  if (std::string_view(env) == "0") return 0;
+  return require_byte_size(env, "UNIMEM_MIN_SPLIT_BYTES");
+}
+
 std::string range_text(std::uint64_t offset, std::uint64_t size) {
   return Interval{offset, offset + size}.to_string();
 }
@@ -46,6 +56,7 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       need_peak_(registry_.size(), 0),
       repeat_fast_path_(options.repeat_fast_path),
       direct_host_reads_(options.direct_host_reads),
+      min_split_bytes_(resolve_min_split_bytes(options)),
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
   context_.rect_copies = options.rect_copies;
@@ -379,6 +390,11 @@ class RuntimeCore::HeldBuffers {
 //   partition's write touched R_p, and no operation ran since. So acquiring R_p again finds
 //   nothing missing (no copy, no directory change; lazy keeps no history or prefetches), and
 //   publishing W_p as {d} again finds it {d} (lazy issues no eager copy).
+// - under the adaptive strategy, the same, when also each buffer's history and prefetch ledger
+//   say the repeat changes nothing (repeat_changes_nothing): the written buffers' open
+//   recordings are this kernel's, empty, with an empty stored sequence (so the previous
+//   publish replayed nothing: the proof above holds, and publishing again only counts a repeat,
+//   which the history is told), and no replayed bytes of R_p or W_p are unread.
 // What it still does: holding the buffers (the boxes the first run chose: choose_boxes depends
 // only on the plan, and nothing since can have evicted or moved them), the kernels after the
 // hazards of their bytes (the previous run's kernels), recorded as the new last accesses, and
@@ -401,7 +417,16 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     note_touched(checked);
   }
   std::vector<PartitionUses>& plan = repeat ? repeatable_->plan : checked;
-  const bool skip_directory = repeat && repeatable_->leaves_directory;
+  bool skip_directory = repeat && repeatable_->leaves_directory;
+  if (skip_directory && repeatable_->adaptive) {
+    if (!repeatable_->verified) {
+      repeatable_->verified = repeat_changes_nothing(*repeatable_, partitions[0].kernel->name());
+    }
+    skip_directory = repeatable_->verified;
+    if (skip_directory) {
+      for (SharedBuffer* b : repeatable_->adaptive_written) b->count_unchanged_rewrite();
+    }
+  }
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
@@ -418,18 +443,26 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     if (skip_directory) ++repeats_leaving_directory_;
   } else if (repeat_token && repeat_fast_path_) {
     const bool leaves = repeat_leaves_directory(checked);
-    repeatable_ = std::make_unique<RepeatableLaunch>(
-        RepeatableLaunch{std::move(repeat_token), operations_, std::move(checked), leaves});
+    bool adaptive = false;
+    for (const PartitionUses& pu : checked) {
+      for (const BufferUse& u : pu.uses) {
+        adaptive = adaptive || strategy_for(*u.buffer) == UpdateStrategy::adaptive;
+      }
+    }
+    repeatable_ = std::make_unique<RepeatableLaunch>(RepeatableLaunch{
+        std::move(repeat_token), operations_, std::move(checked), leaves, adaptive, false, {}});
   }
   return kernels.size() == 1 ? kernels[0] : when_all(kernels);
 }
 
 // Whether repeating a launch leaves the directory as it is (see launch_partitioned): every buffer
-// under the lazy strategy, and no partition reading bytes another partition writes.
+// under the lazy or adaptive strategy (adaptive: if repeat_changes_nothing says so too), and no
+// partition reading bytes another partition writes.
 bool RuntimeCore::repeat_leaves_directory(std::span<const PartitionUses> plan) const {
   for (std::size_t i = 0; i < plan.size(); ++i) {
     for (const BufferUse& u : plan[i].uses) {
-      if (strategy_for(*u.buffer) != UpdateStrategy::lazy) return false;
+      const UpdateStrategy s = strategy_for(*u.buffer);
+      if (s != UpdateStrategy::lazy && s != UpdateStrategy::adaptive) return false;
       for (std::size_t j = 0; j < plan.size(); ++j) {
         if (j == i) continue;
         for (const BufferUse& v : plan[j].uses) {
@@ -438,6 +471,33 @@ bool RuntimeCore::repeat_leaves_directory(std::span<const PartitionUses> plan) c
       }
     }
   }
+  return true;
+}
+
+// The adaptive buffers' part of the repeat proof (see launch_partitioned), checked on the state
+// right after the previous run; fills launch.adaptive_written when it holds.
+bool RuntimeCore::repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel) {
+  std::vector<SharedBuffer*> written;
+  for (const PartitionUses& pu : launch.plan) {
+    for (const BufferUse& u : pu.uses) {
+      if (strategy_for(*u.buffer) != UpdateStrategy::adaptive) continue;
+      if (!u.buffer->reread_changes_nothing(pu.agent, u.needed)) return false;
+      if (!u.written.empty() &&
+          std::find(written.begin(), written.end(), u.buffer) == written.end()) {
+        written.push_back(u.buffer);
+      }
+    }
+  }
+  for (SharedBuffer* b : written) {
+    std::vector<std::pair<Agent, IntervalSet>> writes;  // as publish_writes gathers them
+    for (const PartitionUses& pu : launch.plan) {
+      for (const BufferUse& u : pu.uses) {
+        if (u.buffer == b && !u.written.empty()) writes.emplace_back(pu.agent, u.written);
+      }
+    }
+    if (!b->rewrite_changes_nothing(writes, kernel)) return false;
+  }
+  launch.adaptive_written = std::move(written);
   return true;
 }
 
@@ -782,8 +842,15 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
       for (const BufferUse& u : pu.uses) {
-        u.buffer->tracker(pu.agent).record_read(u.needed, e);
-        u.buffer->tracker(pu.agent).record_write(u.written, e);
+        // The write shadows the read of the same bytes (record_write would cut them from the
+        // read's record at once): only the bytes read and not written are recorded as a read.
+        HazardTracker& tracker = u.buffer->tracker(pu.agent);
+        if (u.written.empty()) {
+          tracker.record_read(u.needed, e);
+        } else if (!u.written.contains(u.needed)) {
+          tracker.record_read(u.needed.subtract(u.written), e);
+        }
+        tracker.record_write(u.written, e);
       }
     }
     if (partition_events != nullptr) partition_events->push_back(e);
@@ -908,6 +975,40 @@ std::uint64_t RuntimeCore::repeated_launches() const {
 std::uint64_t RuntimeCore::repeats_leaving_directory() const {
   std::lock_guard lock(mutex_);
   return repeats_leaving_directory_;
+}
+
+std::size_t RuntimeCore::device_holding_most(std::span<const LaunchArg> args,
+                                             std::span<const std::size_t> devices) const {
+  UNIMEM_REQUIRE(!devices.empty(), "device_holding_most: no device to choose from");
+  std::lock_guard lock(mutex_);
+  std::vector<std::uint64_t> current(devices.size(), 0);
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != KernelArg::Kind::buffer) continue;
+    const bool seen = std::any_of(
+        args.begin(), args.begin() + static_cast<std::ptrdiff_t>(i), [&](const LaunchArg& a) {
+          return a.kind == KernelArg::Kind::buffer && a.buffer == args[i].buffer;
+        });
+    const auto it = buffers_.find(args[i].buffer.value);
+    if (seen || it == buffers_.end()) continue;  // an unknown buffer: the launch says so
+    const SharedBuffer& b = *it->second;
+    const IntervalSet all(Interval{0, b.size()});
+    for (std::size_t k = 0; k < devices.size(); ++k) {
+      if (devices[k] >= registry_.size()) continue;
+      const Agent agent = agent_of_device(devices[k]);
+      current[k] += b.size() - b.directory().missing_on(agent, all).total_size();
+    }
+  }
+  std::size_t best = 0;
+  for (std::size_t k = 1; k < devices.size(); ++k) {
+    if (current[k] > current[best]) best = k;
+  }
+  return devices[best];
+}
+
+int RuntimeCore::history_repeat_count(BufferId buffer, const std::string& kernel,
+                                      AgentMask writers) const {
+  std::lock_guard lock(mutex_);
+  return buffer_locked(buffer).history().repeat_count({kernel, writers});
 }
 
 AgentMask RuntimeCore::valid_agents(BufferId id, std::uint64_t offset) const {

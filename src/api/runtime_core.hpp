@@ -203,6 +203,16 @@ class RuntimeCore {
   /// skipped the directory steps (for tests and tools).
   [[nodiscard]] std::uint64_t repeated_launches() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
+  /// RuntimeOptions::min_split_bytes as resolved (option, environment or default).
+  [[nodiscard]] std::uint64_t min_split_bytes() const { return min_split_bytes_; }
+  /// Of devices, the one holding the most bytes of args' buffers current (the first on a tie):
+  /// where a launch kept whole runs with the fewest copies.
+  [[nodiscard]] std::size_t device_holding_most(std::span<const LaunchArg> args,
+                                                std::span<const std::size_t> devices) const;
+  /// How many runs in a row of kernel written on writers the adaptive history of buffer has seen
+  /// followed by the same copies (AdaptiveHistory::repeat_count; for tests).
+  [[nodiscard]] int history_repeat_count(BufferId buffer, const std::string& kernel,
+                                         AgentMask writers) const;
 
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
@@ -260,19 +270,28 @@ class RuntimeCore {
   // Every call that may change a buffer, the directory, residency or strategies counts here
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
-  bool repeat_fast_path_ = true;   // RuntimeOptions::repeat_fast_path
-  bool direct_host_reads_ = true;  // RuntimeOptions::direct_host_reads
+  bool repeat_fast_path_ = true;       // RuntimeOptions::repeat_fast_path
+  bool direct_host_reads_ = true;      // RuntimeOptions::direct_host_reads
+  std::uint64_t min_split_bytes_ = 0;  // RuntimeOptions::min_split_bytes, resolved
   // The previous launch_partitioned with a repeat token, as launch_partitioned needs it again.
   struct RepeatableLaunch {
     std::shared_ptr<const void> token;
     std::uint64_t after_operation = 0;  // operations_ right after it
     std::vector<PartitionUses> plan;    // its checked uses (partitions live with the token)
     bool leaves_directory = false;      // its acquire and publish change nothing when repeated
+    // Under adaptive, leaves_directory holds only while the buffers' histories and prefetch
+    // ledgers say so (repeat_changes_nothing); once they did, they keep saying so along an
+    // unbroken chain of repeats (a skipped repeat changes nothing they look at). The written
+    // adaptive buffers then count each skipped repeat in their histories.
+    bool adaptive = false;
+    bool verified = false;
+    std::vector<SharedBuffer*> adaptive_written;
   };
   std::unique_ptr<RepeatableLaunch> repeatable_;
   std::uint64_t repeated_launches_ = 0;
   std::uint64_t repeats_leaving_directory_ = 0;
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
+  [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
   [[nodiscard]] EventList inflight_events() const;
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches

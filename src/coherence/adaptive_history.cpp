@@ -23,6 +23,7 @@ void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes,
 bool AdaptiveHistory::close() {
   if (!open_) return false;
   Entry& e = entries_[open_->key];
+  e.repeats += open_->unchanged_repeats;  // each was a close() finding the same empty sequence
   bool mispredicted = false;
   if (e.repeats > 0 && e.sequence == open_->sequence) {
     ++e.repeats;
@@ -56,9 +57,32 @@ void AdaptiveHistory::note_prefetched(Agent agent, const IntervalSet& bytes) {
   check_if_enabled();
 }
 
+bool AdaptiveHistory::repeat_changes_only_count(const std::string& kernel,
+                                                AgentMask writers) const {
+  if (!open_ || open_->replayed || !open_->sequence.empty()) return false;
+  if (open_->key.writers != writers || open_->key.kernel != kernel) return false;
+  for (const auto& [agent, bytes] : open_->prefetched) {
+    if (!bytes.empty()) return false;
+  }
+  auto it = entries_.find(open_->key);
+  return it != entries_.end() && it->second.repeats >= 1 && it->second.sequence.empty();
+}
+
+void AdaptiveHistory::count_unchanged_repeat() {
+  UNIMEM_REQUIRE(open_.has_value(), "AdaptiveHistory: an unchanged repeat needs a recording");
+  ++open_->unchanged_repeats;
+}
+
+bool AdaptiveHistory::read_would_record(Agent agent, const IntervalSet& bytes) const {
+  if (!open_) return false;
+  auto it = open_->prefetched.find(agent);
+  return it != open_->prefetched.end() && it->second.intersects(bytes);
+}
+
 int AdaptiveHistory::repeat_count(const Key& key) const {
   auto it = entries_.find(key);
-  return it == entries_.end() ? 0 : it->second.repeats;
+  const int pending = open_ && open_->key == key ? open_->unchanged_repeats : 0;
+  return it == entries_.end() ? 0 : it->second.repeats + pending;
 }
 
 void AdaptiveHistory::check_if_enabled() const {

@@ -52,6 +52,19 @@ class AdaptiveHistory {
   /// Bytes a replay made valid on agent (consumed by later observe_read calls).
   void note_prefetched(Agent agent, const IntervalSet& bytes);
 
+  /// Whether another run of kernel on writers, when nothing read or wrote the buffer since its
+  /// last run and no reader misses a byte, would change nothing but the repeat count: the open
+  /// recording is that run's, has recorded nothing and holds no replayed bytes, and the stored
+  /// sequence of its key is the empty one (close() then only counts the run; open() replays
+  /// nothing and opens the same empty recording again).
+  [[nodiscard]] bool repeat_changes_only_count(const std::string& kernel, AgentMask writers) const;
+  /// Such a run happened (repeat_changes_only_count held): counted as close() and open() would
+  /// have, without doing them.
+  void count_unchanged_repeat();
+  /// Whether the open recording holds replayed bytes on agent that a read of bytes would use
+  /// (observe_read would record them).
+  [[nodiscard]] bool read_would_record(Agent agent, const IntervalSet& bytes) const;
+
   [[nodiscard]] bool recording() const { return open_.has_value(); }
   /// How many runs in a row were followed by the stored sequence of key (0 if unknown).
   [[nodiscard]] int repeat_count(const Key& key) const;
@@ -74,6 +87,7 @@ class AdaptiveHistory {
     DemandSequence sequence;
     std::map<Agent, IntervalSet> prefetched;
     bool replayed = false;
+    int unchanged_repeats = 0;  // count_unchanged_repeat since it opened; close() adds them
   };
   std::map<Key, Entry> entries_;
   std::optional<Recording> open_;

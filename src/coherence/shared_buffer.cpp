@@ -406,6 +406,23 @@ void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy str
   check_if_enabled();
 }
 
+bool SharedBuffer::reread_changes_nothing(Agent agent, const IntervalSet& bytes) const {
+  return !history_.read_would_record(agent, bytes) && !prefetch_.unread_on(agent).intersects(bytes);
+}
+
+bool SharedBuffer::rewrite_changes_nothing(DeviceWrites writes, const std::string& kernel) const {
+  AgentMask writers;
+  for (const auto& [agent, bytes] : writes) {
+    writers = writers.with(agent);
+    for (std::size_t a = 0; a < context_.agent_count(); ++a) {
+      if (prefetch_.unread_on(static_cast<Agent>(a)).intersects(bytes)) return false;
+    }
+  }
+  return history_.repeat_changes_only_count(kernel, writers);
+}
+
+void SharedBuffer::count_unchanged_rewrite() { history_.count_unchanged_repeat(); }
+
 IntervalSet SharedBuffer::make_current_resident(Agent agent, const IntervalSet& bytes) {
   if (agent == kHostAgent || bytes.empty()) {
     make_current(agent, bytes, false);

@@ -171,6 +171,17 @@ class SharedBuffer final : public EvictionClient {
   /// post-write copies (batch pushes them out).
   void after_host_write(const IntervalSet& bytes, UpdateStrategy strategy);
 
+  /// The repeat of a launch under the adaptive strategy (RuntimeCore::launch_partitioned): the
+  /// same kernel again, right after its previous run, its reads current where it reads them and
+  /// its writes held by their writers. Whether a demand acquire of `bytes` on agent would change
+  /// nothing (no replayed bytes among them wait for their first read).
+  [[nodiscard]] bool reread_changes_nothing(Agent agent, const IntervalSet& bytes) const;
+  /// Whether writing `writes` again with kernel would change nothing but the history's repeat
+  /// count (AdaptiveHistory::repeat_changes_only_count; no replayed bytes among them unread).
+  [[nodiscard]] bool rewrite_changes_nothing(DeviceWrites writes, const std::string& kernel) const;
+  /// Such a rewrite happened without begin_write and after_device_writes: counted in the history.
+  void count_unchanged_rewrite();
+
   /// EvictionClient (called by DeviceMemory, under its lock): whether operations on the copy of
   /// device `device` are still running, and the box-out of that copy.
   [[nodiscard]] bool busy_on(std::size_t device) const override;

@@ -169,9 +169,8 @@ void DeviceMemory::use(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
   Entry& e = entry_locked(device, id, "use");
   PerDevice& pd = per_device_[device];
-  if (e.uses++ == 0) {
-    pd.unused.erase(e.position);
-    e.position = pd.in_use.insert(pd.in_use.end(), id);
+  if (e.uses++ == 0) {  // moved between the lists without reallocating its node
+    pd.in_use.splice(pd.in_use.end(), pd.unused, e.position);
   }
   check_if_enabled_locked();
 }
@@ -182,8 +181,7 @@ void DeviceMemory::unuse(std::size_t device, EntryId id) {
   UNIMEM_REQUIRE(e.uses > 0, "DeviceMemory::unuse: the allocation is not in use");
   PerDevice& pd = per_device_[device];
   if (--e.uses == 0) {
-    pd.in_use.erase(e.position);
-    e.position = pd.unused.insert(pd.unused.end(), id);  // most recently used
+    pd.unused.splice(pd.unused.end(), pd.in_use, e.position);  // most recently used
   }
   check_if_enabled_locked();
 }

@@ -5,6 +5,7 @@
 // and samplers: CL_DEVICE_IMAGE_SUPPORT is false; GL/D3D sharing; device fission of 1.1) answer
 // with an error code, never a crash.
 
+#include <cstdint>
 #include <cstring>
 #include <type_traits>
 
@@ -19,6 +20,10 @@ UNIMEM_EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries,
                                                         cl_uint* num_platforms);
 /// Present in this library only; unimem's driver skips a vendor library that exports it.
 UNIMEM_EXPORT const char unimem_opencl_platform_marker[] = "unimem OpenCL platform";
+/// The kernel launches the platform has run so far and how many of them were split over several
+/// devices (the run report's `launches` and `split_launches`), for a benchmark or tool in the same
+/// process (dlsym on this library).
+UNIMEM_EXPORT void unimem_platform_launch_counts(std::uint64_t* launches, std::uint64_t* split);
 
 namespace unimem::platform {
 
@@ -254,4 +259,11 @@ void* CL_API_CALL clGetExtensionFunctionAddress(const char* name) {
 cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id* platforms,
                                           cl_uint* num_platforms) {
   return unimem::platform::IcdGetPlatformIDs(num_entries, platforms, num_platforms);
+}
+
+void unimem_platform_launch_counts(std::uint64_t* launches, std::uint64_t* split) {
+  std::uint64_t all = 0, several = 0;
+  unimem::platform::PlatformState::get().launch_counts(all, several);
+  if (launches != nullptr) *launches = all;
+  if (split != nullptr) *split = several;
 }

@@ -201,6 +201,13 @@ void PlatformState::record_launch(const std::string& kernel,
   pending_launches_ = 1;
 }
 
+void PlatformState::launch_counts(std::uint64_t& launches, std::uint64_t& split) {
+  std::lock_guard lock(report_mutex_);
+  count_pending_launches();
+  launches = report_.launches;
+  split = report_.split_launches;
+}
+
 void PlatformState::count_pending_launches() {
   const std::uint64_t n = pending_launches_;
   pending_launches_ = 0;

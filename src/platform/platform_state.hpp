@@ -77,6 +77,8 @@ class PlatformState {
 
   /// Counts a launch in the run report.
   void record_launch(const std::string& kernel, std::shared_ptr<const LaunchPlan> plan);
+  /// The report's launches and split_launches so far (unimem_platform_launch_counts).
+  void launch_counts(std::uint64_t& launches, std::uint64_t& split);
   /// Writes the report to UNIMEM_REPORT (when set). Called at exit.
   void write_report();
 

@@ -68,7 +68,10 @@ class ProgramTest : public ::testing::Test {
     ASSERT_TRUE(kPoclRequested);
     DeviceRegistry devices = opencl::make_opencl_devices("");
     if (devices.size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
-    runtime_ = std::make_unique<Runtime>(std::move(devices), RuntimeOptions{UpdateStrategy::lazy});
+    // These tests split launches of a few hundred bytes on purpose: no threshold.
+    RuntimeOptions options{UpdateStrategy::lazy};
+    options.min_split_bytes = 0;
+    runtime_ = std::make_unique<Runtime>(std::move(devices), options);
     program_ = std::make_unique<Program>(*runtime_, kSource);
     program_->set_log([this](const std::string& m) { log_.push_back(m); });
   }

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+#include <vector>
 
 namespace unimem {
 
@@ -140,6 +142,92 @@ TEST(AdaptiveHistory, RandomRunsKeepTheInvariants) {
       ASSERT_NO_THROW(h.check_invariants()) << "op " << op;
     }
   }
+}
+
+TEST(AdaptiveHistory, ARepeatWithNothingReadInBetweenChangesOnlyTheCountOnceLearned) {
+  AdaptiveHistory h;
+  EXPECT_FALSE(h.repeat_changes_only_count(kKey.kernel, kKey.writers));  // nothing recorded
+  EXPECT_FALSE(h.open(kKey));
+  // Open, but the key has no stored sequence yet: the next close() would store one.
+  EXPECT_FALSE(h.repeat_changes_only_count(kKey.kernel, kKey.writers));
+  EXPECT_FALSE(h.open(kKey));  // stores the empty sequence, once
+  EXPECT_TRUE(h.repeat_changes_only_count(kKey.kernel, kKey.writers));
+  EXPECT_FALSE(h.repeat_changes_only_count(kKey.kernel, AgentMask::of(2)));  // other writers
+  EXPECT_FALSE(h.repeat_changes_only_count("other", kKey.writers));
+  h.count_unchanged_repeat();
+  h.count_unchanged_repeat();
+  EXPECT_EQ(h.repeat_count(kKey), 3);  // as if opened twice more
+  EXPECT_FALSE(h.close());
+  EXPECT_EQ(h.repeat_count(kKey), 4);
+  // A reader in between records a demand: the recording is no longer empty.
+  EXPECT_FALSE(h.open(kKey));
+  h.observe_read(2, IntervalSet{{0, 8}}, IntervalSet{{0, 8}});
+  EXPECT_FALSE(h.repeat_changes_only_count(kKey.kernel, kKey.writers));
+}
+
+TEST(AdaptiveHistory, ARepeatAfterAReplayIsNotUnchanged) {
+  AdaptiveHistory h;
+  const IntervalSet halo{{13, 17}};
+  run(h, halo);
+  run(h, halo);
+  ASSERT_TRUE(run(h, halo, true));
+  ASSERT_TRUE(h.open(kKey));  // replays again: the recording holds a prediction
+  EXPECT_FALSE(h.repeat_changes_only_count(kKey.kernel, kKey.writers));
+  h.note_prefetched(2, halo);
+  EXPECT_TRUE(h.read_would_record(2, halo));
+  EXPECT_FALSE(h.read_would_record(1, halo));
+  EXPECT_FALSE(h.read_would_record(2, IntervalSet{{100, 104}}));
+}
+
+// Two histories fed the same random runs, readers and closes; whenever the first says a run
+// without readers changes only the count, it counts it (count_unchanged_repeat) while the second
+// runs it (open): both then agree on every count and every later replay.
+TEST(AdaptiveHistory, CountedUnchangedRepeatsEqualRunningThemOnRandomRuns) {
+  const std::vector<AdaptiveHistory::Key> keys{
+      {"a", AgentMask::of(1)}, {"a", AgentMask::of(1).with(2)}, {"b", AgentMask::of(2)}};
+  int counted = 0;
+  for (std::uint32_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    AdaptiveHistory counting, running;
+    for (int op = 0; op < 400; ++op) {
+      const std::size_t choices = rng() % 4 == 0 ? keys.size() : 1;  // mostly the same kernel
+      const AdaptiveHistory::Key& key = keys[rng() % choices];
+      const bool unchanged = counting.repeat_changes_only_count(key.kernel, key.writers);
+      ASSERT_EQ(unchanged, running.repeat_changes_only_count(key.kernel, key.writers));
+      if (unchanged && rng() % 4 != 0) {
+        counting.count_unchanged_repeat();
+        ASSERT_FALSE(running.open(key)) << "op " << op << ": an unchanged repeat replays";
+        ++counted;
+      } else {
+        const auto a = counting.open(key);
+        ASSERT_EQ(a, running.open(key)) << "op " << op;
+        if (a) {
+          for (const Demand& d : *a) {
+            counting.note_prefetched(d.agent, d.bytes);
+            running.note_prefetched(d.agent, d.bytes);
+          }
+        }
+      }
+      // Readers rarely, so that runs without any reader in between are common.
+      if (rng() % 3 == 0) {
+        const std::uint64_t begin = 8 * (rng() % 2);
+        const IntervalSet bytes{{begin, begin + 8}};
+        const auto agent = static_cast<Agent>(rng() % 3);
+        const IntervalSet missing = rng() % 2 == 0 ? bytes : IntervalSet{};
+        counting.observe_read(agent, bytes, missing);
+        running.observe_read(agent, bytes, missing);
+      }
+      if (rng() % 8 == 0) {
+        ASSERT_EQ(counting.close(), running.close()) << "op " << op;
+      }
+      for (const auto& k : keys) {
+        ASSERT_EQ(counting.repeat_count(k), running.repeat_count(k)) << "op " << op;
+      }
+      ASSERT_NO_THROW(counting.check_invariants()) << "op " << op;
+    }
+  }
+  EXPECT_GT(counted, 100) << "the random runs hardly ever had an unchanged repeat";
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "device/opencl/opencl_device.hpp"
 
+#include <array>
 #include <sstream>
 #include <vector>
 
@@ -337,7 +338,12 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
   // Resolve and check every buffer before taking the kernel's lock. An argument that points into
   // its allocation gets a sub-buffer, released once enqueued (OpenCL keeps a memory object alive
   // while commands that use it are outstanding).
-  std::vector<cl_mem> buffers(args.size(), nullptr);
+  // Kernels rarely take more than a few buffers: no allocation for them on every launch.
+  constexpr std::size_t kInlineArgs = 16;
+  std::array<cl_mem, kInlineArgs> inline_buffers{};
+  std::vector<cl_mem> many_buffers;
+  if (args.size() > kInlineArgs) many_buffers.assign(args.size(), nullptr);
+  cl_mem* const buffers = args.size() > kInlineArgs ? many_buffers.data() : inline_buffers.data();
   struct SubBuffers {
     std::vector<cl_mem> list;
     SubBuffers() = default;
