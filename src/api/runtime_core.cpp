@@ -48,6 +48,11 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
   context_.rect_copies = options.rect_copies;
+  // Gamma's kernels are in no tracker: a box merged away waits for its device's last kernel
+  // (they run in order there) before it is freed. Called under mutex_, from a launch.
+  context_.untracked_kernels = [this](std::size_t device, EventList& users) {
+    measurement_.add_kernel_dependencies(device, users);
+  };
   UNIMEM_REQUIRE(!registry_.empty(), "Runtime: at least one device is needed");
   UNIMEM_REQUIRE(registry_.size() < kMaxAgents, "Runtime: at most 63 devices are supported");
   if (const std::string path = trace_path(options); !path.empty()) {
@@ -799,6 +804,9 @@ void RuntimeCore::finish() {
     }
   }
   wait_all(all);
+  // Everything issued so far has finished: boxes merged away can go.
+  std::lock_guard lock(mutex_);
+  for (const auto& [id, b] : buffers_) b->reap_retired();
 }
 
 TransferStats RuntimeCore::stats() const {
