@@ -56,6 +56,7 @@ DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t byt
     throw refuse("more than the device's largest allocation of " +
                  std::to_string(dev.max_allocation()) + " bytes");
   }
+  if (!pd.retiring.empty()) free_finished_retiring_locked(device);
   DeviceAllocation got;
   for (;;) {
     // Memory the cache keeps counts against the limit too, unless it is what will be reused.
@@ -130,24 +131,38 @@ bool DeviceMemory::evict_one_locked(std::size_t device) {
   return true;
 }
 
-bool DeviceMemory::reclaim_one_locked(std::size_t device) {
+void DeviceMemory::drop_retiring_locked(std::size_t device, EntryId id, const DeviceAllocation& a) {
   PerDevice& pd = per_device_[device];
-  if (pd.retiring.empty()) return false;
-  const EntryId id = pd.retiring.front();
-  Entry& e = pd.entries.at(id);
-  // The owner waits for the operations still using it (the merge's copies, earlier kernels) and
-  // forgets it: waiting costs less than evicting a box whose bytes are current.
-  const DeviceAllocation a = e.owner->reclaim(device, id);
-  pd.retiring.erase(e.position);
+  pd.retiring.erase(pd.entries.at(id).position);
   pd.entries.erase(id);
   pd.stats.held_bytes -= a.size;
   pd.stats.retiring_bytes -= a.size;
-  ++pd.stats.reclaims;
   try {
     cache_.release(device, a, a.size);
   } catch (...) {  // a driver that cannot free leaks; the bytes are no longer ours either way
   }
+}
+
+bool DeviceMemory::reclaim_one_locked(std::size_t device) {
+  PerDevice& pd = per_device_[device];
+  if (pd.retiring.empty()) return false;
+  const EntryId id = pd.retiring.front();
+  // The owner waits for the operations still using it (the merge's copies, earlier kernels) and
+  // forgets it: waiting costs less than evicting a box whose bytes are current.
+  const std::optional<DeviceAllocation> a = pd.entries.at(id).owner->reclaim(device, id, true);
+  drop_retiring_locked(device, id, *a);
+  ++pd.stats.reclaims;
   return true;
+}
+
+void DeviceMemory::free_finished_retiring_locked(std::size_t device) {
+  PerDevice& pd = per_device_[device];
+  for (auto it = pd.retiring.begin(); it != pd.retiring.end();) {
+    const EntryId id = *it++;  // dropping id erases its list node
+    if (const auto a = pd.entries.at(id).owner->reclaim(device, id, false)) {
+      drop_retiring_locked(device, id, *a);
+    }
+  }
 }
 
 void DeviceMemory::release(std::size_t device, EntryId id) {

@@ -84,7 +84,8 @@ class DeviceMemory {
   /// not fit under the limit (memory kept by the cache counts too), or the driver refuses it,
   /// first the cache's kept memory, then retiring allocations (their owner waits for their
   /// operations) and then least recently used unused allocations are evicted (idle ones before
-  /// busy ones) until it fits. Throws OutOfDeviceMemory naming the device,
+  /// busy ones) until it fits. Retiring allocations whose operations have finished are freed
+  /// first in any case. Throws OutOfDeviceMemory naming the device,
   /// owner->describe() and the bytes when it cannot fit even then (larger than the limit or the
   /// device's largest allocation, or everything left is in use).
   Grant allocate(std::size_t device, std::uint64_t bytes, Residency& owner, std::uint64_t base = 0);
@@ -144,6 +145,11 @@ class DeviceMemory {
   /// Frees the oldest retiring allocation that is not in use, after its owner waited for its
   /// operations; false when there is none.
   bool reclaim_one_locked(std::size_t device);
+  /// Frees the retiring allocations whose operations have all finished (no waiting), so that
+  /// memory only waiting for its owner's next reap() is not counted against a new allocation.
+  void free_finished_retiring_locked(std::size_t device);
+  /// Takes retiring allocation id off the books after its owner forgot it (reclaim).
+  void drop_retiring_locked(std::size_t device, EntryId id, const DeviceAllocation& a);
   /// Evicts the least recently used unused allocation (an idle one if there is one); false when
   /// there is none.
   bool evict_one_locked(std::size_t device);

@@ -302,13 +302,19 @@ DeviceAllocation Residency::forget(std::size_t device, DeviceMemory::EntryId id)
   return a;
 }
 
-DeviceAllocation Residency::reclaim(std::size_t device, DeviceMemory::EntryId id) {
+std::optional<DeviceAllocation> Residency::reclaim(std::size_t device, DeviceMemory::EntryId id,
+                                                   bool wait) {
   auto r = std::find_if(retiring_.begin(), retiring_.end(),
                         [&](const Retiring& x) { return x.device == device && x.held.id == id; });
   UNIMEM_REQUIRE(r != retiring_.end(), "Residency::reclaim: no such retiring allocation");
-  try {
-    wait_all(r->users);
-  } catch (...) {  // a failed operation has finished too; its own event reported the failure
+  if (wait) {
+    try {
+      wait_all(r->users);
+    } catch (...) {  // a failed operation has finished too; its own event reported the failure
+    }
+  } else {
+    while (!r->users.empty() && r->users.back().is_complete()) r->users.pop_back();
+    if (!r->users.empty()) return std::nullopt;
   }
   const DeviceAllocation a = r->held.where.allocation;
   retiring_.erase(r);

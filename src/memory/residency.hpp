@@ -190,8 +190,9 @@ class Residency {
              DeviceMemory::EntryId id);
   DeviceAllocation forget(std::size_t device, DeviceMemory::EntryId id);
   DeviceAllocation evict(std::size_t device, DeviceMemory::EntryId id);  // box-out, then forget
-  // Waits for a retiring allocation's users, then forgets it (DeviceMemory needs the room).
-  DeviceAllocation reclaim(std::size_t device, DeviceMemory::EntryId id);
+  // A retiring allocation whose users have finished (all of them, after waiting for them when
+  // `wait`), forgotten; nullopt if some still run and !wait. DeviceMemory frees it.
+  std::optional<DeviceAllocation> reclaim(std::size_t device, DeviceMemory::EntryId id, bool wait);
   [[nodiscard]] bool busy_on(std::size_t device) const;
   [[nodiscard]] bool holds(std::size_t device, const DeviceAllocation& allocation) const;
   [[nodiscard]] std::string describe() const;

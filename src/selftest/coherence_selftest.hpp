@@ -47,8 +47,10 @@ struct CoherenceSelftestResult {
   std::uint64_t evicted_bytes = 0;             ///< current bytes dropped by evictions
   std::uint64_t eviction_writeback_bytes = 0;  ///< of them, written home first
   std::uint64_t reloaded_bytes = 0;            ///< bytes copied back after an eviction
-  std::uint64_t peak_device_bytes = 0;         ///< most bytes held on one device
-  std::string error;                           ///< exception text if the run threw
+  std::uint64_t relocated_bytes = 0;  ///< bytes moved within a device when its boxes merged
+  std::uint64_t reclaims = 0;  ///< merged-away boxes freed early (after their users) to make room
+  std::uint64_t peak_device_bytes = 0;  ///< most bytes held on one device
+  std::string error;                    ///< exception text if the run threw
   /// One JSON line: {"ok":..,"seed":..,"ops":..,"devices":..,"buffers":..,"strategy":..,
   /// "mismatched_bytes":..,"bytes_copied":..,"minimum_bytes":..,...}
   [[nodiscard]] std::string to_json(const CoherenceSelftestOptions& options) const;

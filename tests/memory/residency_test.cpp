@@ -346,6 +346,31 @@ TEST(Residency, ARetiringBoxIsReclaimedBeforeAnythingIsEvicted) {
   memory.check_invariants();
 }
 
+// A retiring box whose users have finished is freed by the next allocation on its device, even
+// another buffer's, before its own owner looks again: it is not counted against that allocation.
+TEST(Residency, AFinishedRetiringBoxIsFreedByTheNextAllocationOnItsDevice) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client, other_client;
+  Residency r(1000, 1, cache, memory, client);
+  Residency other(1000, 1, cache, memory, other_client);
+  (void)r.ensure(0, Interval{0, 100});
+  auto [copy, state] = Event::make_manual();
+  client.users = {copy};
+  (void)r.ensure(0, Interval{50, 150});
+  ASSERT_EQ(memory.stats(0).retiring_bytes, 100u);
+  state->complete();
+  (void)other.ensure(0, Interval{0, 40});
+  EXPECT_EQ(r.retiring_bytes(0), 0u);
+  EXPECT_EQ(memory.stats(0).retiring_bytes, 0u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 190u);
+  EXPECT_EQ(memory.stats(0).peak_held_bytes, 250u);  // old and merged box together, not 290
+  EXPECT_EQ(memory.stats(0).reclaims, 0u);           // nobody waited
+  r.check_invariants();
+  memory.check_invariants();
+}
+
 // Without a DeviceMemory (memory straight from the cache) a merge frees the merged boxes, never
 // the new one, wherever it lies among them.
 TEST(Residency, WithoutDeviceMemoryAMergeFreesTheMergedBoxes) {
