@@ -228,6 +228,9 @@ class RuntimeCore {
                            std::vector<Event>* partition_events);
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
   void choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const;
+  /// choose_boxes' last step: a buffer's first box on the device covers the partition's boxes of
+  /// its same-size buffers when that adds at most an eighth (ping-pong buffers never grow).
+  void widen_first_boxes(PartitionUses& pu) const;
   class HeldBuffers;
   void hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held);
   void note_touched(std::span<const PartitionUses> plan);
