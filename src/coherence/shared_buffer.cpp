@@ -141,13 +141,17 @@ EventList SharedBuffer::relocate(std::size_t device, const ResidentAllocation& f
   EventList deps;
   trackers_[a].deps_for_read(present, deps);
   Device& dev = *context_.devices[device];
+  EventList copies;
+  copies.reserve(present.interval_count());
   for (const Interval& r : present) {
-    const Event copy =
-        dev.copy_device_to_device(from.allocation, from.offset_of(r.begin), to.allocation,
-                                  to.offset_of(r.begin), r.size(), deps);
-    trackers_[a].record_write(IntervalSet(r), copy);
-    users.push_back(copy);
+    copies.push_back(dev.copy_device_to_device(from.allocation, from.offset_of(r.begin),
+                                               to.allocation, to.offset_of(r.begin), r.size(),
+                                               deps));
   }
+  // One record for all of them: a box of a strided access may move one copy per row.
+  const Event moved = copies.size() == 1 ? copies.front() : when_all(copies);
+  trackers_[a].record_write(present, moved);
+  users.push_back(moved);
   stats_.relocated_bytes += present.total_size();
   return users;
 }
