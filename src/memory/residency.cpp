@@ -92,6 +92,24 @@ void Residency::retire_held(std::size_t device, const Held& h, EventList users) 
   std::erase_if(held_[device], [&h](const Held& x) { return x.where == h.where; });
   retiring_.push_back(Retiring{device, h, std::move(users)});
   if (memory_ != nullptr) memory_->retire(device, h.id);
+  limit_retiring(device);
+}
+
+void Residency::limit_retiring(std::size_t device) {
+  const std::uint64_t live = allocated_bytes(device);
+  std::uint64_t retiring = retiring_bytes(device);
+  for (std::size_t i = 0; i < retiring_.size() && retiring > live;) {
+    if (retiring_[i].device != device) {
+      ++i;
+      continue;
+    }
+    retiring -= retiring_[i].held.where.allocation.size;
+    try {
+      wait_all(retiring_[i].users);
+    } catch (...) {  // a failed operation has finished too; its own event reported the failure
+    }
+    free_retiring(i);
+  }
 }
 
 void Residency::free_retiring(std::size_t i) {

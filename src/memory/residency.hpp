@@ -81,7 +81,8 @@ class EvictionClient {
 /// (find, covers and allocations never name it) but stays allocated, and counted by DeviceMemory,
 /// until the events relocate returned have completed: reap() frees those that have, and runs at
 /// every ensure(); release() waits for them; DeviceMemory reclaims them (reclaim()) before it
-/// evicts anything.
+/// evicts anything. A buffer's retiring boxes on a device never hold more bytes than its live
+/// ones there (limit_retiring waits for the oldest).
 /// A device whose boxes of this buffer keep growing (a third merge and later: floyd-warshall's
 /// pivot row walks past the device's rows one launch at a time) gets room to grow: the merged box
 /// extends by half its span in the direction it grew, when that fits without evicting anything,
@@ -185,6 +186,11 @@ class Residency {
   void retire_held(std::size_t device, const Held& h, EventList users);
   /// Frees retiring_[i] (its users finished) and removes it.
   void free_retiring(std::size_t i);
+  /// Keeps the retiring bytes on device at most the bytes of the live boxes there, waiting for
+  /// the oldest retiring boxes' users: a box that grows again and again while the host submits far
+  /// ahead (floyd-warshall's pivot row) would otherwise keep every old box until the devices
+  /// catch up. Waiting for the box retired before the last merge rarely stalls.
+  void limit_retiring(std::size_t device);
   // DeviceMemory's hooks.
   void adopt(std::size_t device, std::uint64_t base, DeviceAllocation allocation,
              DeviceMemory::EntryId id);

@@ -371,6 +371,38 @@ TEST(Residency, AFinishedRetiringBoxIsFreedByTheNextAllocationOnItsDevice) {
   memory.check_invariants();
 }
 
+// A box that keeps growing while its old boxes' users still run keeps at most as many retiring
+// bytes as live ones: the oldest retiring box is waited for and freed.
+TEST(Residency, RetiringBoxesNeverOutweighTheLiveOnes) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{0, 100});
+  auto [first, first_state] = Event::make_manual();
+  client.users = {first};
+  (void)r.ensure(0, Interval{100, 110});  // [0, 100) retires: 100 <= 110
+  auto [second, second_state] = Event::make_manual();
+  client.users = {second};
+  EXPECT_EQ(r.retiring_bytes(0), 100u);
+  std::atomic<bool> completed{false};
+  std::thread finisher([&completed, s = first_state] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    completed = true;
+    s->complete();
+  });
+  (void)r.ensure(0, Interval{110, 120});  // 100 + 110 > 120: the oldest is waited for
+  EXPECT_TRUE(completed.load());
+  finisher.join();
+  EXPECT_EQ(r.retiring_bytes(0), 110u);  // [0, 110), whose user still runs
+  EXPECT_EQ(r.allocated_bytes(0), 120u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 230u);
+  second_state->complete();
+  r.check_invariants();
+  memory.check_invariants();
+}
+
 // Without a DeviceMemory (memory straight from the cache) a merge frees the merged boxes, never
 // the new one, wherever it lies among them.
 TEST(Residency, WithoutDeviceMemoryAMergeFreesTheMergedBoxes) {
