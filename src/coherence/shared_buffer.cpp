@@ -129,8 +129,7 @@ EventList SharedBuffer::relocate(std::size_t device, const ResidentAllocation& f
   // boxes grew). `from` is freed once everything issued on it has finished: the accesses the
   // tracker knows (device a's copy of these bytes lived only in `from`) and, in measurement
   // gamma, the kernels it does not.
-  EventList users;
-  trackers_[a].deps_for_write(span, users);
+  EventList users = trackers_[a].pending_on(span);
   if (context_.untracked_kernels) context_.untracked_kernels(device, users);
   if (context_.transfers_disabled) return users;  // measurement mode beta: bookkeeping only
   const IntervalSet present = span.subtract(directory_.missing_on(a, span));  // bb_present
