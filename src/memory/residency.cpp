@@ -140,11 +140,14 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes) 
   UNIMEM_REQUIRE(bytes.end <= size_, "Residency::ensure: bytes reach beyond the buffer");
   UNIMEM_REQUIRE(!bytes.empty(), "Residency::ensure: no bytes to hold");
   UNIMEM_REQUIRE(!retired_, "Residency::ensure: the buffer is being released");
-  if (!retiring_.empty()) reap();
   if (const std::size_t i = index_of(device, bytes); i != kNone) {
     if (memory_ != nullptr) memory_->touch(device, held_[device][i].id);
     return held_[device][i].where;
   }
+  // Only when allocating: a query per retiring box on every lookup cost floyd-warshall's 1024
+  // launches more than the boxes' memory is worth (finished ones are freed by the next
+  // allocation on their device anyway).
+  if (!retiring_.empty()) reap();
   // BBMM Algorithm 2: the new box is the bounding box of the bytes and of every allocation they
   // intersect or touch (allocations never touch each other, so one pass finds them all).
   Interval box = bytes;

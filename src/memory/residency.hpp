@@ -80,13 +80,13 @@ class EvictionClient {
 /// it, the copies moving its bytes) retires instead of being freed. It holds no bytes any more
 /// (find, covers and allocations never name it) but stays allocated, and counted by DeviceMemory,
 /// until the events relocate returned have completed: reap() frees those that have, and runs at
-/// every ensure(); release() waits for them; DeviceMemory reclaims them (reclaim()) before it
-/// evicts anything. A buffer's retiring boxes on a device never hold more bytes than its live
-/// ones there (limit_retiring waits for the oldest).
-/// A device whose boxes of this buffer keep growing (a third merge and later: floyd-warshall's
-/// pivot row walks past the device's rows one launch at a time) gets room to grow: the merged box
-/// extends by half its span in the direction it grew, when that fits without evicting anything,
-/// so a box that grows row by row is merged O(log n) times, not n times.
+/// every ensure() that allocates; release() waits for them; DeviceMemory reclaims them (reclaim())
+/// before it evicts anything. A buffer's retiring boxes on a device never hold more bytes than its
+/// live ones there (limit_retiring waits for the oldest). A device whose boxes of this buffer keep
+/// growing (a third merge and later: floyd-warshall's pivot row walks past the device's rows one
+/// launch at a time) gets room to grow: the merged box extends by half its span in the direction it
+/// grew, when that fits without evicting anything, so a box that grows row by row is merged O(log
+/// n) times, not n times.
 ///
 /// Two ways to get device memory: straight from an AllocationCache (no limit, no eviction), or
 /// through a runtime's DeviceMemory, which accounts every allocation against the device's limit,
