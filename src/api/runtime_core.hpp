@@ -239,6 +239,9 @@ class RuntimeCore {
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
   void write_back_chunks(std::span<const PartitionUses> plan);
   void choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const;
+  /// choose_boxes' last step: a buffer's first box on the device covers the partition's boxes of
+  /// its same-size buffers when that adds at most an eighth (ping-pong buffers never grow).
+  void widen_first_boxes(PartitionUses& pu) const;
   class HeldBuffers;
   void hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held);
   void note_touched(std::span<const PartitionUses> plan);

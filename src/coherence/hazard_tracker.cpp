@@ -87,6 +87,16 @@ EventList HazardTracker::pending() const {
   return unique_pending(std::move(out));
 }
 
+EventList HazardTracker::pending_on(const IntervalSet& bytes) const {
+  EventList out;
+  if (bytes.empty()) return out;
+  const Interval b = bytes.bounds();
+  for (const Record& r : records_) {
+    if (r.bounds.overlaps(b) && r.bytes.intersects(bytes)) out.push_back(r.event);
+  }
+  return unique_pending(std::move(out));
+}
+
 void HazardTracker::prune() {
   if (records_.size() < prune_at_) return;
   std::erase_if(records_, [](const Record& r) { return r.event.is_complete(); });

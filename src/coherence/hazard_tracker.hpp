@@ -28,6 +28,9 @@ class HazardTracker {
 
   /// Every unfinished event (for waiting before the copy goes away).
   [[nodiscard]] EventList pending() const;
+  /// The unfinished events of the accesses that overlap bytes, each once: deps_for_write's
+  /// events in O(n log n) (a tracker may hold a thousand readers of a pivot row).
+  [[nodiscard]] EventList pending_on(const IntervalSet& bytes) const;
   [[nodiscard]] std::size_t record_count() const { return records_.size(); }
 
   /// Throws InvariantError unless every record has bytes, up-to-date bounds and an event, and no

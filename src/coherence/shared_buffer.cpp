@@ -133,24 +133,38 @@ void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
   }
 }
 
-void SharedBuffer::relocate(std::size_t device, const ResidentAllocation& from,
-                            const ResidentAllocation& to) {
+EventList SharedBuffer::relocate(std::size_t device, const ResidentAllocation& from,
+                                 const ResidentAllocation& to) {
   const Agent a = agent_of_device(device);
-  // Every operation on the device's copy finishes first: the ones on `from` must before it is
-  // freed, and the trackers then need no new entries (the moved bytes are in place when this
-  // returns). Merges happen when a device's boxes grow, not in a steady state.
-  wait_all(trackers_[a].pending());
-  if (context_.transfers_disabled) return;  // measurement mode beta: bookkeeping only
   const IntervalSet span(from.covers());
+  // Nothing waits here (a merge happens inside a launch, and waiting stalled every run whose
+  // boxes grew). `from` is freed once everything issued on it has finished: the accesses the
+  // tracker knows (device a's copy of these bytes lived only in `from`) and, in measurement
+  // gamma, the kernels it does not.
+  EventList users = trackers_[a].pending_on(span);
+  if (context_.untracked_kernels) context_.untracked_kernels(device, users);
+  if (context_.transfers_disabled) return users;  // measurement mode beta: bookkeeping only
   const IntervalSet present = span.subtract(directory_.missing_on(a, span));  // bb_present
+  if (present.empty()) return users;
+  // bb_readin, device-local: after the writes of the moved bytes. Recorded as writes of them,
+  // so later accesses (now on `to`) wait for the copies; the older reads this shadows touched
+  // only `from`, which lives until they are done (they are among `users`).
+  EventList deps;
+  trackers_[a].deps_for_read(present, deps);
   Device& dev = *context_.devices[device];
   EventList copies;
-  for (const Interval& r : present) {  // bb_readin, device-local
+  copies.reserve(present.interval_count());
+  for (const Interval& r : present) {
     copies.push_back(dev.copy_device_to_device(from.allocation, from.offset_of(r.begin),
-                                               to.allocation, to.offset_of(r.begin), r.size(), {}));
+                                               to.allocation, to.offset_of(r.begin), r.size(),
+                                               deps));
   }
-  wait_all(copies);
+  // One record for all of them: a box of a strided access may move one copy per row.
+  const Event moved = copies.size() == 1 ? copies.front() : when_all(copies);
+  trackers_[a].record_write(present, moved);
+  users.push_back(moved);
   stats_.relocated_bytes += present.total_size();
+  return users;
 }
 
 void SharedBuffer::acquire(Agent agent, const IntervalSet& bytes, bool demand) {

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -48,6 +49,10 @@ struct CoherenceContext {
   std::shared_ptr<DeviceMemory> memory;
   /// Where copies and evictions are recorded (UNIMEM_TRACE); null when tracing is off.
   TraceRecorder* trace = nullptr;
+  /// Appends to the list the operations on `device` that use buffers but are not recorded in
+  /// their trackers (measurement gamma: kernels run without bookkeeping). An allocation merged
+  /// away is freed only after them too. Empty: every operation is tracked.
+  std::function<void(std::size_t device, EventList&)> untracked_kernels;
 
   /// recycle_budget: bytes of released buffers' memory kept per agent for reuse (0: none).
   /// device_memory: bytes allowed per device (0: each device's own capacity).
@@ -188,9 +193,13 @@ class SharedBuffer final : public EvictionClient {
   [[nodiscard]] bool busy_on(std::size_t device, const Interval& bytes) const override;
   void box_out(std::size_t device, const Interval& bytes) override;
   /// EvictionClient (called by Residency when a device's allocations merge into a larger one):
-  /// the bytes current in `from` move to `to` with device-local copies (BBMM bb_readin).
-  void relocate(std::size_t device, const ResidentAllocation& from,
-                const ResidentAllocation& to) override;
+  /// the bytes current in `from` move to `to` with device-local copies (BBMM bb_readin) issued
+  /// after the operations writing them, recorded in the tracker as writes; nothing is waited
+  /// for. Returns the events that may still use `from` (Residency frees it after them).
+  EventList relocate(std::size_t device, const ResidentAllocation& from,
+                     const ResidentAllocation& to) override;
+  /// Frees the allocations merged away whose users have all finished (Residency::reap).
+  void reap_retired() { residency_.reap(); }
   /// Bytes that were current on agent when its copy was evicted and have not been copied back
   /// since (a copy of them counts as reloaded_bytes).
   [[nodiscard]] const IntervalSet& evicted_on(Agent a) const { return evicted_.at(a); }

@@ -56,6 +56,7 @@ DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t byt
     throw refuse("more than the device's largest allocation of " +
                  std::to_string(dev.max_allocation()) + " bytes");
   }
+  if (!pd.retiring.empty()) free_finished_retiring_locked(device);
   DeviceAllocation got;
   for (;;) {
     // Memory the cache keeps counts against the limit too, unless it is what will be reused.
@@ -63,7 +64,7 @@ DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t byt
     if (!cache_.keeps(device, bytes) && pd.stats.held_bytes + kept + bytes > lim) {
       if (kept > 0) {
         cache_.trim(device);
-      } else if (!evict_one_locked(device)) {
+      } else if (!reclaim_one_locked(device) && !evict_one_locked(device)) {
         throw refuse(std::to_string(pd.stats.held_bytes) + " of the limit of " +
                      std::to_string(lim) +
                      " bytes are held by allocations that running "
@@ -79,7 +80,7 @@ DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t byt
       // The driver refused under the limit (other users of the device, fragmentation, an
       // injected fault): make room and try again while anything can be evicted.
       ++pd.stats.refusals;
-      if (!evict_one_locked(device)) {
+      if (!reclaim_one_locked(device) && !evict_one_locked(device)) {
         throw refuse("the driver refused it and nothing is left to evict (" +
                      std::to_string(pd.stats.held_bytes) + " bytes held, " +
                      std::to_string(pd.in_use.size()) + " allocations in use): " + e.what());
@@ -149,13 +150,48 @@ void DeviceMemory::evict(std::size_t device, EntryId id) {
   check_if_enabled_locked();
 }
 
+void DeviceMemory::drop_retiring_locked(std::size_t device, EntryId id, const DeviceAllocation& a) {
+  PerDevice& pd = per_device_[device];
+  pd.retiring.erase(pd.entries.at(id).position);
+  pd.entries.erase(id);
+  pd.stats.held_bytes -= a.size;
+  pd.stats.retiring_bytes -= a.size;
+  try {
+    cache_.release(device, a, a.size);
+  } catch (...) {  // a driver that cannot free leaks; the bytes are no longer ours either way
+  }
+}
+
+bool DeviceMemory::reclaim_one_locked(std::size_t device) {
+  PerDevice& pd = per_device_[device];
+  if (pd.retiring.empty()) return false;
+  const EntryId id = pd.retiring.front();
+  // The owner waits for the operations still using it (the merge's copies, earlier kernels) and
+  // forgets it: waiting costs less than evicting a box whose bytes are current.
+  const std::optional<DeviceAllocation> a = pd.entries.at(id).owner->reclaim(device, id, true);
+  drop_retiring_locked(device, id, *a);
+  ++pd.stats.reclaims;
+  return true;
+}
+
+void DeviceMemory::free_finished_retiring_locked(std::size_t device) {
+  PerDevice& pd = per_device_[device];
+  for (auto it = pd.retiring.begin(); it != pd.retiring.end();) {
+    const EntryId id = *it++;  // dropping id erases its list node
+    if (const auto a = pd.entries.at(id).owner->reclaim(device, id, false)) {
+      drop_retiring_locked(device, id, *a);
+    }
+  }
+}
+
 void DeviceMemory::release(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
   Entry& e = entry_locked(device, id, "release");
   PerDevice& pd = per_device_[device];
   const DeviceAllocation a = e.allocation;
   (void)e.owner->forget(device, id);
-  (e.uses > 0 ? pd.in_use : pd.unused).erase(e.position);
+  pd.list_of(e).erase(e.position);
+  if (e.retiring) pd.stats.retiring_bytes -= a.size;
   pd.entries.erase(id);
   pd.stats.held_bytes -= a.size;
   try {
@@ -165,12 +201,24 @@ void DeviceMemory::release(std::size_t device, EntryId id) {
   check_if_enabled_locked();
 }
 
+void DeviceMemory::retire(std::size_t device, EntryId id) {
+  std::lock_guard lock(mutex_);
+  Entry& e = entry_locked(device, id, "retire");
+  UNIMEM_REQUIRE(!e.retiring, "DeviceMemory::retire: the allocation is retiring already");
+  PerDevice& pd = per_device_[device];
+  if (e.uses == 0) pd.unused.erase(e.position);
+  e.retiring = true;
+  if (e.uses == 0) e.position = pd.retiring.insert(pd.retiring.end(), id);
+  pd.stats.retiring_bytes += e.allocation.size;
+  check_if_enabled_locked();
+}
+
 void DeviceMemory::use(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
   Entry& e = entry_locked(device, id, "use");
   PerDevice& pd = per_device_[device];
   if (e.uses++ == 0) {  // moved between the lists without reallocating its node
-    pd.in_use.splice(pd.in_use.end(), pd.unused, e.position);
+    pd.in_use.splice(pd.in_use.end(), pd.idle_list(e), e.position);
   }
   check_if_enabled_locked();
 }
@@ -181,7 +229,8 @@ void DeviceMemory::unuse(std::size_t device, EntryId id) {
   UNIMEM_REQUIRE(e.uses > 0, "DeviceMemory::unuse: the allocation is not in use");
   PerDevice& pd = per_device_[device];
   if (--e.uses == 0) {
-    pd.unused.splice(pd.unused.end(), pd.in_use, e.position);  // most recently used
+    std::list<EntryId>& idle = pd.idle_list(e);
+    idle.splice(idle.end(), pd.in_use, e.position);  // most recently used (or retired)
   }
   check_if_enabled_locked();
 }
@@ -189,7 +238,7 @@ void DeviceMemory::unuse(std::size_t device, EntryId id) {
 void DeviceMemory::touch(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
   Entry& e = entry_locked(device, id, "touch");
-  if (e.uses == 0) {
+  if (e.uses == 0 && !e.retiring) {
     PerDevice& pd = per_device_[device];
     pd.unused.splice(pd.unused.end(), pd.unused, e.position);
   }
@@ -220,7 +269,8 @@ void DeviceMemory::reset_peaks() {
 void DeviceMemory::settle() {
   std::lock_guard lock(mutex_);
   for (PerDevice& pd : per_device_) {
-    pd.stats.peak_settled_bytes = std::max(pd.stats.peak_settled_bytes, pd.stats.held_bytes);
+    pd.stats.peak_settled_bytes =
+        std::max(pd.stats.peak_settled_bytes, pd.stats.held_bytes - pd.stats.retiring_bytes);
   }
 }
 
@@ -245,28 +295,35 @@ void DeviceMemory::check_locked() const {
       detail::throw_invariant("DeviceMemory: device " + std::to_string(d) + ": " + what, __FILE__,
                               __LINE__);
     };
-    if (pd.in_use.size() + pd.unused.size() != pd.entries.size()) {
+    if (pd.in_use.size() + pd.unused.size() + pd.retiring.size() != pd.entries.size()) {
       fail(std::to_string(pd.entries.size()) + " allocations but " +
-           std::to_string(pd.in_use.size()) + " in use and " + std::to_string(pd.unused.size()) +
-           " unused on the lists");
+           std::to_string(pd.in_use.size()) + " in use, " + std::to_string(pd.unused.size()) +
+           " unused and " + std::to_string(pd.retiring.size()) + " retiring on the lists");
     }
-    auto check_list = [&](const std::list<EntryId>& list, bool in_use) {
+    auto check_list = [&](const std::list<EntryId>& list, bool in_use, bool retiring) {
       for (auto it = list.begin(); it != list.end(); ++it) {
         auto e = pd.entries.find(*it);
         if (e == pd.entries.end())
           fail("a list names the unknown allocation #" + std::to_string(*it));
         if (e->second.position != it)
           fail("allocation #" + std::to_string(*it) + " is listed twice");
+        const char* name = in_use ? "in-use" : retiring ? "retiring" : "unused";
         if ((e->second.uses > 0) != in_use) {
           fail("allocation #" + std::to_string(*it) + " with use count " +
-               std::to_string(e->second.uses) + " is on the " + (in_use ? "in-use" : "unused") +
+               std::to_string(e->second.uses) + " is on the " + name + " list");
+        }
+        if (!in_use && e->second.retiring != retiring) {
+          fail(std::string("allocation #") + std::to_string(*it) +
+               (e->second.retiring ? " is retiring" : " is not retiring") + " but on the " + name +
                " list");
         }
       }
     };
-    check_list(pd.in_use, true);
-    check_list(pd.unused, false);
+    check_list(pd.in_use, true, false);
+    check_list(pd.unused, false, false);
+    check_list(pd.retiring, false, true);
     std::uint64_t held = 0;
+    std::uint64_t retiring = 0;
     for (const auto& [id, e] : pd.entries) {
       if (!e.allocation.valid() || e.owner == nullptr) {
         fail("allocation #" + std::to_string(id) + " is null or has no owner");
@@ -276,6 +333,11 @@ void DeviceMemory::check_locked() const {
              e.owner->describe());
       }
       held += e.allocation.size;
+      if (e.retiring) retiring += e.allocation.size;
+    }
+    if (retiring != pd.stats.retiring_bytes) {
+      fail("retiring allocations of " + std::to_string(retiring) + " bytes but " +
+           std::to_string(pd.stats.retiring_bytes) + " counted");
     }
     if (held != pd.stats.held_bytes) {
       fail("allocations of " + std::to_string(held) + " bytes but " +

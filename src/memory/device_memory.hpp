@@ -18,6 +18,12 @@
 // issued and still running on an unused allocation make it busy (EvictionClient::busy_on): busy
 // victims are taken only when no idle one is left, and box-out waits for their operations.
 //
+// Retiring allocations: a box merged into a larger one (Residency::ensure) is not freed at once,
+// because operations issued on it, and the copies that move its bytes, may still run. It stays
+// here, counted against the limit, until its owner sees them finished and releases it. It is
+// never evicted (nothing in it is current any more); when an allocation does not fit, retiring
+// allocations are reclaimed (waiting for their operations) before anything is evicted.
+//
 // Thread-safe (one mutex; eviction calls back into the victim's owner under it, so an owner's
 // box-out must not call back into this object).
 
@@ -41,10 +47,13 @@ struct DeviceMemoryStats {
   std::uint64_t limit = 0;            ///< bytes the runtime may allocate on the device
   std::uint64_t held_bytes = 0;       ///< bytes of the allocations buffers hold now
   std::uint64_t peak_held_bytes = 0;  ///< most held_bytes since the start or reset_peaks()
-  /// Most held_bytes at a settle() (the end of a launch): peak_held_bytes without the moments
-  /// when a box that grows exists twice (old and merged, Residency::ensure) or a launch's
-  /// allocations are being made.
+  /// Most held_bytes, less the retiring bytes, at a settle() (the end of a launch):
+  /// peak_held_bytes without the moments when a box that grows exists twice (old and merged,
+  /// Residency::ensure) or a launch's allocations are being made.
   std::uint64_t peak_settled_bytes = 0;
+  /// Bytes of held_bytes in retiring allocations (merged away, freed once their operations end).
+  std::uint64_t retiring_bytes = 0;
+  std::uint64_t reclaims = 0;       ///< retiring allocations freed early (waiting) to make room
   std::uint64_t evicted_bytes = 0;  ///< bytes of allocations freed by eviction
   std::uint64_t evictions = 0;      ///< allocations freed by eviction
   std::uint64_t refusals = 0;       ///< allocations the driver refused under the limit
@@ -73,8 +82,10 @@ class DeviceMemory {
   /// on (handed to it through Residency::adopt before this returns), unused and most recently
   /// used. When it does
   /// not fit under the limit (memory kept by the cache counts too), or the driver refuses it,
-  /// first the cache's kept memory and then least recently used unused allocations are evicted
-  /// (idle ones before busy ones) until it fits. Throws OutOfDeviceMemory naming the device,
+  /// first the cache's kept memory, then retiring allocations (their owner waits for their
+  /// operations) and then least recently used unused allocations are evicted (idle ones before
+  /// busy ones) until it fits. Retiring allocations whose operations have finished are freed
+  /// first in any case. Throws OutOfDeviceMemory naming the device,
   /// owner->describe() and the bytes when it cannot fit even then (larger than the limit or the
   /// device's largest allocation, or everything left is in use).
   Grant allocate(std::size_t device, std::uint64_t bytes, Residency& owner, std::uint64_t base = 0);
@@ -89,6 +100,11 @@ class DeviceMemory {
   /// The owner gives the allocation back (no operation may still use it); it goes to the cache
   /// and the owner forgets it.
   void release(std::size_t device, EntryId id);
+  /// The owner no longer holds bytes in the allocation, but operations issued on it may still
+  /// run: it stays counted until release(), is never evicted, and allocate() may reclaim it
+  /// (Residency::reclaim waits for those operations) when nothing else makes room. Unused
+  /// allocations only; use() / unuse() still pin it (a buffer being destroyed).
+  void retire(std::size_t device, EntryId id);
   /// Use count +1 (the allocation moves to the in-use list) / -1 (at 0 it becomes the most
   /// recently used of the unused list).
   void use(std::size_t device, EntryId id);
@@ -106,8 +122,9 @@ class DeviceMemory {
   void settle();
 
   /// Throws InvariantError unless, per device, every allocation is on exactly one list (in use
-  /// iff its use count is positive), its owner agrees it holds it, the held bytes are the sum of
-  /// the allocations, and the peak is at least what is held.
+  /// iff its use count is positive, else retiring iff it was retired), its owner agrees it holds
+  /// it, the held and retiring bytes are the sums of the allocations, and the peak is at least
+  /// what is held.
   void check_invariants() const;
 
  private:
@@ -115,16 +132,29 @@ class DeviceMemory {
     DeviceAllocation allocation;
     Residency* owner = nullptr;
     std::uint32_t uses = 0;
-    std::list<EntryId>::iterator position;  // in in_use or unused
+    bool retiring = false;
+    std::list<EntryId>::iterator position;  // in in_use, unused or retiring
   };
   struct PerDevice {
     std::unordered_map<EntryId, Entry> entries;
-    std::list<EntryId> in_use;  // order of first use; any order would do
-    std::list<EntryId> unused;  // least recently used first
+    std::list<EntryId> in_use;    // order of first use; any order would do
+    std::list<EntryId> unused;    // least recently used first
+    std::list<EntryId> retiring;  // oldest first; not in use
     DeviceMemoryStats stats;
+    /// The list an allocation with no use belongs on.
+    std::list<EntryId>& idle_list(const Entry& e) { return e.retiring ? retiring : unused; }
+    std::list<EntryId>& list_of(const Entry& e) { return e.uses > 0 ? in_use : idle_list(e); }
   };
 
   Entry& entry_locked(std::size_t device, EntryId id, const char* what);
+  /// Frees the oldest retiring allocation that is not in use, after its owner waited for its
+  /// operations; false when there is none.
+  bool reclaim_one_locked(std::size_t device);
+  /// Frees the retiring allocations whose operations have all finished (no waiting), so that
+  /// memory only waiting for its owner's next reap() is not counted against a new allocation.
+  void free_finished_retiring_locked(std::size_t device);
+  /// Takes retiring allocation id off the books after its owner forgot it (reclaim).
+  void drop_retiring_locked(std::size_t device, EntryId id, const DeviceAllocation& a);
   /// Evicts the least recently used unused allocation (an idle one if there is one); false when
   /// there is none.
   bool evict_one_locked(std::size_t device);

@@ -78,8 +78,61 @@ void Residency::free_held(std::size_t device, const Held& h) {
     memory_->release(device, h.id);  // forget() drops it from held_
     return;
   }
-  (void)forget(device, h.id);
+  // Without a DeviceMemory every id is 0: find it by its allocation.
+  std::erase_if(held_[device], [&h](const Held& x) { return x.where == h.where; });
   allocations_.release(device, h.where.allocation, h.where.allocation.size);
+}
+
+void Residency::retire_held(std::size_t device, const Held& h, EventList users) {
+  std::erase_if(users, [](const Event& e) { return e.is_complete(); });  // null ones too
+  if (users.empty()) {
+    free_held(device, h);
+    return;
+  }
+  std::erase_if(held_[device], [&h](const Held& x) { return x.where == h.where; });
+  retiring_.push_back(Retiring{device, h, std::move(users)});
+  if (memory_ != nullptr) memory_->retire(device, h.id);
+  limit_retiring(device);
+}
+
+void Residency::limit_retiring(std::size_t device) {
+  const std::uint64_t live = allocated_bytes(device);
+  std::uint64_t retiring = retiring_bytes(device);
+  for (std::size_t i = 0; i < retiring_.size() && retiring > live;) {
+    if (retiring_[i].device != device) {
+      ++i;
+      continue;
+    }
+    retiring -= retiring_[i].held.where.allocation.size;
+    try {
+      wait_all(retiring_[i].users);
+    } catch (...) {  // a failed operation has finished too; its own event reported the failure
+    }
+    free_retiring(i);
+  }
+}
+
+void Residency::free_retiring(std::size_t i) {
+  const Retiring r = retiring_[i];
+  if (memory_ != nullptr) {
+    memory_->release(r.device, r.held.id);  // forget() drops it from retiring_
+    return;
+  }
+  retiring_.erase(retiring_.begin() + static_cast<std::ptrdiff_t>(i));
+  allocations_.release(r.device, r.held.where.allocation, r.held.where.allocation.size);
+}
+
+void Residency::reap() {
+  for (std::size_t i = 0; i < retiring_.size();) {
+    // The merge's copies were issued last and usually finish last: one query while they run.
+    EventList& users = retiring_[i].users;
+    while (!users.empty() && users.back().is_complete()) users.pop_back();
+    if (users.empty()) {
+      free_retiring(i);
+    } else {
+      ++i;
+    }
+  }
 }
 
 ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes,
@@ -97,6 +150,10 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes,
       return held_[device][i].where;
     }
   }
+  // Only when allocating: a query per retiring box on every lookup cost floyd-warshall's 1024
+  // launches more than the boxes' memory is worth (finished ones are freed by the next
+  // allocation on their device anyway).
+  if (!retiring_.empty()) reap();
   // BBMM Algorithm 2: the new box is the bounding box of the bytes and of every allocation they
   // intersect or touch (allocations never touch each other, so one pass finds them all).
   Interval box = bytes;
@@ -161,9 +218,12 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes,
       for (const Held& h : merged) memory_->unuse(device, h.id);
     }
     if (moved) {
+      // Their bytes move with copies the client issues without waiting; each merged allocation
+      // is freed once its users and those copies have finished.
       for (const Held& h : merged) {
-        if (client_ != nullptr) client_->relocate(device, h.where, made.where);
-        free_held(device, h);
+        EventList users;
+        if (client_ != nullptr) users = client_->relocate(device, h.where, made.where);
+        retire_held(device, h, std::move(users));
       }
     } else {
       // Boxed out, they need no room: the new box holds only the bytes asked for (an
@@ -206,6 +266,7 @@ void Residency::retire() {
   for (std::size_t d = 0; d < held_.size(); ++d) {
     for (const Held& h : held_[d]) memory_->use(d, h.id);
   }
+  for (const Retiring& r : retiring_) memory_->use(r.device, r.held.id);  // no reclaim either
 }
 
 std::uint64_t Residency::allocated_bytes(std::size_t device) const {
@@ -215,8 +276,35 @@ std::uint64_t Residency::allocated_bytes(std::size_t device) const {
   return total;
 }
 
+std::uint64_t Residency::retiring_bytes(std::size_t device) const {
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::retiring_bytes: unknown device");
+  std::uint64_t total = 0;
+  for (const Retiring& r : retiring_) {
+    if (r.device == device) total += r.held.where.allocation.size;
+  }
+  return total;
+}
+
 void Residency::release(std::size_t device) {
   UNIMEM_REQUIRE(device < held_.size(), "Residency::release: unknown device");
+  for (std::size_t i = 0; i < retiring_.size();) {
+    if (retiring_[i].device != device) {
+      ++i;
+      continue;
+    }
+    try {
+      wait_all(retiring_[i].users);
+    } catch (...) {  // a failed operation has finished too; its own event reported the failure
+    }
+    const Retiring r = retiring_[i];
+    try {
+      free_retiring(i);
+    } catch (...) {  // a driver that cannot free leaks; the caller may be a destructor
+      if (i < retiring_.size() && retiring_[i].held.where == r.held.where) {
+        retiring_.erase(retiring_.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+  }
   while (!held_[device].empty()) {
     const Held h = held_[device].back();
     try {
@@ -242,9 +330,35 @@ void Residency::adopt(std::size_t device, std::uint64_t base, DeviceAllocation a
 DeviceAllocation Residency::forget(std::size_t device, DeviceMemory::EntryId id) {
   std::vector<Held>& list = held_.at(device);
   auto it = std::find_if(list.begin(), list.end(), [id](const Held& h) { return h.id == id; });
-  UNIMEM_REQUIRE(it != list.end(), "Residency::forget: no such allocation");
-  const DeviceAllocation a = it->where.allocation;
-  list.erase(it);
+  if (it != list.end()) {
+    const DeviceAllocation a = it->where.allocation;
+    list.erase(it);
+    return a;
+  }
+  auto r = std::find_if(retiring_.begin(), retiring_.end(),
+                        [&](const Retiring& x) { return x.device == device && x.held.id == id; });
+  UNIMEM_REQUIRE(r != retiring_.end(), "Residency::forget: no such allocation");
+  const DeviceAllocation a = r->held.where.allocation;
+  retiring_.erase(r);
+  return a;
+}
+
+std::optional<DeviceAllocation> Residency::reclaim(std::size_t device, DeviceMemory::EntryId id,
+                                                   bool wait) {
+  auto r = std::find_if(retiring_.begin(), retiring_.end(),
+                        [&](const Retiring& x) { return x.device == device && x.held.id == id; });
+  UNIMEM_REQUIRE(r != retiring_.end(), "Residency::reclaim: no such retiring allocation");
+  if (wait) {
+    try {
+      wait_all(r->users);
+    } catch (...) {  // a failed operation has finished too; its own event reported the failure
+    }
+  } else {
+    while (!r->users.empty() && r->users.back().is_complete()) r->users.pop_back();
+    if (!r->users.empty()) return std::nullopt;
+  }
+  const DeviceAllocation a = r->held.where.allocation;
+  retiring_.erase(r);
   return a;
 }
 
@@ -268,7 +382,10 @@ bool Residency::busy_on(std::size_t device, DeviceMemory::EntryId id) const {
 bool Residency::holds(std::size_t device, const DeviceAllocation& allocation) const {
   if (device >= held_.size()) return false;
   return std::any_of(held_[device].begin(), held_[device].end(),
-                     [&](const Held& h) { return h.where.allocation == allocation; });
+                     [&](const Held& h) { return h.where.allocation == allocation; }) ||
+         std::any_of(retiring_.begin(), retiring_.end(), [&](const Retiring& r) {
+           return r.device == device && r.held.where.allocation == allocation;
+         });
 }
 
 std::string Residency::describe() const {
@@ -306,6 +423,20 @@ void Residency::check_invariants() const {
         fail("the allocation of bytes " + r.covers().to_string() +
              " is not accounted by DeviceMemory");
       }
+    }
+  }
+  for (const Retiring& r : retiring_) {
+    const std::string what =
+        "the retiring allocation of bytes " + r.held.where.covers().to_string();
+    if (r.device >= held_.size()) {
+      detail::throw_invariant(what + " is on unknown device " + std::to_string(r.device), __FILE__,
+                              __LINE__);
+    }
+    if (!r.held.where.allocation.valid() || r.held.where.allocation.size == 0) {
+      detail::throw_invariant(what + " is null or empty", __FILE__, __LINE__);
+    }
+    if (memory_ != nullptr && r.held.id == 0) {
+      detail::throw_invariant(what + " is not accounted by DeviceMemory", __FILE__, __LINE__);
     }
   }
 }

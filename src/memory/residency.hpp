@@ -51,15 +51,20 @@ class EvictionClient {
   /// of them, and wait until no issued operation uses it any more. May throw; then it stays.
   virtual void box_out(std::size_t device, const Interval& bytes) = 0;
   /// BBMM Algorithm 2 (bb_present / bb_readin): `from` is merged into the larger allocation `to`
-  /// on the same device (to.covers() contains from.covers()). Copy the bytes current in `from` to
-  /// the same buffer bytes of `to` with device-local copies, and wait until no issued operation
-  /// uses `from` any more (it is freed next). The default keeps nothing (no directory: the
-  /// contents of a fresh allocation are unspecified anyway).
-  virtual void relocate(std::size_t device, const ResidentAllocation& from,
-                        const ResidentAllocation& to) {
+  /// on the same device (to.covers() contains from.covers()). Issue device-local copies of the
+  /// bytes current in `from` to the same buffer bytes of `to`, each after the issued operations
+  /// that write those bytes, and order later operations on them after the copies; do not wait
+  /// for anything. Returns every event that may still use `from`: the operations issued on it so
+  /// far and the copies. The Residency frees `from` only once they have all completed (it
+  /// retires it: see Residency), so the host never stalls on a merge. The default keeps nothing
+  /// and returns nothing (no directory: the contents of a fresh allocation are unspecified
+  /// anyway, and nothing is known to use `from`).
+  virtual EventList relocate(std::size_t device, const ResidentAllocation& from,
+                             const ResidentAllocation& to) {
     (void)device;
     (void)from;
     (void)to;
+    return {};
   }
   /// The owner, for error messages ("buffer 'a' (#1, 64 bytes)").
   [[nodiscard]] virtual std::string describe() const = 0;
@@ -76,10 +81,18 @@ class EvictionClient {
 /// (EvictionClient::relocate: bb_present / bb_readin) instead of being fetched again, and they
 /// are freed. So a device's allocations never overlap or touch: a run of bytes current on a
 /// device always lies in one allocation. A box of [0, size) is the buffer's full mirror.
-/// A device whose boxes of this buffer keep growing (a third merge and later: floyd-warshall's
-/// pivot row walks past the device's rows one launch at a time) gets room to grow: the merged box
-/// extends by half its span in the direction it grew, when that fits without evicting anything,
-/// so a box that grows row by row is merged O(log n) times, not n times.
+///
+/// A merge never waits: a merged allocation that operations may still use (kernels issued on
+/// it, the copies moving its bytes) retires instead of being freed. It holds no bytes any more
+/// (find, covers and allocations never name it) but stays allocated, and counted by DeviceMemory,
+/// until the events relocate returned have completed: reap() frees those that have, and runs at
+/// every ensure() that allocates; release() waits for them; DeviceMemory reclaims them (reclaim())
+/// before it evicts anything. A buffer's retiring boxes on a device never hold more bytes than its
+/// live ones there (limit_retiring waits for the oldest). A device whose boxes of this buffer keep
+/// growing (a third merge and later: floyd-warshall's pivot row walks past the device's rows one
+/// launch at a time) gets room to grow: the merged box extends by half its span in the direction it
+/// grew, when that fits without evicting anything, so a box that grows row by row is merged O(log
+/// n) times, not n times.
 ///
 /// Two ways to get device memory: straight from an AllocationCache (no limit, no eviction), or
 /// through a runtime's DeviceMemory, which accounts every allocation against the device's limit,
@@ -150,10 +163,16 @@ class Residency {
   /// Every allocation stays in use until released (the buffer is being destroyed: its pending
   /// operations may still run, so nothing may evict it meanwhile).
   void retire();
-  /// Bytes allocated for this buffer on device (0 before its first use).
+  /// Bytes of the allocations holding this buffer's bytes on device (0 before its first use);
+  /// retiring allocations are not counted (retiring_bytes).
   [[nodiscard]] std::uint64_t allocated_bytes(std::size_t device) const;
+  /// Bytes of the allocations merged away on device whose users have not all finished yet.
+  [[nodiscard]] std::uint64_t retiring_bytes(std::size_t device) const;
+  /// Frees the retiring allocations whose users have all finished; waits for nothing.
+  void reap();
 
   /// Hands device's allocations back to the cache; no pending operation may still use them.
+  /// Retiring allocations are freed too, after waiting for their users.
   /// A driver that fails to free them leaks them (nothing else can be done).
   void release(std::size_t device);
   /// release() on every device.
@@ -161,7 +180,7 @@ class Residency {
 
   /// Throws InvariantError unless every allocation is valid, lies on a known device inside the
   /// buffer, the allocations of a device are sorted and neither overlap nor touch, and (under a
-  /// DeviceMemory) each is registered there.
+  /// DeviceMemory) each is registered there; retiring allocations must be valid and registered.
   void check_invariants() const;
 
  private:
@@ -171,6 +190,12 @@ class Residency {
     ResidentAllocation where;
     DeviceMemory::EntryId id = 0;  // under memory_: its DeviceMemory entry
   };
+  /// A merged allocation freed once `users` (relocate's events) have completed.
+  struct Retiring {
+    std::size_t device = 0;
+    Held held;
+    EventList users;  // completed ones are dropped as reap() sees them
+  };
   void check_if_enabled() const;
   /// The index in held_[device] of the allocation holding bytes, or npos.
   [[nodiscard]] std::size_t index_of(std::size_t device, const Interval& bytes) const;
@@ -178,13 +203,26 @@ class Residency {
   Held allocate(std::size_t device, const Interval& box);
   /// Box-out of one allocation (through DeviceMemory: a counted eviction), then freed.
   void box_out_held(std::size_t device, const Held& h);
-  /// Frees one allocation (to the cache, or through DeviceMemory).
+  /// Frees one allocation (to the cache, or through DeviceMemory) and forgets it.
   void free_held(std::size_t device, const Held& h);
+  /// The merged allocation h (still in held_) leaves held_; freed now if none of users is still
+  /// running, else retired until they are.
+  void retire_held(std::size_t device, const Held& h, EventList users);
+  /// Frees retiring_[i] (its users finished) and removes it.
+  void free_retiring(std::size_t i);
+  /// Keeps the retiring bytes on device at most the bytes of the live boxes there, waiting for
+  /// the oldest retiring boxes' users: a box that grows again and again while the host submits far
+  /// ahead (floyd-warshall's pivot row) would otherwise keep every old box until the devices
+  /// catch up. Waiting for the box retired before the last merge rarely stalls.
+  void limit_retiring(std::size_t device);
   // DeviceMemory's hooks.
   void adopt(std::size_t device, std::uint64_t base, DeviceAllocation allocation,
              DeviceMemory::EntryId id);
   DeviceAllocation forget(std::size_t device, DeviceMemory::EntryId id);
   DeviceAllocation evict(std::size_t device, DeviceMemory::EntryId id);  // box-out, then forget
+  // A retiring allocation whose users have finished (all of them, after waiting for them when
+  // `wait`), forgotten; nullopt if some still run and !wait. DeviceMemory frees it.
+  std::optional<DeviceAllocation> reclaim(std::size_t device, DeviceMemory::EntryId id, bool wait);
   [[nodiscard]] bool busy_on(std::size_t device, DeviceMemory::EntryId id) const;
   [[nodiscard]] bool holds(std::size_t device, const DeviceAllocation& allocation) const;
   [[nodiscard]] std::string describe() const;
@@ -194,6 +232,7 @@ class Residency {
   DeviceMemory* memory_ = nullptr;       // null: allocations straight from the cache
   EvictionClient* client_ = nullptr;     // set with memory_
   std::vector<std::vector<Held>> held_;  // per device, sorted by base
+  std::vector<Retiring> retiring_;       // oldest first
   std::vector<std::uint32_t> growths_;   // per device: merges so far (see ensure)
   bool retired_ = false;
 };

@@ -76,6 +76,8 @@ std::string CoherenceSelftestResult::to_json(const CoherenceSelftestOptions& o) 
   j["evicted_bytes"] = evicted_bytes;
   j["eviction_writeback_bytes"] = eviction_writeback_bytes;
   j["reloaded_bytes"] = reloaded_bytes;
+  j["relocated_bytes"] = relocated_bytes;
+  j["reclaims"] = reclaims;
   j["peak_device_bytes"] = peak_device_bytes;
   j["error"] = error;
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -300,8 +302,10 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
     result.reloaded_bytes = s.reloaded_bytes;
     result.direct_read_bytes = s.direct_read_bytes;
     result.home_read_bytes = s.home_read_bytes;
+    result.relocated_bytes = s.relocated_bytes;
     for (const DeviceMemoryReport& d : rt.core().device_memory()) {
       result.evictions += d.memory.evictions;
+      result.reclaims += d.memory.reclaims;
       result.peak_device_bytes = std::max(result.peak_device_bytes, d.memory.peak_held_bytes);
       if (opt.device_memory != 0 && d.memory.peak_held_bytes > opt.device_memory) {
         result.error = "a device held " + std::to_string(d.memory.peak_held_bytes) +

@@ -49,7 +49,9 @@ struct CoherenceSelftestResult {
   std::uint64_t evicted_bytes = 0;             ///< current bytes dropped by evictions
   std::uint64_t eviction_writeback_bytes = 0;  ///< of them, written home first
   std::uint64_t reloaded_bytes = 0;            ///< bytes copied back after an eviction
-  std::uint64_t peak_device_bytes = 0;         ///< most bytes held on one device
+  std::uint64_t relocated_bytes = 0;  ///< bytes moved within a device when its boxes merged
+  std::uint64_t reclaims = 0;  ///< merged-away boxes freed early (after their users) to make room
+  std::uint64_t peak_device_bytes = 0;  ///< most bytes held on one device
   std::uint64_t direct_read_bytes = 0;  ///< host reads: bytes copied from devices to the reader
   std::uint64_t home_read_bytes = 0;    ///< host reads: bytes copied out of the home copy
   std::string error;                    ///< exception text if the run threw

@@ -500,6 +500,95 @@ Launch halo_step(std::size_t device, BufferId in, BufferId out, std::uint64_t fi
   return l;
 }
 
+// A buffer's first box on a device covers the partition's boxes of its same-size buffers when
+// that adds at most an eighth: a ping-pong stencil's output box holds the halo from the start, so
+// when the buffers swap roles no box grows (no merge, no relocated byte, no second box).
+TEST(Runtime, APingPongStencilsFirstBoxesHoldTheHaloSoTheyNeverGrow) {
+  constexpr std::uint64_t n = 1000, first = 400, last = 600;
+  Runtime rt(make_host_devices(1), RuntimeOptions{UpdateStrategy::lazy});
+  const BufferId a = rt.create_buffer(n, "a");
+  const BufferId b = rt.create_buffer(n, "b");
+  std::vector<std::byte> want = bytes(n, 1);
+  rt.write_blocking(a, 0, want);
+  rt.write_blocking(b, 0, want);
+  std::vector<std::byte> other = want;
+  for (int step = 0; step < 6; ++step) {
+    const bool forward = step % 2 == 0;
+    rt.core().launch(halo_step(0, forward ? a : b, forward ? b : a, first, last));
+    std::vector<std::byte>& src = forward ? want : other;
+    std::vector<std::byte>& dst = forward ? other : want;
+    for (auto i = first; i < last; ++i) {
+      dst[i] =
+          static_cast<std::byte>((std::to_integer<int>(src[i - 1]) + std::to_integer<int>(src[i]) +
+                                  std::to_integer<int>(src[i + 1])) &
+                                 0xFF);
+    }
+  }
+  std::vector<std::byte> got(n);
+  rt.read_blocking(a, 0, got);
+  EXPECT_EQ(got, want);
+  rt.read_blocking(b, 0, got);
+  EXPECT_EQ(got, other);
+  EXPECT_EQ(rt.stats().relocated_bytes, 0u);
+  // Both boxes are [384, 601): the halo, from a 128-byte aligned start.
+  const DeviceMemoryReport m = rt.core().device_memory()[0];
+  EXPECT_EQ(m.memory.held_bytes, 2 * (last + 1 - 384));
+  EXPECT_EQ(m.memory.peak_held_bytes, 2 * (last + 1 - 384));
+}
+
+// A box merged away while a kernel still runs on it is freed only after that kernel, in every
+// measurement mode: the launch that grows it does not wait (the host is not stalled), and in
+// gamma, where kernels are in no tracker, the device's last kernel keeps the old box.
+TEST(Runtime, AGrownBoxIsFreedOnlyAfterTheKernelStillUsingItInEveryMode) {
+  for (MeasurementMode mode :
+       {MeasurementMode::normal, MeasurementMode::no_transfers, MeasurementMode::no_coherence}) {
+    SCOPED_TRACE(measurement_name(mode));
+    RuntimeOptions options{UpdateStrategy::lazy};
+    options.measurement = mode;
+    Runtime rt(make_host_devices(1), options);
+    const BufferId a = rt.create_buffer(1024, "a");
+    rt.write_blocking(a, 0, bytes(1024, 0));
+    std::promise<void> gate;
+    std::shared_future<void> open = gate.get_future().share();
+    rt.core().launch(add(0, a, 0, 128, 1, add_kernel([open] { open.wait(); })));
+    rt.core().launch(add(0, a, 64, 512, 1));  // grows the box [0, 128) to [0, 512)
+    DeviceMemoryStats m = rt.core().device_memory()[0].memory;
+    EXPECT_EQ(m.retiring_bytes, 128u);  // the first kernel still runs on it
+    EXPECT_EQ(m.held_bytes, 128u + 512u);
+    gate.set_value();
+    rt.finish();
+    m = rt.core().device_memory()[0].memory;
+    EXPECT_EQ(m.retiring_bytes, 0u);
+    EXPECT_EQ(m.held_bytes, 512u);
+    if (mode == MeasurementMode::normal) {
+      std::vector<std::byte> got(1024);
+      rt.read_blocking(a, 0, got);
+      for (std::size_t i = 0; i < 1024; ++i) {
+        const int hits = (i < 128 ? 1 : 0) + (i >= 64 && i < 512 ? 1 : 0);
+        EXPECT_EQ(std::to_integer<int>(got[i]), static_cast<int>((i + hits) & 0xFF)) << i;
+      }
+    }
+  }
+}
+
+// The widening stops at an eighth: a kernel reading all of one buffer and writing a fifth of
+// another of the same size keeps the written box to its bytes.
+TEST(Runtime, AFirstBoxIsNotWidenedByMoreThanAnEighth) {
+  constexpr std::uint64_t n = 1024, first = 512, last = 512 + 205;
+  Runtime rt(make_host_devices(1), RuntimeOptions{UpdateStrategy::lazy});
+  const BufferId in = rt.create_buffer(n, "in");
+  const BufferId out = rt.create_buffer(n, "out");
+  rt.write_blocking(in, 0, bytes(n, 3));
+  Launch l = copy_launch(0, in, out, first, last);
+  l.args[0] = LaunchArg::of_buffer(in, IntervalSet{{0, n}}, {});  // reads all of `in`
+  rt.core().launch(l);
+  std::vector<std::byte> got(last - first);
+  rt.read_blocking(out, first, got);
+  const std::vector<std::byte> all = bytes(n, 3);
+  EXPECT_EQ(got, std::vector<std::byte>(all.begin() + first, all.begin() + last));
+  EXPECT_EQ(rt.core().device_memory()[0].memory.held_bytes, n + (last - first));
+}
+
 // Partial residency under a cap that holds both boxes of a ping-pong stencil but not a growing
 // box twice: each buffer's box grows once (its old box is boxed out: no room for both), and then
 // the launch's boxes stay put. Before the launch's own boxes were held first, each step evicted

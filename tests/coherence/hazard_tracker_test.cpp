@@ -213,3 +213,33 @@ TEST(HazardTracker, UniquePendingKeepsFirstOccurrencesOfUnfinishedEvents) {
 
 }  // namespace
 }  // namespace unimem
+
+namespace unimem {
+namespace {
+
+// pending_on: the unfinished events of the accesses overlapping the bytes, each once, the same
+// set deps_for_write gives.
+TEST(HazardTracker, PendingOnGivesTheUnfinishedAccessesOfTheBytesOnce) {
+  HazardTracker t;
+  auto [r1, s1] = Event::make_manual();
+  auto [r2, s2] = Event::make_manual();
+  auto [w, sw] = Event::make_manual();
+  t.record_read(IntervalSet{{0, 10}}, r1);
+  t.record_read(IntervalSet{{20, 30}}, r1);  // the same event twice
+  t.record_read(IntervalSet{{40, 50}}, r2);
+  t.record_write(IntervalSet{{60, 70}}, w);
+  EXPECT_EQ(t.pending_on(IntervalSet{{5, 25}}), EventList{r1});
+  EXPECT_EQ(t.pending_on(IntervalSet{{0, 100}}), (EventList{r1, r2, w}));
+  EXPECT_TRUE(t.pending_on(IntervalSet{{10, 20}}).empty());
+  EXPECT_TRUE(t.pending_on(IntervalSet{}).empty());
+  EventList deps;
+  t.deps_for_write(IntervalSet{{0, 100}}, deps);
+  EXPECT_EQ(deps, t.pending_on(IntervalSet{{0, 100}}));
+  s1->complete();
+  EXPECT_EQ(t.pending_on(IntervalSet{{0, 100}}), (EventList{r2, w}));
+  s2->complete();
+  sw->complete();
+}
+
+}  // namespace
+}  // namespace unimem

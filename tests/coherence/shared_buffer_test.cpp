@@ -4,7 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <future>
 #include <random>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -71,6 +75,74 @@ TEST(SharedBuffer, AGrowingBoxKeepsTheBytesOnlyItsDeviceHolds) {
     EXPECT_EQ(b.home()[8 + i], pattern[i]) << "byte " << 8 + i;
   }
   b.check_invariants();
+}
+
+// A merge (the box grows) while a kernel on the old box is still pending returns at once: the
+// device-local copy waits for the kernel on the device, not the host, later readers wait for the
+// copy, and the old box stays allocated (and counted by DeviceMemory) until both have finished.
+// In measurement beta there is no copy, but the old box is still freed only after the kernel.
+TEST(SharedBuffer, AMergeDoesNotWaitForAKernelStillRunningOnTheOldBox) {
+  for (const bool beta : {false, true}) {
+    SCOPED_TRACE(beta ? "beta (transfers disabled)" : "alpha");
+    const DeviceRegistry devices = make_host_devices(2);
+    CoherenceContext context = CoherenceContext::of(devices.pointers());
+    context.transfers_disabled = beta;
+    SharedBuffer b(1, "data", 64, context);
+    b.acquire(D1, IntervalSet{{8, 16}});
+    wait_all(b.pending());
+    const ResidentAllocation old_box = *b.residency().find(1, Interval{8, 16});
+    // "A kernel" on d1 writing bytes [8, 16) of the old box once the gate opens: a device copy
+    // from host memory that waits for it.
+    auto [gate, opener] = Event::make_manual();
+    std::vector<std::byte> pattern(8);
+    for (std::size_t i = 0; i < 8; ++i) pattern[i] = static_cast<std::byte>(0xC0 + i);
+    const EventList after_gate{gate};
+    const Event kernel = devices.at(1).copy_host_to_device(pattern.data(), old_box.allocation,
+                                                           old_box.offset_of(8), 8, after_gate);
+    const std::vector<std::pair<Agent, IntervalSet>> writes{{D1, IntervalSet{{8, 16}}}};
+    b.begin_write();
+    b.tracker(D1).record_write(writes[0].second, kernel);
+    b.after_device_writes(writes, "k", UpdateStrategy::lazy);
+
+    // If the merge waited for the kernel, only the watchdog would let it return.
+    std::promise<void> returned;
+    std::atomic<bool> watchdog_fired{false};
+    std::thread watchdog([&, done = returned.get_future(), open = opener]() mutable {
+      if (done.wait_for(std::chrono::seconds(10)) == std::future_status::timeout) {
+        watchdog_fired = true;
+        open->complete();
+      }
+    });
+    b.acquire(D1, IntervalSet{{0, 32}});  // grows the box [8, 16) to [0, 32)
+    returned.set_value();
+    watchdog.join();
+    EXPECT_FALSE(watchdog_fired.load()) << "the merge waited for the kernel on the old box";
+    EXPECT_FALSE(kernel.is_complete());
+    EXPECT_EQ(b.residency().find(1, Interval{0, 32})->covers(), (Interval{0, 32}));
+    EXPECT_EQ(b.residency().retiring_bytes(1), 8u);
+    EXPECT_EQ(context.memory->stats(1).held_bytes, 8u + 32u);  // the old box is still counted
+    b.check_invariants();
+    b.reap_retired();  // the kernel has not run: the old box stays
+    EXPECT_EQ(b.residency().retiring_bytes(1), 8u);
+
+    opener->complete();
+    b.acquire(kHostAgent, IntervalSet{{0, 32}});
+    wait_all(b.pending());
+    kernel.wait();
+    if (!beta) {
+      EXPECT_EQ(b.stats().relocated_bytes, 8u);
+      for (std::size_t i = 0; i < 8; ++i) {
+        EXPECT_EQ(b.home()[8 + i], pattern[i]) << "byte " << 8 + i;
+      }
+    } else {
+      EXPECT_EQ(b.stats().relocated_bytes, 0u);
+    }
+    b.reap_retired();
+    EXPECT_EQ(b.residency().retiring_bytes(1), 0u);
+    EXPECT_EQ(context.memory->stats(1).held_bytes, 32u);
+    b.check_invariants();
+    context.memory->check_invariants();
+  }
 }
 
 // Random host writes, device reads, kernel writes and host reads under every strategy on 1..4

@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "device/host/host_platform.hpp"
@@ -124,11 +127,13 @@ TEST(Residency, CheckInvariantsRejectsAnAllocationOutsideTheBufferOrNull) {
 struct MovingClient final : EvictionClient {
   std::vector<std::pair<Interval, Interval>> moves;  // from.covers(), to.covers()
   std::vector<Interval> boxed_out;
+  EventList users;  // what relocate says still uses `from` (nothing by default)
   [[nodiscard]] bool busy_on(std::size_t) const override { return false; }
   void box_out(std::size_t, const Interval& bytes) override { boxed_out.push_back(bytes); }
-  void relocate(std::size_t, const ResidentAllocation& from,
-                const ResidentAllocation& to) override {
+  EventList relocate(std::size_t, const ResidentAllocation& from,
+                     const ResidentAllocation& to) override {
     moves.emplace_back(from.covers(), to.covers());
+    return users;
   }
   [[nodiscard]] std::string describe() const override { return "buffer 'm'"; }
 };
@@ -267,6 +272,200 @@ TEST(Residency, ABoxInUseIsNeitherMergedNorEvicted) {
   EXPECT_EQ(r.find(0, Interval{0, 100}), held);  // unchanged
   r.end_use(0, Interval{0, 100});
   EXPECT_EQ(r.ensure(0, Interval{50, 150}).covers(), (Interval{0, 150}));
+  r.check_invariants();
+}
+
+// A merged box that operations may still use is not freed by the merge: it retires, no longer
+// holds any bytes, stays counted by DeviceMemory and allocated on the device, and is freed once
+// the events relocate returned have completed (reap(), run by every ensure()).
+TEST(Residency, AMergedBoxRetiresUntilItsUsersFinish) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{100, 200});
+  auto [kernel, state] = Event::make_manual();  // a kernel still running on [100, 200)
+  client.users = {kernel, Event{}};             // a null event counts as finished
+  const ResidentAllocation grown = r.ensure(0, Interval{0, 150});
+  EXPECT_EQ(grown.covers(), (Interval{0, 200}));
+  EXPECT_EQ(r.allocations(0), std::vector<ResidentAllocation>{grown});  // the old box holds nothing
+  EXPECT_EQ(r.allocated_bytes(0), 200u);
+  EXPECT_EQ(r.retiring_bytes(0), 100u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 300u);  // still counted...
+  EXPECT_EQ(memory.stats(0).retiring_bytes, 100u);
+  EXPECT_EQ(allocated_on(devices, 0), 300u);  // ...and still allocated
+  r.check_invariants();
+  memory.check_invariants();
+  memory.settle();  // a launch ending now: the retiring box is not part of what it settles at
+  EXPECT_EQ(memory.stats(0).peak_settled_bytes, 200u);
+
+  r.reap();  // the kernel still runs: nothing is freed
+  client.users.clear();
+  (void)r.ensure(0, Interval{0, 10});  // neither does a later ensure
+  EXPECT_EQ(r.retiring_bytes(0), 100u);
+  EXPECT_EQ(allocated_on(devices, 0), 300u);
+
+  state->complete();
+  (void)r.ensure(0, Interval{0, 10});  // a lookup does not look at retiring boxes
+  EXPECT_EQ(r.retiring_bytes(0), 100u);
+  (void)r.ensure(0, Interval{500, 600});  // an ensure that allocates frees it first
+  EXPECT_EQ(r.retiring_bytes(0), 0u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 300u);
+  EXPECT_EQ(memory.stats(0).retiring_bytes, 0u);
+  EXPECT_EQ(memory.stats(0).peak_held_bytes, 300u);
+  EXPECT_EQ(allocated_on(devices, 0), 300u);
+  r.check_invariants();
+  memory.check_invariants();
+}
+
+TEST(Residency, AMergedBoxWhoseUsersAllFinishedIsFreedAtOnce) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{100, 200});
+  auto [done, state] = Event::make_manual();
+  state->complete();
+  client.users = {done};
+  (void)r.ensure(0, Interval{150, 300});
+  EXPECT_EQ(r.retiring_bytes(0), 0u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 200u);
+  EXPECT_EQ(allocated_on(devices, 0), 200u);
+}
+
+// release() (the buffer is going away) waits for a retiring box's users before freeing it.
+TEST(Residency, ReleaseWaitsForTheUsersOfARetiringBox) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{0, 100});
+  auto [kernel, state] = Event::make_manual();
+  client.users = {kernel};
+  (void)r.ensure(0, Interval{50, 150});
+  ASSERT_EQ(r.retiring_bytes(0), 100u);
+  std::atomic<bool> completed{false};
+  std::thread finisher([&completed, s = state] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    completed = true;
+    s->complete();
+  });
+  r.release(0);
+  EXPECT_TRUE(completed.load());  // release returned only after the kernel finished
+  finisher.join();
+  EXPECT_EQ(r.retiring_bytes(0), 0u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 0u);
+  EXPECT_EQ(allocated_on(devices, 0), 0u);
+  memory.check_invariants();
+}
+
+// Under a cap, a retiring box is reclaimed (after its users) before anything current is
+// evicted: it holds no current bytes, an eviction would cost a write-back and a refetch.
+TEST(Residency, ARetiringBoxIsReclaimedBeforeAnythingIsEvicted) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 300);
+  MovingClient client, other_client;
+  Residency r(1000, 1, cache, memory, client);
+  Residency other(1000, 1, cache, memory, other_client);
+  (void)other.ensure(0, Interval{0, 50});  // an unused box eviction could take
+  (void)r.ensure(0, Interval{0, 100});
+  auto [kernel, state] = Event::make_manual();
+  client.users = {kernel};
+  (void)r.ensure(0, Interval{50, 150});  // 50 + 100 + 150 = 300: fits, the old box retires
+  ASSERT_EQ(r.retiring_bytes(0), 100u);
+  std::atomic<bool> completed{false};
+  std::thread finisher([&completed, s = state] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    completed = true;
+    s->complete();
+  });
+  (void)other.ensure(0, Interval{500, 580});  // 380 > 300: the retiring box goes, after its kernel
+  EXPECT_TRUE(completed.load());
+  finisher.join();
+  EXPECT_EQ(memory.stats(0).reclaims, 1u);
+  EXPECT_EQ(memory.stats(0).evictions, 0u);
+  EXPECT_TRUE(other_client.boxed_out.empty());
+  EXPECT_EQ(r.retiring_bytes(0), 0u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 280u);
+  EXPECT_LE(memory.stats(0).peak_held_bytes, 300u);
+  r.check_invariants();
+  other.check_invariants();
+  memory.check_invariants();
+}
+
+// A retiring box whose users have finished is freed by the next allocation on its device, even
+// another buffer's, before its own owner looks again: it is not counted against that allocation.
+TEST(Residency, AFinishedRetiringBoxIsFreedByTheNextAllocationOnItsDevice) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client, other_client;
+  Residency r(1000, 1, cache, memory, client);
+  Residency other(1000, 1, cache, memory, other_client);
+  (void)r.ensure(0, Interval{0, 100});
+  auto [copy, state] = Event::make_manual();
+  client.users = {copy};
+  (void)r.ensure(0, Interval{50, 150});
+  ASSERT_EQ(memory.stats(0).retiring_bytes, 100u);
+  state->complete();
+  (void)other.ensure(0, Interval{0, 40});
+  EXPECT_EQ(r.retiring_bytes(0), 0u);
+  EXPECT_EQ(memory.stats(0).retiring_bytes, 0u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 190u);
+  EXPECT_EQ(memory.stats(0).peak_held_bytes, 250u);  // old and merged box together, not 290
+  EXPECT_EQ(memory.stats(0).reclaims, 0u);           // nobody waited
+  r.check_invariants();
+  memory.check_invariants();
+}
+
+// A box that keeps growing while its old boxes' users still run keeps at most as many retiring
+// bytes as live ones: the oldest retiring box is waited for and freed.
+TEST(Residency, RetiringBoxesNeverOutweighTheLiveOnes) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  MovingClient client;
+  Residency r(1000, 1, cache, memory, client);
+  (void)r.ensure(0, Interval{0, 100});
+  auto [first, first_state] = Event::make_manual();
+  client.users = {first};
+  (void)r.ensure(0, Interval{100, 110});  // [0, 100) retires: 100 <= 110
+  auto [second, second_state] = Event::make_manual();
+  client.users = {second};
+  EXPECT_EQ(r.retiring_bytes(0), 100u);
+  std::atomic<bool> completed{false};
+  std::thread finisher([&completed, s = first_state] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    completed = true;
+    s->complete();
+  });
+  (void)r.ensure(0, Interval{110, 120});  // 100 + 110 > 120: the oldest is waited for
+  EXPECT_TRUE(completed.load());
+  finisher.join();
+  EXPECT_EQ(r.retiring_bytes(0), 110u);  // [0, 110), whose user still runs
+  EXPECT_EQ(r.allocated_bytes(0), 120u);
+  EXPECT_EQ(memory.stats(0).held_bytes, 230u);
+  second_state->complete();
+  r.check_invariants();
+  memory.check_invariants();
+}
+
+// Without a DeviceMemory (memory straight from the cache) a merge frees the merged boxes, never
+// the new one, wherever it lies among them.
+TEST(Residency, WithoutDeviceMemoryAMergeFreesTheMergedBoxes) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  Residency r(1000, 1, cache);
+  (void)r.ensure(0, Interval{300, 400});
+  (void)r.ensure(0, Interval{500, 600});
+  const ResidentAllocation all = r.ensure(0, Interval{100, 550});
+  EXPECT_EQ(all.covers(), (Interval{100, 600}));
+  EXPECT_EQ(r.allocations(0), std::vector<ResidentAllocation>{all});
+  EXPECT_EQ(allocated_on(devices, 0), 500u);
   r.check_invariants();
 }
 

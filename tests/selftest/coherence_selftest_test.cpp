@@ -86,6 +86,7 @@ TEST(CoherenceSelftest, LazyHostReadsCopyDeviceBytesStraightToTheReader) {
 // merge and grow, most launches evict, and no byte is ever wrong.
 TEST_P(CoherenceSelftest, RandomProgramsUnderATightDeviceMemoryCapMatchFlatMemory) {
   std::uint64_t evictions = 0;
+  std::uint64_t relocated = 0;
   for (std::uint64_t seed = 1; seed <= 16; ++seed) {
     CoherenceSelftestOptions o;
     o.seed = 1000 + seed;
@@ -103,8 +104,10 @@ TEST_P(CoherenceSelftest, RandomProgramsUnderATightDeviceMemoryCapMatchFlatMemor
     EXPECT_TRUE(r.ok);
     EXPECT_LE(r.peak_device_bytes, o.device_memory);
     evictions += r.evictions;
+    relocated += r.relocated_bytes;
   }
   EXPECT_GT(evictions, 0u);
+  EXPECT_GT(relocated, 0u);  // boxes merged (their old boxes retired) under the cap too
 }
 
 // The adaptive accounting above is only a check when replays happen and some miss: make sure
