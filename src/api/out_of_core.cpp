@@ -22,9 +22,10 @@ namespace unimem {
 // and filled while the current chunk's kernel runs (launch_rounds). Correct because work-groups
 // of one OpenCL launch have no order among them and no synchronisation across them: running the
 // work-groups of a partition in a few launches one after another is one of the orders the kernel
-// already allows (a kernel reading bytes another work-group writes races in OpenCL itself). Kernels whose work-item functions depend on
-// the launch's size (get_num_groups, get_global_size, get_global_offset) cannot be cut; one work-
-// group that alone does not fit is an error naming the kernel, its buffers and the bytes.
+// already allows (a kernel reading bytes another work-group writes races in OpenCL itself). Kernels
+// whose work-item functions depend on the launch's size (get_num_groups, get_global_size,
+// get_global_offset) cannot be cut; one work- group that alone does not fit is an error naming the
+// kernel, its buffers and the bytes.
 void cut_to_fit(RuntimeCore& core, ProgramBuilds& builds, LaunchPlan& plan,
                 const PlanRequest& request, std::span<const LaunchArg> launch_args, bool group_ids,
                 const ProgramBuilds::SizeVariant* sizes) {
