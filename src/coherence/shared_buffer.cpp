@@ -97,9 +97,7 @@ bool SharedBuffer::busy_on(std::size_t device) const {
 }
 
 bool SharedBuffer::busy_on(std::size_t device, const Interval& bytes) const {
-  EventList users;
-  trackers_.at(agent_of_device(device)).deps_for_write(IntervalSet(bytes), users);
-  return !users.empty();
+  return !trackers_.at(agent_of_device(device)).pending_on(IntervalSet(bytes)).empty();
 }
 
 void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
@@ -120,9 +118,7 @@ void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
   // Only the operations on this allocation: those reading or writing its bytes on this device
   // (its other allocations hold other bytes). Waiting for every operation of the device's copy
   // stalled each out-of-core chunk on the previous chunk's kernel.
-  EventList users;
-  trackers_[a].deps_for_write(all, users);
-  wait_all(users);
+  wait_all(trackers_[a].pending_on(all));
   if (context_.trace) {
     context_.trace->span(
         TraceLane::evictions, device, TraceCategory::eviction, "evict " + name_, start,
