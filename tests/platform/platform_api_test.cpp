@@ -6,8 +6,9 @@
 // Entry points covered: clGetPlatformIDs, clGetPlatformInfo, clGetDeviceIDs, clGetDeviceInfo,
 // clCreateContext, clCreateContextFromType, clGetContextInfo, clCreateCommandQueue,
 // clGetCommandQueueInfo, clCreateBuffer (every host-pointer flag), clCreateSubBuffer,
-// clGetMemObjectInfo, clEnqueue{Read,Write,Copy,Fill}Buffer, clEnqueue{Read,Write}BufferRect,
-// clEnqueueMapBuffer, clEnqueueUnmapMemObject, clCreateProgramWithSource,
+// clGetMemObjectInfo, clEnqueue{Read,Write,Copy,Fill}Buffer, clEnqueue{Read,Write,Copy}BufferRect,
+// clEnqueueMapBuffer, clEnqueueUnmapMemObject, clEnqueueMigrateMemObjects (profiling times of
+// every command kind: unimem only), clCreateProgramWithSource,
 // clCreateProgramWithBinary, clBuildProgram, clCompileProgram (with input headers),
 // clLinkProgram, clGetProgramInfo, clGetProgramBuildInfo,
 // clCreateKernel, clCreateKernelsInProgram, clSetKernelArg, clGetKernelInfo,
