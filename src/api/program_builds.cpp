@@ -175,6 +175,16 @@ bool ProgramBuilds::group_variant_fits(const NDRange& range) const {
   return true;
 }
 
+bool ProgramBuilds::group_ids_need_launch_offset(const NDRange& range) const {
+  if (!wants_group_variant_) return false;
+  bool offset = false;
+  for (std::uint32_t d = 0; d < range.dims; ++d) {
+    if (range.local[d] == 0) return false;
+    offset = offset || range.offset[d] != 0;
+  }
+  return offset;
+}
+
 // One build per build domain (an OpenCL context): devices of a domain share the program.
 std::vector<std::shared_ptr<const CompiledProgram>> ProgramBuilds::build_per_domain(
     const std::string& text, std::size_t* contexts, const std::string& options) const {
@@ -247,6 +257,8 @@ const std::vector<std::shared_ptr<const CompiledProgram>>* ProgramBuilds::group_
 // partitions start at whole work-groups from the launch's offset; the partition's offset is the
 // builtin's, read in a function defined before get_global_offset becomes a macro. Made at most
 // once per shape, on the first launch of that shape over several devices, from any thread.
+// A program calling only get_group_id needs only the launch's offset: the program does not call
+// get_global_offset, so its macro changes nothing else, and the build serves every global size.
 ProgramBuilds::SizeVariant* ProgramBuilds::size_variant(PlanRequest& request) {
   const NDRange& r = request.range;
   const bool explicit_local =
@@ -280,13 +292,18 @@ ProgramBuilds::SizeVariant* ProgramBuilds::size_variant(PlanRequest& request) {
     prefix += "#define UNIMEM_WHOLE_LAUNCH_GROUP_IDS 1\n";
     prefix += "size_t unimem_partition_offset_(uint d) { return get_global_offset(d); }\n";
   }
-  prefix += value(
-      "get_global_size", [&](std::uint32_t d) { return r.global[d]; }, 1);
+  const bool group_ids_only = size_calls_.empty();
+  if (!group_ids_only) {
+    prefix += value(
+        "get_global_size", [&](std::uint32_t d) { return r.global[d]; }, 1);
+  }
   prefix += value(
       "get_global_offset", [&](std::uint32_t d) { return r.offset[d]; }, 0);
-  if (explicit_local) {
+  if (explicit_local && !group_ids_only) {
     prefix += value(
         "get_num_groups", [&](std::uint32_t d) { return r.global[d] / r.local[d]; }, 1);
+  }
+  if (explicit_local) {
     prefix +=
         "#define get_group_id(d) (get_group_id(d) + (unimem_partition_offset_(d) - "
         "get_global_offset(d)) / get_local_size(d))\n";

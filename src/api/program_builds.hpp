@@ -47,7 +47,8 @@ class ProgramBuilds {
   // The program built for split launches of a source that calls get_group_id: a partition
   // launched with global offset o (a whole number of work-groups) sees group ids from 0; adding
   // o / local size gives the whole launch's ids again. Right only for launches without a global
-  // offset of their own and with an explicit work-group size (group_variant_fits).
+  // offset of their own and with an explicit work-group size (group_variant_fits); those with an
+  // offset of their own split with a build that knows it (group_ids_need_launch_offset).
   // UNIMEM_WHOLE_LAUNCH_GROUP_IDS tells <unimem/team.h> not to add the offset a second time.
   static constexpr const char* kWholeLaunchGroupIds =
       "#define UNIMEM_WHOLE_LAUNCH_GROUP_IDS 1\n"
@@ -82,6 +83,11 @@ class ProgramBuilds {
   [[nodiscard]] bool calls_group_id() const { return calls_group_id_; }
 
   [[nodiscard]] bool group_variant_fits(const NDRange& range) const;
+  /// A launch of a program calling get_group_id (and none of the size functions) with a global
+  /// offset of its own and an explicit work-group size: its group ids count from that offset
+  /// (OpenCL 1.2 section 6.12.1), so it splits with a size_variant() build that has the offset
+  /// built in, one per offset.
+  [[nodiscard]] bool group_ids_need_launch_offset(const NDRange& range) const;
   /// The second build, made now if not yet; null when it failed (group_variant_error() says why).
   const std::vector<std::shared_ptr<const CompiledProgram>>* group_variant() const;
   [[nodiscard]] const std::string& group_variant_error() const { return group_variant_error_; }
@@ -93,7 +99,8 @@ class ProgramBuilds {
     std::string error;
   };
   /// The whole-launch-size build for this launch's shape, built now if not yet; null (with
-  /// request.unsplittable_reason saying why) when the launch cannot have one.
+  /// request.unsplittable_reason saying why) when the launch cannot have one. For a program
+  /// calling only get_group_id, the shape is the launch's global offset alone.
   SizeVariant* size_variant(PlanRequest& request);
 
   /// The rewritten kernel `name` for device `device` in the build with `prefix` before the source

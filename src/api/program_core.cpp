@@ -154,10 +154,12 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   std::vector<LaunchArg> launch_args;
   PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
   const bool measuring = options.balance == Balance::measured && request.devices.size() > 1;
-  ProgramBuilds::SizeVariant* sizes = !builds_.size_calls().empty() && request.devices.size() > 1 &&
-                                              request.unsplittable_reason.empty()
-                                          ? builds_.size_variant(request)
-                                          : nullptr;
+  const bool needs_sizes =
+      !builds_.size_calls().empty() || builds_.group_ids_need_launch_offset(range);
+  ProgramBuilds::SizeVariant* sizes =
+      needs_sizes && request.devices.size() > 1 && request.unsplittable_reason.empty()
+          ? builds_.size_variant(request)
+          : nullptr;
   // Measured balance changes its weights, descriptors may be anything, team spill areas grow:
   // only plain launches are cached. Descriptors the launch ignores (LaunchOptions::
   // ignore_accesses: `unimem bench --access analysis` passes the workload's descriptors and
@@ -370,11 +372,12 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
                                   "and the whole launch";
   } else if (!builds_.size_calls().empty()) {
     // ProgramCore::launch asks size_variant(), which says why when the launch cannot split.
+  } else if (builds_.group_ids_need_launch_offset(range)) {
+    // ProgramCore::launch asks size_variant() for a build with the launch's offset.
   } else if (builds_.calls_group_id() && !builds_.group_variant_fits(range)) {
     request.unsplittable_reason =
-        "the program calls get_group_id, and the launch has a global offset or leaves the "
-        "work-group size to the driver (partitions would see other group ids than the whole "
-        "launch)";
+        "the program calls get_group_id, and the launch leaves the work-group size to the "
+        "driver (partitions would see other group ids than the whole launch)";
   } else if (builds_.calls_group_id() && request.devices.size() > 1 &&
              builds_.group_variant() == nullptr) {
     request.unsplittable_reason =

@@ -195,7 +195,10 @@ void RuntimeCore::set_buffer_strategy(BufferId id, std::optional<UpdateStrategy>
   buffer_locked(id).set_strategy_override(strategy);
 }
 
-Event RuntimeCore::write(BufferId id, std::uint64_t offset, std::span<const std::byte> data) {
+void RuntimeCore::time_host_operations() { host_queue_.set_timing(true); }
+
+Event RuntimeCore::write(BufferId id, std::uint64_t offset, std::span<const std::byte> data,
+                         DeviceEvents* operations) {
   std::lock_guard lock(mutex_);
   ++operations_;
   SharedBuffer& b = buffer_locked(id);
@@ -218,6 +221,7 @@ Event RuntimeCore::write(BufferId id, std::uint64_t offset, std::span<const std:
   b.tracker(kHostAgent).record_write(bytes, e);
   if (measurement_.coherent()) b.after_host_write(bytes, strategy_for(b));
   track(e);
+  if (operations != nullptr) operations->emplace_back(0, e);  // on the host clock
   return e;
 }
 
@@ -226,7 +230,8 @@ void RuntimeCore::write_blocking(BufferId id, std::uint64_t offset,
   write(id, offset, data).wait();
 }
 
-Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> out) {
+Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> out,
+                        DeviceEvents* operations) {
   std::lock_guard lock(mutex_);
   ++operations_;
   SharedBuffer& b = buffer_locked(id);
@@ -241,9 +246,11 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
   // holders straight into out, so the home copy is not written and read again on the way.
   IntervalSet from_home(range);
   EventList direct;
+  std::vector<std::size_t> direct_devices;
   if (measurement_.coherent()) {
     if (direct_host_reads_) {
-      from_home = b.read_direct(range, out.data(), direct);
+      from_home = b.read_direct(range, out.data(), direct,
+                                operations != nullptr ? &direct_devices : nullptr);
     } else {
       b.acquire(kHostAgent, from_home);
     }
@@ -277,6 +284,12 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
         },
         deps);
     b.tracker(kHostAgent).record_read(from_home, home_copy);
+  }
+  if (operations != nullptr) {
+    for (std::size_t i = 0; i < direct_devices.size(); ++i) {
+      operations->emplace_back(direct_devices[i], direct[i]);
+    }
+    if (!home_copy.is_null()) operations->emplace_back(0, home_copy);  // on the host clock
   }
   Event e = home_copy;
   if (!direct.empty()) {

@@ -62,6 +62,11 @@ struct LaunchArg {
   }
 };
 
+/// Operations' events, each with the runtime device whose profiling clock its EventTimes are on
+/// (an index that events on the host clock do not use): what a host read or write was made of,
+/// for the OpenCL platform's CL_PROFILING_COMMAND_START / END.
+using DeviceEvents = std::vector<std::pair<std::size_t, Event>>;
+
 /// A kernel launch on one device.
 struct Launch {
   std::size_t device = 0;
@@ -150,10 +155,17 @@ class RuntimeCore {
   void set_strategy(UpdateStrategy strategy);
   [[nodiscard]] UpdateStrategy strategy() const;
   void set_buffer_strategy(BufferId buffer, std::optional<UpdateStrategy> strategy);
-  Event write(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data);
+  /// operations, when given, receives the operations whose completion the returned event is (with
+  /// time_host_operations(), each can say when it ran).
+  Event write(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data,
+              DeviceEvents* operations = nullptr);
   void write_blocking(BufferId buffer, std::uint64_t offset, std::span<const std::byte> data);
-  Event read(BufferId buffer, std::uint64_t offset, std::span<std::byte> out);
+  Event read(BufferId buffer, std::uint64_t offset, std::span<std::byte> out,
+             DeviceEvents* operations = nullptr);
   void read_blocking(BufferId buffer, std::uint64_t offset, std::span<std::byte> out);
+  /// From now on the host copies of reads and writes record when they ran (EventTimes on the host
+  /// clock), as they do when tracing; the devices' operations do once Device::set_profiling is on.
+  void time_host_operations();
 
   /// Runs a kernel on one device: makes every read and may-write byte current on the device
   /// before it starts and records the write and may-write bytes as the device's afterwards.

@@ -207,7 +207,8 @@ void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool dema
   issue_all(transfers, kHome, nullptr);
 }
 
-IntervalSet SharedBuffer::read_direct(const Interval& range, std::byte* out, EventList& copies) {
+IntervalSet SharedBuffer::read_direct(const Interval& range, std::byte* out, EventList& copies,
+                                      std::vector<std::size_t>* copy_devices) {
   UNIMEM_REQUIRE(range.end <= size_, "SharedBuffer::read_direct: range outside the buffer");
   if (range.empty()) return {};
   const std::vector<Transfer> direct = directory_.stale_at_home(range);
@@ -224,13 +225,13 @@ IntervalSet SharedBuffer::read_direct(const Interval& range, std::byte* out, Eve
   if (history_.recording() && !from_home.empty()) {
     history_.observe_read(kHostAgent, from_home, IntervalSet{});
   }
-  issue_all(direct, HostSide{out, range.begin}, &copies);
+  issue_all(direct, HostSide{out, range.begin}, &copies, copy_devices);
   check_if_enabled();
   return from_home;
 }
 
 void SharedBuffer::issue_all(const std::vector<Transfer>& transfers, HostSide host,
-                             EventList* events) {
+                             EventList* events, std::vector<std::size_t>* sources) {
   for (std::size_t i = 0; i < transfers.size();) {
     std::size_t rows = context_.rect_copies ? strided_rows(transfers, i) : 1;
     if (rows > 1) {  // a rect copy reads or writes one allocation on its device side
@@ -242,6 +243,9 @@ void SharedBuffer::issue_all(const std::vector<Transfer>& transfers, HostSide ho
       }
     }
     issue(std::span(transfers).subspan(i, rows), host, events);
+    if (sources != nullptr && events != nullptr) {  // one event per issued copy, or none (beta)
+      sources->resize(events->size(), device_of_agent(transfers[i].from));
+    }
     i += rows;
   }
 }

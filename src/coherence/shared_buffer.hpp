@@ -163,7 +163,10 @@ class SharedBuffer final : public EvictionClient {
   /// tracker(host), count_home_read). Unlike acquire(host), a direct part is not a demand the
   /// adaptive strategy records: a replay could only bring it home, and the read would then copy
   /// it a second time. Under measurement beta the copies are skipped like every other.
-  IntervalSet read_direct(const Interval& range, std::byte* out, EventList& copies);
+  /// copy_devices, when given, receives the device (not agent) each copy ran on, in step with
+  /// `copies` (whose times are on that device's clock: the OpenCL platform's profiling).
+  IntervalSet read_direct(const Interval& range, std::byte* out, EventList& copies,
+                          std::vector<std::size_t>* copy_devices = nullptr);
   /// A host read copies `bytes` bytes out of the home copy (TransferStats::home_read_bytes).
   void count_home_read(std::uint64_t bytes) { stats_.home_read_bytes += bytes; }
 
@@ -229,8 +232,10 @@ class SharedBuffer final : public EvictionClient {
   /// and one device (strided_rows in shared_buffer.cpp) as one rectangular copy. Its event is
   /// appended to `events` when given.
   void issue(std::span<const Transfer> rows, HostSide host, EventList* events);
-  /// Issues transfers in order, strided rows grouped into rect copies where allowed.
-  void issue_all(const std::vector<Transfer>& transfers, HostSide host, EventList* events);
+  /// Issues transfers in order, strided rows grouped into rect copies where allowed. With
+  /// events, sources (when given) receives each event's source device (read_direct's copies).
+  void issue_all(const std::vector<Transfer>& transfers, HostSide host, EventList* events,
+                 std::vector<std::size_t>* sources = nullptr);
   /// Records copy t (issued at submitted_ns, as event e) in the trace: `bytes` in `rows` rows
   /// within t.range (a rect copy has several); to_reader: into a host reader's memory.
   void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns, std::uint64_t bytes,

@@ -8,15 +8,16 @@
 // - a command that reads or writes host memory first waits for the unfinished commands of its
 //   wait list and, on an in-order queue, for the queue's earlier commands that write host memory
 //   (a read into memory that a later write sends on).
-// Profiling times are host steady-clock nanoseconds: QUEUED at enqueue, SUBMIT and START when the
-// runtime accepts the command, END when its completion is observed; a kernel's START and END come
-// from its devices' own times, placed on the host clock (profiling.hpp).
+// Profiling: QUEUED at enqueue and SUBMIT when the runtime accepts the command (host steady-clock
+// nanoseconds); START and END from the operations that did the command's work, on the devices or
+// on the runtime's host worker, placed on the host clock (profiling.hpp says which and when not).
 
 #include <algorithm>
 #include <cstring>
 
 #include <unimem/errors.hpp>
 #include "api/program_core.hpp"
+#include "api/runtime_core.hpp"
 #include "platform/entry_points.hpp"
 
 namespace unimem::platform {
@@ -49,6 +50,38 @@ cl_event new_event(cl_context context, cl_command_queue queue, Record record, bo
 }
 
 bool profiled(cl_command_queue q) { return (q->properties & CL_QUEUE_PROFILING_ENABLE) != 0; }
+
+// Only an event of a profiling queue can be asked for times: a command keeps its operations
+// (profiling.hpp) then, and only then.
+std::shared_ptr<DeviceWork> work_for(cl_command_queue q, const cl_event* event) {
+  return event != nullptr && profiled(q) ? std::make_shared<DeviceWork>() : nullptr;
+}
+
+// Gives the event enqueue() handed out its command's operations; the event is this thread's
+// alone until the entry point returns.
+cl_int keep_work(cl_int result, cl_event* event, std::shared_ptr<DeviceWork> work) {
+  if (work && result == CL_SUCCESS) (*event)->record->device_work = std::move(work);
+  return result;
+}
+
+// A runtime read or write whose operations are added to work (when not null).
+Event host_read(RuntimeCore& core, BufferId b, std::uint64_t at, std::span<std::byte> out,
+                DeviceWork* work) {
+  if (work == nullptr) return core.read(b, at, out);
+  DeviceEvents parts;
+  Event e = core.read(b, at, out, &parts);
+  work->add(std::move(parts));
+  return e;
+}
+
+Event host_write(RuntimeCore& core, BufferId b, std::uint64_t at, std::span<const std::byte> data,
+                 DeviceWork* work) {
+  if (work == nullptr) return core.write(b, at, data);
+  DeviceEvents parts;
+  Event e = core.write(b, at, data, &parts);
+  work->add(std::move(parts));
+  return e;
+}
 
 // A queue of the aggregate device splits over every device; a queue of one exposed device runs
 // there.
@@ -233,12 +266,17 @@ cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem mem, cl_bool blo
                                      const cl_event* list, cl_event* event) {
   if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
   if (ptr == nullptr || size == 0 || !inside(mem, offset, size)) return CL_INVALID_VALUE;
-  Runtime& rt = PlatformState::get().runtime();
+  RuntimeCore& core = PlatformState::get().core();
   const BufferId b = mem->buffer;
   const std::size_t at = mem->origin + offset;
-  return enqueue(q, CL_COMMAND_READ_BUFFER, HostUse::writes, n, list, event, blocking, [=, &rt] {
-    return rt.read(b, at, std::span(static_cast<std::byte*>(ptr), size));
-  });
+  auto work = work_for(q, event);
+  return keep_work(enqueue(q, CL_COMMAND_READ_BUFFER, HostUse::writes, n, list, event, blocking,
+                           [=, &core] {
+                             return host_read(core, b, at,
+                                              std::span(static_cast<std::byte*>(ptr), size),
+                                              work.get());
+                           }),
+                   event, work);
 }
 
 cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem mem, cl_bool blocking,
@@ -246,12 +284,17 @@ cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem mem, cl_bool bl
                                       const cl_event* list, cl_event* event) {
   if (const cl_int e = check_queue_mem(q, mem); e != CL_SUCCESS) return e;
   if (ptr == nullptr || size == 0 || !inside(mem, offset, size)) return CL_INVALID_VALUE;
-  Runtime& rt = PlatformState::get().runtime();
+  RuntimeCore& core = PlatformState::get().core();
   const BufferId b = mem->buffer;
   const std::size_t at = mem->origin + offset;
-  return enqueue(q, CL_COMMAND_WRITE_BUFFER, HostUse::reads, n, list, event, blocking, [=, &rt] {
-    return rt.write(b, at, std::span(static_cast<const std::byte*>(ptr), size));
-  });
+  auto work = work_for(q, event);
+  return keep_work(enqueue(q, CL_COMMAND_WRITE_BUFFER, HostUse::reads, n, list, event, blocking,
+                           [=, &core] {
+                             return host_write(core, b, at,
+                                               std::span(static_cast<const std::byte*>(ptr), size),
+                                               work.get());
+                           }),
+                   event, work);
 }
 
 cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst, size_t src_offset,
@@ -270,8 +313,13 @@ cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_mem dst,
   const BufferId s = src->buffer;
   const BufferId d = dst->buffer;
   const LaunchOptions options = queue_launch_options(q);
-  return enqueue(q, CL_COMMAND_COPY_BUFFER, HostUse::none, n, list, event, false,
-                 [=] { return PlatformState::get().copies().copy(s, from, d, to, size, options); });
+  auto work = work_for(q, event);
+  return keep_work(enqueue(q, CL_COMMAND_COPY_BUFFER, HostUse::none, n, list, event, false,
+                           [=] {
+                             return PlatformState::get().copies().copy(s, from, d, to, size,
+                                                                       options, work.get());
+                           }),
+                   event, work);
 }
 
 cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem mem, const void* pattern,
@@ -287,14 +335,18 @@ cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem mem, const void*
   for (std::size_t i = 0; i < size; i += pattern_size) {
     std::memcpy(bytes->data() + i, pattern, pattern_size);
   }
-  Runtime& rt = PlatformState::get().runtime();
+  RuntimeCore& core = PlatformState::get().core();
   const BufferId b = mem->buffer;
   const std::size_t at = mem->origin + offset;
-  return enqueue(q, CL_COMMAND_FILL_BUFFER, HostUse::none, n, list, event, false, [=, &rt] {
-    Event e = rt.write(b, at, *bytes);
-    e.on_complete([bytes] {});  // keeps the pattern bytes alive until the write is done
-    return e;
-  });
+  auto work = work_for(q, event);
+  return keep_work(enqueue(q, CL_COMMAND_FILL_BUFFER, HostUse::none, n, list, event, false,
+                           [=, &core] {
+                             Event e = host_write(core, b, at, *bytes, work.get());
+                             // Keeps the pattern bytes alive until the write is done.
+                             e.on_complete([bytes] {});
+                             return e;
+                           }),
+                   event, work);
 }
 
 namespace {
@@ -317,25 +369,28 @@ cl_int enqueue_host_rect(cl_command_queue q, cl_mem mem, cl_bool blocking, bool 
       rect_end(buffer_origin, region, bg) > mem->size) {
     return CL_INVALID_VALUE;
   }
-  Runtime& rt = PlatformState::get().runtime();
+  RuntimeCore& core = PlatformState::get().core();
   const BufferId b = mem->buffer;
   const std::size_t base = mem->origin + bg.at(buffer_origin);
   std::byte* const host_base = host + hg.at(host_origin);
   const std::array<std::size_t, 3> r{region[0], region[1], region[2]};
   const cl_command_type type = to_host ? CL_COMMAND_READ_BUFFER_RECT : CL_COMMAND_WRITE_BUFFER_RECT;
-  return enqueue(q, type, to_host ? HostUse::writes : HostUse::reads, n, list, event, blocking,
-                 [=, &rt] {
-                   std::vector<Event> rows;
-                   for (std::size_t z = 0; z < r[2]; ++z) {
-                     for (std::size_t y = 0; y < r[1]; ++y) {
-                       const std::size_t at = base + z * bg.slice_pitch + y * bg.row_pitch;
-                       const std::span row(host_base + z * hg.slice_pitch + y * hg.row_pitch, r[0]);
-                       rows.push_back(to_host ? rt.read(b, at, row)
-                                              : rt.write(b, at, std::span<const std::byte>(row)));
-                     }
-                   }
-                   return when_all(rows);
-                 });
+  auto work = work_for(q, event);
+  return keep_work(
+      enqueue(q, type, to_host ? HostUse::writes : HostUse::reads, n, list, event, blocking,
+              [=, &core] {
+                std::vector<Event> rows;
+                for (std::size_t z = 0; z < r[2]; ++z) {
+                  for (std::size_t y = 0; y < r[1]; ++y) {
+                    const std::size_t at = base + z * bg.slice_pitch + y * bg.row_pitch;
+                    const std::span row(host_base + z * hg.slice_pitch + y * hg.row_pitch, r[0]);
+                    rows.push_back(to_host ? host_read(core, b, at, row, work.get())
+                                           : host_write(core, b, at, row, work.get()));
+                  }
+                }
+                return when_all(rows);
+              }),
+      event, work);
 }
 
 }  // namespace
@@ -394,8 +449,13 @@ cl_int CL_API_CALL EnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem 
   const RectSide to{dst->buffer, dst->origin + dg.at(dst_origin), dg.row_pitch, dg.slice_pitch};
   const std::array<std::uint64_t, 3> r{region[0], region[1], region[2]};
   const LaunchOptions options = queue_launch_options(q);
-  return enqueue(q, CL_COMMAND_COPY_BUFFER_RECT, HostUse::none, n, list, event, false,
-                 [=] { return PlatformState::get().copies().copy_rect(from, to, r, options); });
+  auto work = work_for(q, event);
+  return keep_work(enqueue(q, CL_COMMAND_COPY_BUFFER_RECT, HostUse::none, n, list, event, false,
+                           [=] {
+                             return PlatformState::get().copies().copy_rect(from, to, r, options,
+                                                                            work.get());
+                           }),
+                   event, work);
 }
 
 // ---- map / unmap ---------------------------------------------------------------------------
@@ -423,18 +483,22 @@ void* CL_API_CALL EnqueueMapBuffer(cl_command_queue q, cl_mem mem, cl_bool block
   }
   void* pointer = mapping.pointer;
   const bool fetch = (flags & CL_MAP_WRITE_INVALIDATE_REGION) == 0;
-  Runtime& rt = PlatformState::get().runtime();
+  RuntimeCore& core = PlatformState::get().core();
   const BufferId b = mem->buffer;
   const std::size_t at = mem->origin + offset;
   {
     std::lock_guard lock(mem->mutex);
     mem->mappings.push_back(std::move(mapping));
   }
-  const cl_int e =
-      enqueue(q, CL_COMMAND_MAP_BUFFER, HostUse::writes, n, list, event, blocking, [=, &rt] {
-        if (!fetch) return Event();
-        return rt.read(b, at, std::span(static_cast<std::byte*>(pointer), size));
-      });
+  auto work = work_for(q, event);
+  const cl_int e = keep_work(
+      enqueue(q, CL_COMMAND_MAP_BUFFER, HostUse::writes, n, list, event, blocking,
+              [=, &core] {
+                if (!fetch) return Event();
+                return host_read(core, b, at, std::span(static_cast<std::byte*>(pointer), size),
+                                 work.get());
+              }),
+      event, work);
   if (e != CL_SUCCESS) {
     std::lock_guard lock(mem->mutex);
     std::erase_if(mem->mappings, [&](const _cl_mem::Mapping& m) { return m.pointer == pointer; });
@@ -460,16 +524,22 @@ cl_int CL_API_CALL EnqueueUnmapMemObject(cl_command_queue q, cl_mem mem, void* m
   }
   mem->map_count.fetch_sub(1);
   const bool publish = (mapping->flags & (CL_MAP_WRITE | CL_MAP_WRITE_INVALIDATE_REGION)) != 0;
-  Runtime& rt = PlatformState::get().runtime();
+  RuntimeCore& core = PlatformState::get().core();
   const BufferId b = mem->buffer;
   const std::size_t at = mem->origin + mapping->offset;
-  return enqueue(q, CL_COMMAND_UNMAP_MEM_OBJECT, HostUse::reads, n, list, event, false, [=, &rt] {
-    if (!publish) return Event();
-    Event e =
-        rt.write(b, at, std::span(static_cast<const std::byte*>(mapping->pointer), mapping->size));
-    e.on_complete([mapping] {});  // the mapped bytes live until written
-    return e;
-  });
+  auto work = work_for(q, event);
+  return keep_work(
+      enqueue(q, CL_COMMAND_UNMAP_MEM_OBJECT, HostUse::reads, n, list, event, false,
+              [=, &core] {
+                if (!publish) return Event();
+                Event e = host_write(
+                    core, b, at,
+                    std::span(static_cast<const std::byte*>(mapping->pointer), mapping->size),
+                    work.get());
+                e.on_complete([mapping] {});  // the mapped bytes live until written
+                return e;
+              }),
+      event, work);
 }
 
 cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue q, cl_uint num, const cl_mem* mems,
@@ -554,28 +624,18 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   const LaunchOptions options = queue_launch_options(q);
   std::shared_ptr<Program> built = kernel->built;
   const std::string name = kernel->name;
-  // Only an event of a profiling queue can be asked for times: keep its partitions then.
-  std::shared_ptr<DeviceWork> work =
-      event != nullptr && profiled(q) ? std::make_shared<DeviceWork>() : nullptr;
-  const cl_int result =
-      enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
-              [built, name, range, args = std::move(args), options, work] {
-                std::shared_ptr<const LaunchPlan> plan;
-                std::vector<Event> partitions;
-                Event e = built->core().launch(name, range, *args, options, &plan,
-                                               work ? &partitions : nullptr);
-                PlatformState::get().record_launch(name, plan);
-                if (work) {
-                  std::lock_guard lock(work->mutex);
-                  for (std::size_t i = 0; i < partitions.size(); ++i) {
-                    work->partitions.emplace_back(plan->partitions[i].device, partitions[i]);
-                  }
-                }
-                return e;
-              });
-  // The event is this thread's alone until this call returns.
-  if (work && result == CL_SUCCESS) (*event)->record->device_work = std::move(work);
-  return result;
+  std::shared_ptr<DeviceWork> work = work_for(q, event);
+  const cl_int result = enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
+                                [built, name, range, args = std::move(args), options, work] {
+                                  std::shared_ptr<const LaunchPlan> plan;
+                                  std::vector<Event> partitions;
+                                  Event e = built->core().launch(name, range, *args, options, &plan,
+                                                                 work ? &partitions : nullptr);
+                                  PlatformState::get().record_launch(name, plan);
+                                  if (work) work->add(*plan, partitions);
+                                  return e;
+                                });
+  return keep_work(result, event, std::move(work));
 }
 
 cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel kernel, cl_uint n,
@@ -702,13 +762,18 @@ cl_int CL_API_CALL GetEventProfilingInfo(cl_event event, cl_profiling_info param
       event->record->status() != CL_COMPLETE) {
     return CL_PROFILING_INFO_NOT_AVAILABLE;
   }
-  const CommandRecord& r = *event->record;
-  CommandTimes t{r.submit_ns.load(), r.start_ns.load(),
-                 std::max(r.end_ns.load(), r.start_ns.load())};
+  CommandRecord& r = *event->record;
+  // A waiter may see the command complete before its completion callback noted the end: the
+  // first answer notes it then (the callback keeps it), so that every answer is the same.
+  cl_ulong done = r.end_ns.load();
+  if (done == 0) {
+    const cl_ulong seen = now_ns();
+    if (r.end_ns.compare_exchange_strong(done, seen)) done = seen;
+  }
+  CommandTimes t{r.submit_ns.load(), r.start_ns.load(), std::max(done, r.start_ns.load())};
   if (r.device_work) {
-    const cl_ulong done = r.end_ns.load();
-    if (auto placed = PlatformState::get().device_clocks().place(
-            *r.device_work, r.queued_ns.load(), r.submit_ns.load(), done != 0 ? done : now_ns())) {
+    if (auto placed = PlatformState::get().device_clocks().place(*r.device_work, r.queued_ns.load(),
+                                                                 r.submit_ns.load(), done)) {
       t = *placed;
     }
   }

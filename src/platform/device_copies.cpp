@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/program_core.hpp"
 #include "platform/platform_state.hpp"
 
 namespace unimem::platform {
@@ -53,20 +54,30 @@ DeviceCopies::DeviceCopies(Runtime& runtime) : program_(runtime, kSource) {
   program_.set_log([](const std::string& message) { say(message); });
 }
 
+Event DeviceCopies::launch(const std::string& kernel, const NDRange& range,
+                           std::span<const Arg> args, const LaunchOptions& options,
+                           DeviceWork* work) {
+  if (work == nullptr) return program_.launch(kernel, range, args, options);
+  std::shared_ptr<const LaunchPlan> plan;
+  std::vector<Event> partitions;
+  Event e = program_.core().launch(kernel, range, args, options, &plan, &partitions);
+  work->add(*plan, partitions);
+  return e;
+}
+
 Event DeviceCopies::copy(BufferId src, std::uint64_t from, BufferId dst, std::uint64_t to,
-                         std::uint64_t size, const LaunchOptions& options) {
+                         std::uint64_t size, const LaunchOptions& options, DeviceWork* work) {
   const std::uint64_t unit = words({from, to, size}) ? 4 : 1;
   NDRange range;
   range.global = {size / unit, 1, 1};
-  return program_.launch(unit == 4 ? "unimem_copy_words" : "unimem_copy_bytes", range,
-                         {Arg::buffer(dst), Arg::scalar<std::uint64_t>(to / unit), Arg::buffer(src),
-                          Arg::scalar<std::uint64_t>(from / unit)},
-                         options);
+  const Arg args[] = {Arg::buffer(dst), Arg::scalar<std::uint64_t>(to / unit), Arg::buffer(src),
+                      Arg::scalar<std::uint64_t>(from / unit)};
+  return launch(unit == 4 ? "unimem_copy_words" : "unimem_copy_bytes", range, args, options, work);
 }
 
 Event DeviceCopies::copy_rect(const RectSide& src, const RectSide& dst,
                               const std::array<std::uint64_t, 3>& region,
-                              const LaunchOptions& options) {
+                              const LaunchOptions& options, DeviceWork* work) {
   const std::uint64_t unit = words({src.base, src.row_pitch, src.slice_pitch, dst.base,
                                     dst.row_pitch, dst.slice_pitch, region[0]})
                                  ? 4
@@ -86,8 +97,8 @@ Event DeviceCopies::copy_rect(const RectSide& src, const RectSide& dst,
   // Split by slices, else by rows: each device copies whole rows, as row-major kernels split.
   LaunchOptions by_rows = options;
   if (!by_rows.split_dimension) by_rows.split_dimension = region[2] > 1 ? 2 : region[1] > 1 ? 1 : 0;
-  return program_.launch(unit == 4 ? "unimem_copy_rect_words" : "unimem_copy_rect_bytes", range,
-                         args, by_rows);
+  return launch(unit == 4 ? "unimem_copy_rect_words" : "unimem_copy_rect_bytes", range, args,
+                by_rows, work);
 }
 
 }  // namespace unimem::platform

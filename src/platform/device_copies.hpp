@@ -5,10 +5,13 @@
 // move, and no byte passes through the host unless the coherence layer routes it there.
 #include <array>
 #include <cstdint>
+#include <span>
+#include <string>
 
 #include <unimem/event.hpp>
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
+#include "platform/profiling.hpp"
 
 namespace unimem::platform {
 
@@ -25,14 +28,19 @@ class DeviceCopies {
  public:
   explicit DeviceCopies(Runtime& runtime);
 
-  /// size bytes from src at from to dst at to (the caller has checked ranges and overlap).
+  /// size bytes from src at from to dst at to (the caller has checked ranges and overlap). With
+  /// work, the copy's partitions are added to it (profiling.hpp).
   Event copy(BufferId src, std::uint64_t from, BufferId dst, std::uint64_t to, std::uint64_t size,
-             const LaunchOptions& options);
+             const LaunchOptions& options, DeviceWork* work = nullptr);
   /// region = {bytes per row, rows, slices}.
   Event copy_rect(const RectSide& src, const RectSide& dst,
-                  const std::array<std::uint64_t, 3>& region, const LaunchOptions& options);
+                  const std::array<std::uint64_t, 3>& region, const LaunchOptions& options,
+                  DeviceWork* work = nullptr);
 
  private:
+  Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
+               const LaunchOptions& options, DeviceWork* work);
+
   Program program_;
 };
 

@@ -151,6 +151,8 @@ void PlatformState::discover() {
     // runtime exists: turning profiling on recreates a device's queue.
     for (std::size_t i = 0; i < registry.size(); ++i) registry.at(i).set_profiling(true);
     runtime_ = std::make_unique<Runtime>(std::move(registry), options);
+    // And when the host copies of reads and writes ran, for commands served by the host.
+    runtime_->core().time_host_operations();
   } catch (const std::exception& e) {
     error_ = e.what();
     return;
@@ -308,7 +310,10 @@ void CommandRecord::submit(Event event, bool profiled) {
   status_value = CL_SUBMITTED;
   submitted = true;
   if (profiled) {
-    event.on_complete([self = shared_from_this()] { self->end_ns = now_ns(); });
+    event.on_complete([self = shared_from_this()] {
+      cl_ulong unset = 0;  // unless a profiling query noted it first (GetEventProfilingInfo)
+      self->end_ns.compare_exchange_strong(unset, now_ns());
+    });
   }
   state.forward_to(event.state());
 }

@@ -3,7 +3,21 @@
 #include <algorithm>
 #include <limits>
 
+#include "schedule/launch_plan.hpp"
+
 namespace unimem::platform {
+
+void DeviceWork::add(std::vector<std::pair<std::size_t, Event>> operations) {
+  std::lock_guard lock(mutex);
+  for (auto& o : operations) partitions.push_back(std::move(o));
+}
+
+void DeviceWork::add(const LaunchPlan& plan, std::span<const Event> events) {
+  std::lock_guard lock(mutex);
+  for (std::size_t i = 0; i < std::min(events.size(), plan.partitions.size()); ++i) {
+    partitions.emplace_back(plan.partitions[i].device, events[i]);
+  }
+}
 
 std::optional<CommandTimes> DeviceClocks::place(DeviceWork& work, cl_ulong queued, cl_ulong submit,
                                                 cl_ulong done) {

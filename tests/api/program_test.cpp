@@ -244,8 +244,10 @@ TEST_F(ProgramTest, ANullPointerArgumentReachesTheKernelAsNull) {
 }
 
 // A kernel that indexes by get_group_id splits (its partitions run a build whose group ids count
-// over the whole launch); with a global offset or a driver-chosen work-group size it runs on one
-// device and says why.
+// over the whole launch); with a global offset of its own too, where the group ids count from that
+// offset (OpenCL 1.2 section 6.12.1: get_group_id is 0 .. get_num_groups - 1, the offset only
+// moves get_global_id), with one build per offset whatever the global size; with a driver-chosen
+// work-group size it runs on one device and says why.
 TEST_F(ProgramTest, KernelsThatUseGroupIdsSplitWithTheWholeLaunchsGroupIds) {
   Program program(*runtime_, R"CLC(
 kernel void group_sums(global const int* in, global int* sums, local int* scratch) {
@@ -280,19 +282,43 @@ kernel void group_sums(global const int* in, global int* sums, local int* scratc
     EXPECT_EQ(program.core().last_plan().partitions.size(), runtime_->device_count());
     EXPECT_TRUE(log_.empty()) << log_.front();
   }
-  // With a global offset of its own: one device, and why.
-  r.offset = {local, 0, 0};
-  r.global = {(groups - 1) * local, 1, 1};
-  program.launch("group_sums", r, {Arg::buffer(a), Arg::buffer(sums), Arg::local(local * 4)});
+  // With a global offset of its own (whole groups or not), over every device, for two global
+  // sizes: group g sums the items from offset + g * local; one build per offset.
+  for (const std::uint64_t offset : {local, std::uint64_t{5}}) {
+    for (const std::uint64_t n : {groups - 2, groups - 8}) {
+      const std::vector<std::int32_t> sentinel(groups, -12345);
+      runtime_->write_blocking(sums, 0, std::as_bytes(std::span(sentinel)));
+      NDRange o = range_1d(n * local);
+      o.local = {local, 1, 1};
+      o.offset = {offset, 0, 0};
+      program.launch("group_sums", o, {Arg::buffer(a), Arg::buffer(sums), Arg::local(local * 4)});
+      runtime_->read_blocking(sums, 0, std::as_writable_bytes(std::span(got)));
+      for (std::uint64_t g = 0; g < groups; ++g) {
+        std::int32_t want = -12345;
+        if (g < n) {
+          want = 0;
+          for (std::uint64_t k = 0; k < local; ++k) want += in[offset + g * local + k];
+        }
+        ASSERT_EQ(got[g], want) << "group " << g << " of " << n << " at offset " << offset;
+      }
+      if (program.analysis_error().empty()) {
+        EXPECT_EQ(program.core().last_plan().partitions.size(), runtime_->device_count())
+            << "offset " << offset << ", " << n << " groups";
+        EXPECT_TRUE(log_.empty()) << log_.front();
+      }
+    }
+  }
+  EXPECT_EQ(program.core().size_variant_builds(), 2U) << "one build per offset";
+  // The driver chooses the work-group size: one device, and why. (Room for any group size: one
+  // item per group, up to POCL's largest group.)
+  const BufferId many = runtime_->create_buffer(groups * local * 4);
+  NDRange driver = range_1d(groups * local);
+  program.launch("group_sums", driver, {Arg::buffer(a), Arg::buffer(many), Arg::local(4096 * 4)});
+  runtime_->finish();
   EXPECT_EQ(program.core().last_plan().partitions.size(), 1U);
   ASSERT_FALSE(log_.empty());
   EXPECT_NE(log_.back().find("get_group_id"), std::string::npos) << log_.back();
-  runtime_->read_blocking(sums, 0, std::as_writable_bytes(std::span(got)));
-  for (std::uint64_t g = 0; g + 1 < groups; ++g) {  // OpenCL: group ids do not count the offset
-    std::int32_t want = 0;
-    for (std::uint64_t k = 0; k < local; ++k) want += in[(g + 1) * local + k];
-    ASSERT_EQ(got[g], want) << "group " << g << " of the offset launch";
-  }
+  EXPECT_NE(log_.back().find("work-group size"), std::string::npos) << log_.back();
 }
 
 // The program built with whole-launch group ids is made on the first launch that splits a

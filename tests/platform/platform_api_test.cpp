@@ -6,8 +6,9 @@
 // Entry points covered: clGetPlatformIDs, clGetPlatformInfo, clGetDeviceIDs, clGetDeviceInfo,
 // clCreateContext, clCreateContextFromType, clGetContextInfo, clCreateCommandQueue,
 // clGetCommandQueueInfo, clCreateBuffer (every host-pointer flag), clCreateSubBuffer,
-// clGetMemObjectInfo, clEnqueue{Read,Write,Copy,Fill}Buffer, clEnqueue{Read,Write}BufferRect,
-// clEnqueueMapBuffer, clEnqueueUnmapMemObject, clCreateProgramWithSource,
+// clGetMemObjectInfo, clEnqueue{Read,Write,Copy,Fill}Buffer, clEnqueue{Read,Write,Copy}BufferRect,
+// clEnqueueMapBuffer, clEnqueueUnmapMemObject, clEnqueueMigrateMemObjects (profiling times of
+// every command kind: unimem only), clCreateProgramWithSource,
 // clCreateProgramWithBinary, clBuildProgram, clCompileProgram (with input headers),
 // clLinkProgram, clGetProgramInfo, clGetProgramBuildInfo,
 // clCreateKernel, clCreateKernelsInProgram, clSetKernelArg, clGetKernelInfo,
@@ -17,8 +18,10 @@
 // clRetain*/clRelease*.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -27,6 +30,7 @@
 #include <filesystem>
 #include <fstream>
 #include <numeric>
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,6 +78,49 @@ struct OnePlatform {
     return p;
   }
 };
+
+// Nanoseconds on the host's steady clock (the platform's profiling time base).
+cl_ulong host_now() {
+  return static_cast<cl_ulong>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+struct ProfiledTimes {
+  cl_ulong queued = 0, submit = 0, start = 0, end = 0;
+  friend bool operator==(const ProfiledTimes&, const ProfiledTimes&) = default;
+};
+
+ProfiledTimes profiled_times(cl_event ev) {
+  ProfiledTimes t;
+  EXPECT_EQ(
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_QUEUED, sizeof t.queued, &t.queued, nullptr),
+      CL_SUCCESS);
+  EXPECT_EQ(
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_SUBMIT, sizeof t.submit, &t.submit, nullptr),
+      CL_SUCCESS);
+  EXPECT_EQ(
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t.start, &t.start, nullptr),
+      CL_SUCCESS);
+  EXPECT_EQ(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t.end, &t.end, nullptr),
+            CL_SUCCESS);
+  return t;
+}
+
+// The unimem platform's launches and split launches so far (unimem_platform_launch_counts, from
+// the platform library the loader loaded).
+std::pair<std::uint64_t, std::uint64_t> platform_launch_counts() {
+  void* library = ::dlopen(UNIMEM_PLATFORM_LIBRARY_BUILD, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(library, nullptr) << "the platform library is not loaded";
+  if (library == nullptr) return {0, 0};
+  using Counts = void (*)(std::uint64_t*, std::uint64_t*);
+  auto counts = reinterpret_cast<Counts>(::dlsym(library, "unimem_platform_launch_counts"));
+  std::uint64_t launches = 0, split = 0;
+  EXPECT_NE(counts, nullptr);
+  if (counts != nullptr) counts(&launches, &split);
+  ::dlclose(library);
+  return {launches, split};
+}
 
 class PlatformApi : public ::testing::Test {
  protected:
@@ -761,6 +808,317 @@ TEST_F(PlatformApi, KernelProfilingTimesComeFromTheDevices) {
   for (cl_mem m : {v, out}) clReleaseMemObject(m);
   for (cl_kernel kk : {k, total}) clReleaseKernel(kk);
   clReleaseProgram(p);
+}
+
+// Reads, writes and copies on a profiling queue report START and END of the operations that did
+// their work (profiling.hpp), not when the runtime accepted them. On one queue a large write, a
+// kernel reading and writing that buffer, a device copy of it and a large read of it; on a second
+// queue a small write and a read served from the home copy. The platform accepts each command at
+// once (the programs are warm), but the host copies run one after another on the runtime's host
+// worker, the kernel starts after the large write ended, and the device copy and the read (whose
+// copies each follow their device's partition of the kernel) after the kernel started. With host
+// times START would be SUBMIT: the four checks against the write's duration would fail.
+TEST_F(PlatformApi, TransferProfilingTimesComeFromTheOperationsThatRan) {
+  OnePlatform s(unimem_);
+  cl_int e = CL_SUCCESS;
+  cl_command_queue other = clCreateCommandQueue(s.context, s.device, CL_QUEUE_PROFILING_ENABLE, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  const char* source = R"(__kernel void busy(__global float* v, int rounds) {
+    const size_t i = get_global_id(0);
+    float x = v[i];
+    for (int r = 0; r < rounds; ++r) x = x * 0.999f + 0.5f;
+    v[i] = x;
+  })";
+  cl_program p = s.build(source, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "busy", &e);
+  constexpr std::size_t n = std::size_t{1} << 23;  // 32 MiB of floats
+  constexpr std::size_t small = 1024;
+  std::vector<float> big(n, 1.0f), back(n), copied(n), tiny(small, 2.0f), tiny_back(small);
+  cl_mem v = clCreateBuffer(s.context, CL_MEM_READ_WRITE, n * 4, nullptr, &e);
+  cl_mem copy = clCreateBuffer(s.context, CL_MEM_READ_WRITE, n * 4, nullptr, &e);
+  cl_mem w = clCreateBuffer(s.context, CL_MEM_READ_WRITE, small * 4, nullptr, &e);
+  const int rounds = 8;
+  clSetKernelArg(k, 0, sizeof v, &v);
+  clSetKernelArg(k, 1, sizeof rounds, &rounds);
+  const std::size_t global = n, local = 64;
+  // Warm-up: builds, plans and device allocations are made now, not inside the timed commands.
+  ASSERT_EQ(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  ASSERT_EQ(clEnqueueCopyBuffer(s.queue, v, copy, 0, 0, n * 4, 0, nullptr, nullptr), CL_SUCCESS);
+  ASSERT_EQ(clFinish(s.queue), CL_SUCCESS);
+  const cl_ulong before = host_now();
+  cl_event write_big = nullptr, write_small = nullptr, read_small = nullptr, kernel = nullptr,
+           device_copy = nullptr, read_big = nullptr;
+  ASSERT_EQ(
+      clEnqueueWriteBuffer(s.queue, v, CL_FALSE, 0, n * 4, big.data(), 0, nullptr, &write_big),
+      CL_SUCCESS);
+  ASSERT_EQ(
+      clEnqueueWriteBuffer(other, w, CL_FALSE, 0, small * 4, tiny.data(), 0, nullptr, &write_small),
+      CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBuffer(other, w, CL_FALSE, 0, small * 4, tiny_back.data(), 0, nullptr,
+                                &read_small),
+            CL_SUCCESS);
+  ASSERT_EQ(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, &local, 0, nullptr, &kernel),
+            CL_SUCCESS);
+  ASSERT_EQ(clEnqueueCopyBuffer(s.queue, v, copy, 0, 0, n * 4, 0, nullptr, &device_copy),
+            CL_SUCCESS);
+  ASSERT_EQ(clEnqueueReadBuffer(s.queue, v, CL_FALSE, 0, n * 4, back.data(), 0, nullptr, &read_big),
+            CL_SUCCESS);
+  ASSERT_EQ(clFinish(s.queue), CL_SUCCESS);
+  ASSERT_EQ(clFinish(other), CL_SUCCESS);
+  const cl_ulong after = host_now();
+  ASSERT_EQ(
+      clEnqueueReadBuffer(s.queue, copy, CL_TRUE, 0, n * 4, copied.data(), 0, nullptr, nullptr),
+      CL_SUCCESS);
+  EXPECT_EQ(tiny_back, tiny);
+  EXPECT_EQ(copied, back);
+  EXPECT_NE(back[0], 1.0f) << "the kernel did not run";
+  const ProfiledTimes wb = profiled_times(write_big), ws = profiled_times(write_small),
+                      rs = profiled_times(read_small), kt = profiled_times(kernel),
+                      ct = profiled_times(device_copy), rb = profiled_times(read_big);
+  for (const ProfiledTimes& t : {wb, ws, rs, kt, ct, rb}) {
+    EXPECT_LE(before, t.queued);
+    EXPECT_LE(t.queued, t.submit);
+    EXPECT_LE(t.submit, t.start);
+    EXPECT_LE(t.start, t.end);
+    EXPECT_LE(t.end, after);
+  }
+  EXPECT_EQ(profiled_times(read_big), rb) << "asked again, an event answers the same";
+  const auto us = [&](cl_ulong t) {
+    return static_cast<double>(static_cast<std::int64_t>(t - wb.queued)) / 1e3;
+  };
+  std::printf(
+      "us from the first QUEUED (SUBMIT / START-END): write 32 MiB %.0f / %.0f-%.0f, write 4 KiB "
+      "%.0f / %.0f-%.0f, home read 4 KiB %.0f / %.0f-%.0f, kernel %.0f / %.0f-%.0f, device copy "
+      "%.0f / %.0f-%.0f, read 32 MiB %.0f / %.0f-%.0f\n",
+      us(wb.submit), us(wb.start), us(wb.end), us(ws.submit), us(ws.start), us(ws.end),
+      us(rs.submit), us(rs.start), us(rs.end), us(kt.submit), us(kt.start), us(kt.end),
+      us(ct.submit), us(ct.start), us(ct.end), us(rb.submit), us(rb.start), us(rb.end));
+  // The host worker runs the host copies in order (one clock: no slack).
+  EXPECT_GE(ws.start, wb.end) << "the small write's START is not when its host copy ran";
+  EXPECT_GE(rs.start, ws.end) << "the home read's START is not when its host copy ran";
+  // Each waited for the large write's host copy after it was accepted (host times: START = SUBMIT).
+  const cl_ulong waited = (wb.end - wb.start) / 2;
+  for (const auto& [t, what] : {std::pair{ws, "small write"}, std::pair{rs, "home read"},
+                                std::pair{ct, "device copy"}, std::pair{rb, "read"}}) {
+    EXPECT_GE(t.start - t.submit, waited) << what << ": START is when the platform accepted it";
+  }
+  // Device times are placed on the host clock within bounds: a tenth of the kernel's time slack.
+  const cl_ulong slack = (kt.end - kt.start) / 10;
+  EXPECT_GE(kt.start + slack, wb.end) << "the kernel started before the write it reads ended";
+  EXPECT_GE(ct.start + slack, kt.start) << "the device copy started before its kernel";
+  EXPECT_GE(ct.end + slack, kt.end) << "the device copy ended before its kernel";
+  EXPECT_GE(rb.start + slack, kt.start) << "the read started before the kernel it reads";
+  EXPECT_GE(rb.end + slack, kt.end) << "the read ended before the kernel it reads";
+  for (cl_event ev : {write_big, write_small, read_small, kernel, device_copy, read_big}) {
+    clReleaseEvent(ev);
+  }
+  for (cl_mem m : {v, copy, w}) clReleaseMemObject(m);
+  clReleaseKernel(k);
+  clReleaseProgram(p);
+  clReleaseCommandQueue(other);
+}
+
+// QUEUED <= SUBMIT <= START <= END, all between the first enqueue and the end of clFinish, and the
+// same answers when asked again, over a random sequence of every kind of command (blocking or
+// not), whether its times come from devices, from the host worker or from the platform.
+TEST_F(PlatformApi, ProfilingTimesKeepTheirOrderOverManyRandomCommands) {
+  std::uint32_t seed = std::random_device{}();
+  if (const char* env = std::getenv("UNIMEM_TEST_SEED")) {
+    seed = static_cast<std::uint32_t>(std::stoul(env));
+  }
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (UNIMEM_TEST_SEED reproduces it)");
+  std::printf("seed %u\n", seed);
+  std::mt19937 rng(seed);
+  const auto pick = [&](std::size_t below) {
+    return std::uniform_int_distribution<std::size_t>(0, below - 1)(rng);
+  };
+  OnePlatform s(unimem_);
+  cl_int e = CL_SUCCESS;
+  cl_program p = s.build(kKernels, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_kernel scale = clCreateKernel(p, "scale", &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  constexpr std::size_t side = 128;  // each buffer: 128 rows of 128 floats
+  constexpr std::size_t floats = side * side, bytes = floats * 4;
+  std::array<cl_mem, 3> buffers{};
+  for (cl_mem& b : buffers) {
+    b = clCreateBuffer(s.context, CL_MEM_READ_WRITE, bytes, nullptr, &e);
+    ASSERT_EQ(e, CL_SUCCESS);
+  }
+  std::vector<std::vector<float>> host;  // host memory of the commands, alive until the end
+  struct Command {
+    cl_event event;
+    int kind;
+  };
+  std::vector<Command> commands;
+  const cl_ulong before = host_now();
+  for (int i = 0; i < 160; ++i) {
+    const int kind = static_cast<int>(pick(11));
+    const std::size_t which = pick(buffers.size());
+    cl_mem b = buffers[which];
+    cl_mem other = buffers[(which + 1 + pick(buffers.size() - 1)) % buffers.size()];  // not b
+    const cl_bool blocking = pick(4) == 0 ? CL_TRUE : CL_FALSE;
+    const std::size_t first = pick(floats / 2), count = 1 + pick(floats / 2);
+    auto& mem = host.emplace_back(floats, static_cast<float>(i));
+    const size_t origin[3] = {4 * pick(side / 2), pick(side / 2), 0};
+    const size_t region[3] = {4 * (1 + pick(side / 2)), 1 + pick(side / 2), 1};
+    const size_t zero[3] = {0, 0, 0};
+    cl_event ev = nullptr;
+    cl_int r = CL_SUCCESS;
+    switch (kind) {
+      case 0:
+        r = clEnqueueWriteBuffer(s.queue, b, blocking, first * 4, count * 4, mem.data(), 0, nullptr,
+                                 &ev);
+        break;
+      case 1:
+        r = clEnqueueReadBuffer(s.queue, b, blocking, first * 4, count * 4, mem.data(), 0, nullptr,
+                                &ev);
+        break;
+      case 2:
+        r = clEnqueueCopyBuffer(s.queue, b, other, first * 4, pick(floats / 2) * 4, count * 4, 0,
+                                nullptr, &ev);
+        break;
+      case 3: {
+        const float pattern[2] = {1.5f, static_cast<float>(i)};
+        r = clEnqueueFillBuffer(s.queue, b, pattern, sizeof pattern, (first / 2) * 8,
+                                ((count + 1) / 2) * 8, 0, nullptr, &ev);
+        break;
+      }
+      case 4:
+        r = clEnqueueWriteBufferRect(s.queue, b, blocking, origin, zero, region, side * 4, 0,
+                                     side * 4, 0, mem.data(), 0, nullptr, &ev);
+        break;
+      case 5:
+        r = clEnqueueReadBufferRect(s.queue, b, blocking, origin, zero, region, side * 4, 0,
+                                    side * 4, 0, mem.data(), 0, nullptr, &ev);
+        break;
+      case 6:
+        r = clEnqueueCopyBufferRect(s.queue, b, other, origin, zero, region, side * 4, 0, side * 4,
+                                    0, 0, nullptr, &ev);
+        break;
+      case 7: {
+        const cl_map_flags flags = pick(2) == 0 ? CL_MAP_READ : CL_MAP_WRITE_INVALIDATE_REGION;
+        void* mapped = clEnqueueMapBuffer(s.queue, b, CL_TRUE, flags, first * 4, count * 4, 0,
+                                          nullptr, &ev, &r);
+        if (r == CL_SUCCESS) {
+          if (flags != CL_MAP_READ) std::fill_n(static_cast<float*>(mapped), count, 3.0f);
+          commands.push_back({ev, kind});
+          r = clEnqueueUnmapMemObject(s.queue, b, mapped, 0, nullptr, &ev);
+        }
+        break;
+      }
+      case 8: {
+        const float factor = 0.5f;
+        const size_t global = floats, local = 64;
+        clSetKernelArg(scale, 0, sizeof b, &b);
+        clSetKernelArg(scale, 1, sizeof factor, &factor);
+        r = clEnqueueNDRangeKernel(s.queue, scale, 1, nullptr, &global, &local, 0, nullptr, &ev);
+        break;
+      }
+      case 9: {
+        cl_event last = commands.empty() ? nullptr : commands.back().event;
+        r = clEnqueueMarkerWithWaitList(s.queue, last ? 1 : 0, last ? &last : nullptr, &ev);
+        break;
+      }
+      default:
+        r = clEnqueueMigrateMemObjects(s.queue, 1, &b, 0, 0, nullptr, &ev);
+        break;
+    }
+    ASSERT_EQ(r, CL_SUCCESS) << "command " << i << " of kind " << kind;
+    commands.push_back({ev, kind});
+  }
+  ASSERT_EQ(clFinish(s.queue), CL_SUCCESS);
+  const cl_ulong after = host_now();
+  for (std::size_t i = 0; i < commands.size(); ++i) {
+    const ProfiledTimes t = profiled_times(commands[i].event);
+    const std::string what =
+        "event " + std::to_string(i) + " (kind " + std::to_string(commands[i].kind) + ")";
+    EXPECT_LE(before, t.queued) << what;
+    EXPECT_LE(t.queued, t.submit) << what;
+    EXPECT_LE(t.submit, t.start) << what;
+    EXPECT_LE(t.start, t.end) << what;
+    EXPECT_LE(t.end, after) << what;
+    EXPECT_EQ(profiled_times(commands[i].event), t) << what << ": asked again";
+    clReleaseEvent(commands[i].event);
+  }
+  for (cl_mem m : buffers) clReleaseMemObject(m);
+  clReleaseKernel(scale);
+  clReleaseProgram(p);
+}
+
+// A kernel calling only get_group_id, launched with a global offset of its own (whole work-groups
+// or not; 1-D and 2-D), reads the same group ids through the unimem platform as on POCL directly:
+// OpenCL 1.2 section 6.12.1 gives get_group_id values 0 .. get_num_groups - 1 whatever the offset,
+// which moves only get_global_id (as POCL does). Through the aggregate device each launch splits.
+TEST_F(PlatformApi, GroupIdsUnderAGlobalOffsetMatchPoclAndSplit) {
+  const char* source = R"(
+__kernel void group_sums(__global const int* in, __global int* sums, __local int* scratch) {
+  const size_t l = get_local_id(0);
+  scratch[l] = in[get_global_id(0)];
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (l == 0) {
+    int s = 0;
+    for (size_t k = 0; k < get_local_size(0); ++k) s += scratch[k];
+    sums[get_group_id(0)] = s;
+  }
+}
+__kernel void tile_ids(__global int* out, int width) {
+  out[get_global_id(1) * width + get_global_id(0)] =
+      (int)(get_group_id(0) + 1000 * get_group_id(1));
+})";
+  constexpr int groups = 64, local = 64, width = 64;
+  const std::uint64_t split_before = platform_launch_counts().second;
+  same([&](OnePlatform& s) {
+    std::vector<int> out;
+    cl_int e = CL_SUCCESS;
+    cl_program p = s.build(source, &e);
+    out.push_back(e);
+    cl_kernel sums_kernel = clCreateKernel(p, "group_sums", &e);
+    cl_kernel tiles = clCreateKernel(p, "tile_ids", &e);
+    std::vector<int> in(groups * local);
+    for (std::size_t i = 0; i < in.size(); ++i) in[i] = static_cast<int>(i % 13) - 5;
+    cl_mem a = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, in.size() * 4, in.data(), &e);
+    cl_mem sums = clCreateBuffer(s.context, CL_MEM_READ_WRITE, groups * 4, nullptr, &e);
+    cl_mem grid = clCreateBuffer(s.context, CL_MEM_READ_WRITE, width * width * 4, nullptr, &e);
+    clSetKernelArg(sums_kernel, 0, sizeof a, &a);
+    clSetKernelArg(sums_kernel, 1, sizeof sums, &sums);
+    clSetKernelArg(sums_kernel, 2, local * 4, nullptr);
+    clSetKernelArg(tiles, 0, sizeof grid, &grid);
+    clSetKernelArg(tiles, 1, sizeof width, &width);
+    const int sentinel = -12345;
+    for (const std::size_t offset : {std::size_t{0}, std::size_t{local}, std::size_t{5}}) {
+      const std::size_t global = (groups - 2) * local, l = local;
+      clEnqueueFillBuffer(s.queue, sums, &sentinel, 4, 0, groups * 4, 0, nullptr, nullptr);
+      out.push_back(clEnqueueNDRangeKernel(s.queue, sums_kernel, 1, &offset, &global, &l, 0,
+                                           nullptr, nullptr));
+      std::vector<int> got(groups);
+      clEnqueueReadBuffer(s.queue, sums, CL_TRUE, 0, groups * 4, got.data(), 0, nullptr, nullptr);
+      out.insert(out.end(), got.begin(), got.end());
+    }
+    const std::array<std::array<std::size_t, 2>, 3> offsets{{{0, 0}, {8, 16}, {3, 5}}};
+    for (const auto& o : offsets) {
+      const std::size_t global[2] = {48, 40}, l[2] = {8, 8}, offset[2] = {o[0], o[1]};
+      clEnqueueFillBuffer(s.queue, grid, &sentinel, 4, 0, width * width * 4, 0, nullptr, nullptr);
+      out.push_back(
+          clEnqueueNDRangeKernel(s.queue, tiles, 2, offset, global, l, 0, nullptr, nullptr));
+      std::vector<int> got(width * width);
+      clEnqueueReadBuffer(s.queue, grid, CL_TRUE, 0, got.size() * 4, got.data(), 0, nullptr,
+                          nullptr);
+      out.insert(out.end(), got.begin(), got.end());
+    }
+    for (cl_mem m : {a, sums, grid}) clReleaseMemObject(m);
+    for (cl_kernel k : {sums_kernel, tiles}) clReleaseKernel(k);
+    clReleaseProgram(p);
+    return out;
+  });
+#if UNIMEM_WITH_ANALYSIS
+  // Six launches through the unimem platform, all split (with 2 or more devices underneath).
+  EXPECT_EQ(platform_launch_counts().second - split_before, 6U);
+#else
+  (void)split_before;
+#endif
 }
 
 }  // namespace
