@@ -340,7 +340,7 @@ Event RuntimeCore::launch(const Launch& launch) {
 struct RuntimeCore::BufferUse {
   SharedBuffer* buffer = nullptr;
   AccessBytes bytes;
-  Interval box;
+  ResidentBox box;
   ResidentAllocation held;
   // bytes.needed() and bytes.written(), made once (check_partitions) for every step that uses
   // them: a strided access has an interval per row, so each union is a copy of thousands.
@@ -370,7 +370,7 @@ class RuntimeCore::HeldBuffers {
       }
     }
   }
-  void add(SharedBuffer* buffer, Agent agent, Interval box) {
+  void add(SharedBuffer* buffer, Agent agent, const ResidentBox& box) {
     held_.push_back(Held{buffer, agent, box});
   }
 
@@ -378,7 +378,7 @@ class RuntimeCore::HeldBuffers {
   struct Held {
     SharedBuffer* buffer;
     Agent agent;
-    Interval box;
+    ResidentBox box;
   };
   std::vector<Held> held_;
 };
@@ -616,13 +616,14 @@ void RuntimeCore::check_disjoint_writes(std::span<const PartitionUses> plan) {
 // buffer bytes each partition's allocation of each buffer must hold. The bounding interval of
 // the bytes it touches when the kernel can be rebased (see RuntimeCore in runtime_core.hpp);
 // else the whole buffer (a full mirror).
-void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const {
+void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu,
+                               bool probe) const {
   const LaunchPartition& p = *pu.source;
   const bool native = registry_.at(p.device).rebases_arguments();
   const bool rewritten = !native && p.rebased_kernel && p.rebased_pointers &&
                          p.rebased_pointers->size() == args.size();
   for (BufferUse& u : pu.uses) {
-    u.box = Interval{0, u.buffer->size()};
+    u.box = ResidentBox(Interval{0, u.buffer->size()});
     if (!native && !rewritten) continue;  // the kernel indexes its allocation from byte 0
     // A may-write set is not exact (the analysis bounded it, it did not enumerate it): full
     // mirror, as ProgramCore's fallback log says.
@@ -642,7 +643,33 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
     // through a view that starts inside the box stays aligned.
     constexpr std::uint64_t kBoxAlignment = 128;
     const Interval bounds = touched.empty() ? Interval{0, 1} : touched.bounds();
-    u.box = Interval{bounds.begin - bounds.begin % kBoxAlignment, bounds.end};
+    const Interval run{bounds.begin - bounds.begin % kBoxAlignment, bounds.end};
+    u.box = ResidentBox(run);
+    const bool may_pack = !native && p.out_of_core && p.pitched_parameters &&
+                          p.pitched_parameters->size() == args.size() &&
+                          (probe || (p.pitched_kernel && p.pitched_shapes));
+    if (!may_pack || touched.empty()) continue;
+    const std::optional<ResidentBox> packed = packed_box(args, p, *u.buffer, touched, run);
+    if (probe) {
+      if (packed) u.box = *packed;
+      continue;
+    }
+    // A launch packs exactly the boxes its pitched kernel was built for.
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      if (args[i].kind != KernelArg::Kind::buffer || &buffer_locked(args[i].buffer) != u.buffer) {
+        continue;
+      }
+      const auto [pitch, width] = (*p.pitched_shapes)[i];
+      if (pitch == 0) continue;
+      if (packed && packed->pitch == pitch && packed->width == width) {
+        u.box = *packed;
+      } else {
+        detail::throw_invariant("launch of kernel '" + p.kernel->name() + "': argument " +
+                                    std::to_string(i) +
+                                    "'s box is not the packed box its pitched kernel was built for",
+                                __FILE__, __LINE__);
+      }
+    }
   }
   widen_first_boxes(pu);
 }
@@ -660,28 +687,69 @@ void RuntimeCore::widen_first_boxes(PartitionUses& pu) const {
   for (std::size_t i = 0; i < pu.uses.size(); ++i) {
     const BufferUse& u = pu.uses[i];
     if (u.box.size() == u.buffer->size()) continue;  // the full mirror
-    Interval box = u.box;
+    Interval box = u.box.bytes;
     for (std::size_t j = 0; j < pu.uses.size(); ++j) {
       const BufferUse& v = pu.uses[j];
       if (j == i || v.buffer->size() != u.buffer->size()) continue;
-      const Interval hull{std::min(box.begin, v.box.begin), std::max(box.end, v.box.end)};
+      const Interval hull{std::min(box.begin, v.box.bytes.begin),
+                          std::max(box.end, v.box.bytes.end)};
       if (hull.size() - u.box.size() <= u.box.size() / 8) box = hull;
     }
-    if (box == u.box || u.buffer->residency().allocated_bytes(device) != 0) continue;
+    if (box == u.box.bytes || u.buffer->residency().allocated_bytes(device) != 0) continue;
     if (widened.empty()) {
       widened.reserve(pu.uses.size());
-      for (const BufferUse& w : pu.uses) widened.push_back(w.box);
+      for (const BufferUse& w : pu.uses) widened.push_back(w.box.bytes);
     }
     widened[i] = box;
   }
   for (std::size_t i = 0; i < widened.size(); ++i) pu.uses[i].box = widened[i];
 }
 
+// Packed 2-D boxes (see RuntimeCore in runtime_core.hpp): the touched bytes are rows of equal
+// length at a constant stride (the pitch) within it, their bounding interval at least twice their
+// size, and every pointer to the buffer is a parameter the rewrite may pack, at the buffer's
+// first byte, with the pitch, first column and width multiples of its element size (the kernel
+// indexes elements). A launch (not a probe) packs with its pitched kernel's shapes only.
+std::optional<ResidentBox> RuntimeCore::packed_box(std::span<const LaunchArg> args,
+                                                   const LaunchPartition& p,
+                                                   const SharedBuffer& buffer,
+                                                   const IntervalSet& touched,
+                                                   const Interval& run) const {
+  if (touched.interval_count() < 2) return std::nullopt;
+  auto it = touched.begin();
+  const Interval first = *it;
+  const Interval second = *++it;
+  const std::uint64_t width = first.size();
+  const std::uint64_t pitch = second.begin - first.begin;
+  if (first.begin % pitch + width > pitch) return std::nullopt;
+  std::uint64_t rows = 0;
+  std::uint64_t expected = first.begin;
+  for (const Interval& r : touched) {
+    if (r.begin != expected || r.size() != width) return std::nullopt;
+    expected += pitch;
+    ++rows;
+  }
+  const ResidentBox box = ResidentBox::packed(first.begin, pitch, width, rows);
+  if (2 * box.size() > run.size()) return std::nullopt;  // not worth a variant build
+  const std::vector<std::uint32_t>& parameters = *p.pitched_parameters;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind != KernelArg::Kind::buffer || &buffer_locked(args[i].buffer) != &buffer) {
+      continue;
+    }
+    const std::uint32_t element = parameters[i];
+    if (element == 0 || element == LaunchPartition::kNotPointer || args[i].offset != 0 ||
+        pitch % element != 0 || width % element != 0 || (first.begin % pitch) % element != 0) {
+      return std::nullopt;
+    }
+  }
+  return box;
+}
+
 PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
                                           const LaunchPartition& p) const {
   std::lock_guard lock(mutex_);
   std::vector<PartitionUses> plan = check_partitions(args, std::span(&p, 1));
-  choose_boxes(args, plan[0]);
+  choose_boxes(args, plan[0], true);
   PartitionFootprint out;
   out.limit = context_.memory->limit(p.device);
   out.max_allocation = registry_.at(p.device).max_allocation();
@@ -695,6 +763,8 @@ PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
     }
     box.buffer = u.buffer->describe();
     box.bytes = u.box.size();
+    box.pitch = u.box.pitch;
+    box.width = u.box.width;
     out.total += box.bytes;
     out.boxes.push_back(std::move(box));
   }
@@ -820,10 +890,20 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     // each allocation's base; any other runs the rewritten kernel, with buffer + (offset - base)
     // for each __global pointer, when an allocation does not start at its buffer's byte 0.
     const bool native = registry_.at(p.device).rebases_arguments();
-    const bool rewritten =
+    // A packed box (see RuntimeCore in runtime_core.hpp) runs the pitched kernel: each
+    // __global pointer takes buffer + offset, and each the rewrite may pack also takes its
+    // box's first row and first column (in elements; 0 when it is not packed).
+    const bool pitched =
         !native && std::any_of(pu.uses.begin(), pu.uses.end(),
-                               [](const BufferUse& u) { return u.held.base != 0; });
-    const CompiledKernel& kernel = rewritten ? *p.rebased_kernel : *p.kernel;
+                               [](const BufferUse& u) { return u.held.is_packed(); });
+    const bool rewritten = !native && !pitched &&
+                           std::any_of(pu.uses.begin(), pu.uses.end(),
+                                       [](const BufferUse& u) { return u.held.base != 0; });
+    UNIMEM_REQUIRE(!pitched || (p.pitched_kernel && p.pitched_parameters),
+                   "launch: a packed box without its pitched kernel");
+    const CompiledKernel& kernel = pitched     ? *p.pitched_kernel
+                                   : rewritten ? *p.rebased_kernel
+                                               : *p.kernel;
     const auto held_of = [&pu](const SharedBuffer& b) -> const ResidentAllocation& {
       for (const BufferUse& u : pu.uses) {
         if (u.buffer == &b) return u.held;
@@ -832,14 +912,34 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
                               __LINE__);
     };
     std::vector<KernelArg> kargs;
-    kargs.reserve(args.size() * (rewritten ? 2 : 1));
+    kargs.reserve(args.size() * (pitched ? 4 : rewritten ? 2 : 1));
     for (std::size_t i = 0; i < args.size(); ++i) {
       const LaunchArg& a = args[i];
-      const bool pointer = rewritten && (*p.rebased_pointers)[i];
+      const std::uint32_t element =
+          pitched ? (*p.pitched_parameters)[i] : LaunchPartition::kNotPointer;
+      const bool packable = pitched && element != LaunchPartition::kNotPointer && element != 0;
+      const bool pointer = (rewritten && (*p.rebased_pointers)[i]) ||
+                           (pitched && element != LaunchPartition::kNotPointer);
       switch (a.kind) {
         case KernelArg::Kind::buffer: {
           const ResidentAllocation& h = held_of(buffer_locked(a.buffer));
-          if (native) {
+          if (pitched && h.is_packed()) {
+            // Rows [base / pitch, ...), columns from (base % pitch) / element: the rewrite's
+            // row0 and col0 (packed_box made sure they are whole elements, offset 0).
+            UNIMEM_REQUIRE(packable && a.offset == 0,
+                           "launch: a packed box for a pointer the rewrite may not pack");
+            kargs.push_back(KernelArg::of_buffer(h.allocation));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(h.base / h.pitch));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(h.base % h.pitch / element));
+          } else if (pitched && pointer) {
+            kargs.push_back(KernelArg::of_buffer(h.allocation));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(a.offset - h.base));
+            if (packable) {
+              kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+              kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+            }
+          } else if (native) {
             KernelArg k = KernelArg::of_buffer(h.allocation, a.offset);
             k.allocation_base = h.base;
             kargs.push_back(std::move(k));
@@ -857,6 +957,10 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
         case KernelArg::Kind::null_buffer:
           kargs.push_back(KernelArg::null());
           if (pointer) kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+          if (packable) {
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+          }
           break;
         case KernelArg::Kind::scalar: {
           KernelArg k;
@@ -891,7 +995,8 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     }
     if (partition_events != nullptr) partition_events->push_back(e);
     kernel_events.push_back(e);
-    track(e, rewritten ? p.rebased_kernel : p.kernel);  // the kernel lives until it has run
+    // The kernel lives until it has run.
+    track(e, pitched ? p.pitched_kernel : rewritten ? p.rebased_kernel : p.kernel);
   }
   return kernel_events;
 }

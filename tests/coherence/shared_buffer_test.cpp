@@ -257,5 +257,83 @@ TEST(SharedBuffer, CheckInvariantsRejectsUnreadReplaysThatAreNotCurrent) {
   EXPECT_NO_THROW(b.check_invariants());
 }
 
+// Packed 2-D boxes (issue 10): a tile's rows reach its packed allocation with one rect copy whose
+// device side has the tile's width as its pitch, and come home (a host read, a box-out) the same
+// way, every byte where it belongs.
+TEST(SharedBuffer, APackedBoxMovesItsRowsWithRectCopiesOfAnotherPitchByteExact) {
+  const DeviceRegistry devices = make_host_devices(1);
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
+  constexpr std::uint64_t kPitch = 96;
+  constexpr std::uint64_t kRows = 12;
+  constexpr std::uint64_t kSize = kPitch * kRows;
+  SharedBuffer b(1, "m", kSize, context);
+  const IntervalSet all{{0, kSize}};
+  for (std::uint64_t i = 0; i < kSize; ++i) b.home()[i] = static_cast<std::byte>(i * 7 + 3);
+  b.begin_write();
+  b.home_written(all);
+  b.after_host_write(all, UpdateStrategy::lazy);
+  // Rows 2..9, columns [20, 44).
+  const ResidentBox tile = ResidentBox::packed(2 * kPitch + 20, kPitch, 24, 8);
+  const auto packed_at = [&](std::uint64_t r, std::uint64_t c) { return r * 24 + c; };
+  const auto buffer_at = [&](std::uint64_t r, std::uint64_t c) {
+    return (2 + r) * kPitch + 20 + c;
+  };
+  const ResidentAllocation a = b.begin_use(D0, tile, Residency::Placement::replace);
+  ASSERT_TRUE(a.is_packed());
+  ASSERT_EQ(a.allocation.size, 8u * 24u);
+  b.acquire(D0, tile.held_bytes());
+  wait_all(b.pending());
+  EXPECT_EQ(b.stats().host_to_device.bytes, 8u * 24u);
+  EXPECT_EQ(b.stats().host_to_device.copies, 1u);  // one rect copy
+  std::vector<std::byte> packed(a.allocation.size);
+  devices.at(0).copy_device_to_host(a.allocation, 0, packed.data(), packed.size(), {}).wait();
+  for (std::uint64_t r = 0; r < 8; ++r) {
+    for (std::uint64_t c = 0; c < 24; ++c) {
+      ASSERT_EQ(packed[packed_at(r, c)], static_cast<std::byte>(buffer_at(r, c) * 7 + 3))
+          << "row " << r << " column " << c;
+    }
+  }
+  b.check_invariants();
+
+  // A kernel on the device writes the tile: a host read brings it home through a rect copy.
+  const auto write_tile = [&](int salt) {
+    std::vector<std::byte> fresh(a.allocation.size);
+    for (std::uint64_t i = 0; i < fresh.size(); ++i) fresh[i] = static_cast<std::byte>(i + salt);
+    devices.at(0).copy_host_to_device(fresh.data(), a.allocation, 0, fresh.size(), {}).wait();
+    const std::vector<std::pair<Agent, IntervalSet>> writes{{D0, tile.held_bytes()}};
+    b.begin_write();
+    b.after_device_writes(writes, "k", UpdateStrategy::lazy);
+  };
+  const auto expect_home = [&](int salt) {
+    const IntervalSet rows = tile.held_bytes();
+    for (std::uint64_t i = 0; i < kSize; ++i) {
+      std::byte want = static_cast<std::byte>(i * 7 + 3);
+      if (rows.contains(IntervalSet{{i, i + 1}})) {
+        const std::uint64_t r = i / kPitch - 2;
+        const std::uint64_t c = i % kPitch - 20;
+        want = static_cast<std::byte>(packed_at(r, c) + static_cast<std::uint64_t>(salt));
+      }
+      ASSERT_EQ(b.home()[i], want) << "byte " << i;
+    }
+  };
+  write_tile(100);
+  b.acquire(kHostAgent, all);
+  wait_all(b.pending());
+  EXPECT_EQ(b.stats().device_to_host.bytes, 8u * 24u);
+  EXPECT_EQ(b.stats().device_to_host.copies, 1u);
+  expect_home(100);
+  b.check_invariants();
+
+  // Written again, then boxed out: only its rows are written home (one rect copy).
+  write_tile(50);
+  b.end_use(D0, tile);
+  b.box_out_rows(0, tile.held_bytes());
+  wait_all(b.pending());
+  EXPECT_EQ(b.stats().eviction_writeback_bytes, 8u * 24u);
+  EXPECT_EQ(b.stats().device_to_host.copies, 2u);
+  EXPECT_TRUE(b.directory().missing_on(D0, tile.held_bytes()) == tile.held_bytes());
+  expect_home(50);
+}
+
 }  // namespace
 }  // namespace unimem
