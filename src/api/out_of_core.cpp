@@ -243,14 +243,41 @@ void cut_to_fit(RuntimeCore& core, ProgramBuilds& builds, LaunchPlan& plan,
               all = tile_fits(n1, b, best2, t, budget);
           }
           if (!all) continue;
-          for (std::uint64_t b = 0; b < n1; ++b) {
-            const std::uint64_t g0 = p.group_begin + groups * b / n1;
-            const std::uint64_t g1 = p.group_begin + groups * (b + 1) / n1;
-            if (g1 == g0) continue;
-            for (std::uint64_t t = 0; t < best2; ++t) {
-              const std::uint64_t t0 = groups2 * t / best2;
-              const std::uint64_t t1 = groups2 * (t + 1) / best2;
-              if (t1 > t0) cut.push_back(make_chunk(g0, g1, t0, t1, true));
+          const auto chunk_at = [&](std::uint64_t b, std::uint64_t t) {
+            return make_chunk(p.group_begin + groups * b / n1,
+                              p.group_begin + groups * (b + 1) / n1, groups2 * t / best2,
+                              groups2 * (t + 1) / best2, true);
+          };
+          // Consecutive chunks of a device keep the boxes whose bytes they share (a box that
+          // holds exactly a chunk's bytes is found again): walk tiles inside blocks when the
+          // next tile keeps more bytes than the next block would (matmul: a block's rows of A
+          // against a tile's columns of B), else blocks inside tiles.
+          const auto kept = [&](const LaunchPartition& x, const LaunchPartition& y) {
+            std::uint64_t bytes = 0;
+            for (const PartitionFootprint::Box& box : core.footprint(launch_args, y).boxes) {
+              const auto in_x = x.accesses.find(box.arg);
+              const auto in_y = y.accesses.find(box.arg);
+              if (in_x != x.accesses.end() && in_y != y.accesses.end() &&
+                  in_x->second == in_y->second) {
+                bytes += box.bytes;
+              }
+            }
+            return bytes;
+          };
+          bool tiles_inside = true;
+          if (n1 > 1 && best2 > 1) {
+            const LaunchPartition first = chunk_at(0, 0);
+            tiles_inside = kept(first, chunk_at(0, 1)) >= kept(first, chunk_at(1, 0));
+          }
+          const std::uint64_t outer = tiles_inside ? n1 : best2;
+          const std::uint64_t inner = tiles_inside ? best2 : n1;
+          for (std::uint64_t o = 0; o < outer; ++o) {
+            for (std::uint64_t i = 0; i < inner; ++i) {
+              const std::uint64_t b = tiles_inside ? o : i;
+              const std::uint64_t t = tiles_inside ? i : o;
+              if (groups * (b + 1) / n1 == groups * b / n1) continue;
+              if (groups2 * (t + 1) / best2 == groups2 * t / best2) continue;
+              cut.push_back(chunk_at(b, t));
             }
           }
         }
