@@ -335,5 +335,103 @@ TEST(SharedBuffer, APackedBoxMovesItsRowsWithRectCopiesOfAnotherPitchByteExact) 
   expect_home(50);
 }
 
+// Packed 2-D boxes against a flat memory (issue 10): random host writes and reads, and "kernels"
+// on random devices over random packed tiles or runs of bytes (each reads its allocation and
+// checks every byte against the flat memory, then writes new bytes into it), under a device
+// memory cap small enough that most allocations evict others, with every strategy. Packed tiles
+// move by rect copies of another pitch, peer copies, box-outs and eager copies.
+TEST(SharedBuffer, PackedBoxesAndRunsUnderEvictionMatchAFlatMemory) {
+  constexpr std::uint64_t kPitch = 40;
+  constexpr std::uint64_t kRows = 24;
+  constexpr std::uint64_t kSize = kPitch * kRows;
+  for (const UpdateStrategy strategy : {UpdateStrategy::lazy, UpdateStrategy::balance,
+                                        UpdateStrategy::batch, UpdateStrategy::adaptive}) {
+    for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+      SCOPED_TRACE("strategy " + std::to_string(static_cast<int>(strategy)) + ", seed " +
+                   std::to_string(seed));
+      const DeviceRegistry devices = make_host_devices(3);
+      const CoherenceContext context = CoherenceContext::of(devices.pointers(), 0, 420);
+      SharedBuffer b(1, "grid", kSize, context);
+      std::vector<std::byte> flat(kSize, std::byte{0});
+      std::mt19937 rng(seed);
+      const auto fresh = [&] { return static_cast<std::byte>(rng() & 0xFF); };
+      for (int op = 0; op < 150; ++op) {
+        const std::size_t device = rng() % 3;
+        const Agent agent = agent_of_device(device);
+        const unsigned kind = rng() % 4;
+        if (kind == 0) {  // host write of a random run
+          const std::uint64_t begin = rng() % kSize;
+          const std::uint64_t end = begin + 1 + rng() % std::min<std::uint64_t>(90, kSize - begin);
+          const IntervalSet bytes{{begin, end}};
+          wait_all(b.pending());
+          for (std::uint64_t i = begin; i < end; ++i) b.home()[i] = flat[i] = fresh();
+          b.begin_write();
+          b.home_written(bytes);
+          b.after_host_write(bytes, strategy);
+        } else if (kind == 1) {  // host read of everything
+          b.acquire(kHostAgent, IntervalSet{{0, kSize}});
+          wait_all(b.pending());
+          b.prepare_home_read(IntervalSet{{0, kSize}});  // never-written bytes read as zero
+          for (std::uint64_t i = 0; i < kSize; ++i) {
+            ASSERT_EQ(b.home()[i], flat[i]) << "op " << op << " byte " << i;
+          }
+        } else {  // a kernel on device over a packed tile (kind 2) or a run (kind 3)
+          ResidentBox box;
+          if (kind == 2) {
+            const std::uint64_t width = 4 + rng() % 12;
+            const std::uint64_t col = rng() % (kPitch - width + 1);
+            const std::uint64_t rows = 2 + rng() % 10;
+            const std::uint64_t row = rng() % (kRows - rows + 1);
+            box = ResidentBox::packed(row * kPitch + col, kPitch, width, rows);
+          } else {
+            const std::uint64_t begin = rng() % (kSize - 8);
+            box = ResidentBox(Interval{
+                begin, begin + 1 + rng() % std::min<std::uint64_t>(150, kSize - begin - 1)});
+          }
+          const IntervalSet rows = box.held_bytes();
+          const ResidentAllocation a = b.begin_use(
+              agent, box,
+              rng() % 2 == 0 ? Residency::Placement::replace : Residency::Placement::merge);
+          // A run inside one row of a packed box is held by it (merge finds it).
+          ASSERT_TRUE(a.holds(box)) << "op " << op;
+          ASSERT_TRUE(!box.is_packed() || a.is_packed()) << "op " << op;
+          b.acquire(agent, rows);
+          wait_all(b.pending());
+          std::vector<std::byte> mem(a.allocation.size);
+          devices.at(device)
+              .copy_device_to_host(a.allocation, 0, mem.data(), mem.size(), {})
+              .wait();
+          for (const Interval& r : rows) {
+            for (std::uint64_t i = r.begin; i < r.end; ++i) {
+              ASSERT_EQ(mem[a.offset_of(i)], flat[i]) << "op " << op << " byte " << i;
+            }
+          }
+          if (rng() % 3 != 0) {  // it writes every byte it holds for the tile
+            for (const Interval& r : rows) {
+              for (std::uint64_t i = r.begin; i < r.end; ++i)
+                mem[a.offset_of(i)] = flat[i] = fresh();
+            }
+            devices.at(device)
+                .copy_host_to_device(mem.data(), a.allocation, 0, mem.size(), {})
+                .wait();
+            const std::vector<std::pair<Agent, IntervalSet>> writes{{agent, rows}};
+            b.begin_write();
+            b.after_device_writes(writes, "k", strategy);
+          }
+          b.end_use(agent, box);
+        }
+        ASSERT_NO_THROW(b.check_invariants()) << "op " << op;
+      }
+      b.acquire(kHostAgent, IntervalSet{{0, kSize}});
+      wait_all(b.pending());
+      b.prepare_home_read(IntervalSet{{0, kSize}});
+      for (std::uint64_t i = 0; i < kSize; ++i) ASSERT_EQ(b.home()[i], flat[i]) << "byte " << i;
+      EXPECT_GT(context.memory->stats(0).evictions + context.memory->stats(1).evictions +
+                    context.memory->stats(2).evictions,
+                0U);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace unimem
