@@ -104,11 +104,12 @@ bool ProgramCore::repeats(const RepeatableLaunch& last, const std::string& kerne
     return a.kind == b.kind && a.buffer_id == b.buffer_id && a.buffer_offset == b.buffer_offset &&
            a.scalar_bytes == b.scalar_bytes && a.local_bytes == b.local_bytes;
   };
-  // Only launches without descriptors are cached (ProgramCore::launch), so accesses is empty.
+  // Only launches whose descriptors are not used are cached (ProgramCore::launch), so the
+  // last launch's accesses were empty or ignored.
   const LaunchOptions& o = last.options;
   return last.kernel == kernel && same_range(last.range, range) &&
          std::equal(last.args.begin(), last.args.end(), args.begin(), args.end(), same_arg) &&
-         options.accesses.empty() && o.device == options.device && o.devices == options.devices &&
+         !uses_descriptors(options) && o.device == options.device && o.devices == options.devices &&
          o.split_dimension == options.split_dimension && o.balance == options.balance &&
          o.use_analysis == options.use_analysis && o.ignore_accesses == options.ignore_accesses;
 }
@@ -158,8 +159,10 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                                           ? builds_.size_variant(request)
                                           : nullptr;
   // Measured balance changes its weights, descriptors may be anything, team spill areas grow:
-  // only plain launches are cached.
-  std::string key = measuring || !options.accesses.empty() || team != build_report_.teams.end()
+  // only plain launches are cached. Descriptors the launch ignores (LaunchOptions::
+  // ignore_accesses: `unimem bench --access analysis` passes the workload's descriptors and
+  // ignores them) do not reach the plan, so such a launch is plain.
+  std::string key = measuring || uses_descriptors(options) || team != build_report_.teams.end()
                         ? std::string()
                         : plan_key(request, args, options);
   if (!key.empty()) {  // the build in use (the range in the key also determines it)

@@ -96,6 +96,10 @@ class ProgramCore {
   static LaunchPlan plan_with_fallback(PlanRequest& request);
   static std::string plan_key(const PlanRequest& request, std::span<const Arg> args,
                               const LaunchOptions& options);
+  /// Whether the launch's access descriptors reach its plan (given and not ignored).
+  [[nodiscard]] static bool uses_descriptors(const LaunchOptions& options) {
+    return !options.accesses.empty() && !options.ignore_accesses;
+  }
   static constexpr std::size_t kPlanCacheEntries = 256;
   void report_fallback(const LaunchPlan& plan, const std::string& analysis_note) const;
   /// The fallback log: set_log's function, or stderr.

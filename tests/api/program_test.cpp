@@ -118,6 +118,42 @@ TEST_F(ProgramTest, SplitsOverEveryDeviceAndMovesOnlyEachPartitionsBytes) {
   EXPECT_TRUE(log_.empty());
 }
 
+// Descriptors a launch ignores (LaunchOptions::ignore_accesses, as `unimem bench --access
+// analysis` passes them) do not reach the plan, so ping-pong launches share one cached plan;
+// descriptors in use keep every launch planned afresh. Results are the same either way.
+TEST_F(ProgramTest, IgnoredDescriptorsLeaveLaunchesToThePlanCache) {
+  const std::uint64_t n = 2048;
+  std::vector<float> in(n);
+  for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 97);
+  for (const bool ignore : {true, false}) {
+    const BufferId a = upload(in);
+    const BufferId b = runtime_->create_buffer(n * sizeof(float));
+    LaunchOptions how;
+    how.accesses = {AccessDescriptor::affine(0, AccessMode::read, {own()}),
+                    AccessDescriptor::affine(1, AccessMode::write, {own()})};
+    how.ignore_accesses = ignore;
+    std::vector<std::shared_ptr<const LaunchPlan>> plans(4);
+    for (std::size_t step = 0; step < plans.size(); ++step) {
+      const BufferId from = step % 2 == 0 ? a : b;
+      const BufferId to = step % 2 == 0 ? b : a;
+      const std::vector<Arg> args{Arg::buffer(from), Arg::buffer(to), Arg::scalar(2.0f)};
+      program_->core().launch("scale", range_1d(n), args, how, &plans[step]);
+    }
+    for (std::size_t step = 1; step < plans.size(); ++step) {
+      ASSERT_TRUE(plans[step]);
+      if (ignore) {
+        EXPECT_EQ(plans[step].get(), plans[0].get()) << "launch " << step << " was planned again";
+      } else {
+        EXPECT_NE(plans[step].get(), plans[step - 1].get()) << "launch " << step;
+      }
+    }
+    const std::vector<float> out = download(a);  // four doublings
+    for (std::uint64_t i = 0; i < n; ++i) ASSERT_EQ(out[i], 16.0f * in[i]) << i;
+    runtime_->release_buffer(a);
+    runtime_->release_buffer(b);
+  }
+}
+
 // An argument may point into its buffer (an OpenCL sub-buffer): the kernel indexes from there,
 // descriptors count from there, and only the bytes it uses move.
 TEST_F(ProgramTest, ArgumentsPointingIntoABufferSplitAndMoveOnlyTheirBytes) {
