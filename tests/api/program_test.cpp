@@ -1204,6 +1204,42 @@ kernel void mm(global const float* a, global const float* b, global float* c, in
   EXPECT_EQ(mm.core().pitched_builds(), 1U);
 }
 
+// The same matmul reading B through pointer arithmetic may not be packed (the rewrite cannot
+// remap `col[k * n]`): its tiles keep 1-D boxes, B's tile spans nearly all of B, and the launch
+// stops with the single-work-group error, saying 2-D chunks do not fit either; nothing changed.
+TEST_F(OutOfCoreTest, AMatmulWhosePointerIsNotOnlySubscriptedKeepsOneDimensionalBoxes) {
+  Program mm(*runtime_, R"CLC(
+kernel void mm(global const float* a, global const float* b, global float* c, int n) {
+  const int j = get_global_id(0);
+  const int i = get_global_id(1);
+  global const float* col = b + j;
+  float sum = 0.0f;
+  for (int k = 0; k < n; ++k) sum = sum + a[i * n + k] * col[k * n];
+  c[i * n + j] = sum;
+}
+)CLC");
+  constexpr int n = 128;
+  const BufferId ba = upload(std::vector<float>(n * n, 1.0f));
+  const BufferId bb = upload(std::vector<float>(n * n, 2.0f));
+  const std::vector<float> before(n * n, -1.0f);
+  const BufferId bc = upload(before);
+  NDRange r;
+  r.dims = 2;
+  r.global = {n, n, 1};
+  r.local = {8, 8, 1};
+  try {
+    mm.launch("mm", r, {Arg::buffer(ba), Arg::buffer(bb), Arg::buffer(bc), Arg::scalar(n)});
+    FAIL() << "no error";
+  } catch (const OutOfDeviceMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'mm'"), std::string::npos) << what;
+    EXPECT_NE(what.find("one work-group"), std::string::npos) << what;
+    EXPECT_NE(what.find("nor do 2-D chunks"), std::string::npos) << what;
+  }
+  EXPECT_EQ(mm.core().pitched_builds(), 0U);
+  EXPECT_EQ(download(bc), before);
+}
+
 TEST_F(OutOfCoreTest, OneWorkGroupLargerThanTheDeviceIsAnErrorNamingKernelArgumentAndBytes) {
   const std::uint64_t n = 16 * 1024;  // b: 64 KiB, every work-item reads all of it
   const BufferId bb = upload(std::vector<float>(n, 1.0f));
