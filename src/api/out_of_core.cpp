@@ -292,11 +292,7 @@ void cut_to_fit(RuntimeCore& core, ProgramBuilds& builds, LaunchPlan& plan,
         std::string macros;
         for (const PartitionFootprint::Box& b : f.boxes) {
           if (b.pitch == 0) continue;
-          for (std::size_t i = 0; i < launch_args.size(); ++i) {
-            if (launch_args[i].kind != KernelArg::Kind::buffer ||
-                launch_args[i].buffer != launch_args[b.arg].buffer) {
-              continue;
-            }
+          for (const std::uint32_t i : b.args) {
             const std::uint32_t element = (*chunk.pitched_parameters)[i];
             (*shapes)[i] = {b.pitch, b.width};
             macros += pitch_macros(kernel, i, b.pitch / element, b.width / element);

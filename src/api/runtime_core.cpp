@@ -340,6 +340,9 @@ Event RuntimeCore::launch(const Launch& launch) {
 struct RuntimeCore::BufferUse {
   SharedBuffer* buffer = nullptr;
   AccessBytes bytes;
+  /// The arguments whose bytes these are, each with its own (check_partitions; choose_boxes may
+  /// give disjoint groups of a buffer's arguments boxes of their own: split_uses).
+  std::vector<std::pair<std::uint32_t, AccessBytes>> args;
   ResidentBox box;
   ResidentAllocation held;
   // bytes.needed() and bytes.written(), made once (check_partitions) for every step that uses
@@ -584,6 +587,7 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
         use->buffer = &b;
       }
       use->bytes |= acc;
+      use->args.emplace_back(static_cast<std::uint32_t>(i), acc);
     }
     for (BufferUse& u : pu.uses) {
       u.needed = u.bytes.needed();
@@ -622,6 +626,7 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
   const bool native = registry_.at(p.device).rebases_arguments();
   const bool rewritten = !native && p.rebased_kernel && p.rebased_pointers &&
                          p.rebased_pointers->size() == args.size();
+  if (p.out_of_core && (native || rewritten)) split_uses(pu);
   for (BufferUse& u : pu.uses) {
     u.box = ResidentBox(Interval{0, u.buffer->size()});
     if (!native && !rewritten) continue;  // the kernel indexes its allocation from byte 0
@@ -629,11 +634,8 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
     // mirror, as ProgramCore's fallback log says.
     if (!u.bytes.may_writes.empty()) continue;
     bool every_pointer_rebased = true;  // a __constant pointer, say, is not rewritten
-    for (std::size_t i = 0; rewritten && i < args.size(); ++i) {
-      if (args[i].kind == KernelArg::Kind::buffer && !(*p.rebased_pointers)[i] &&
-          &buffer_locked(args[i].buffer) == u.buffer) {
-        every_pointer_rebased = false;
-      }
+    for (const auto& [i, bytes] : u.args) {
+      if (rewritten && !(*p.rebased_pointers)[i]) every_pointer_rebased = false;
     }
     if (!every_pointer_rebased) continue;
     const IntervalSet touched = u.needed.unite(u.written);
@@ -649,16 +651,13 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
                           p.pitched_parameters->size() == args.size() &&
                           (probe || (p.pitched_kernel && p.pitched_shapes));
     if (!may_pack || touched.empty()) continue;
-    const std::optional<ResidentBox> packed = packed_box(args, p, *u.buffer, touched, run);
+    const std::optional<ResidentBox> packed = packed_box(args, p, u, touched, run);
     if (probe) {
       if (packed) u.box = *packed;
       continue;
     }
     // A launch packs exactly the boxes its pitched kernel was built for.
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (args[i].kind != KernelArg::Kind::buffer || &buffer_locked(args[i].buffer) != u.buffer) {
-        continue;
-      }
+    for (const auto& [i, bytes] : u.args) {
       const auto [pitch, width] = (*p.pitched_shapes)[i];
       if (pitch == 0) continue;
       if (packed && packed->pitch == pitch && packed->width == width) {
@@ -705,14 +704,81 @@ void RuntimeCore::widen_first_boxes(PartitionUses& pu) const {
   for (std::size_t i = 0; i < widened.size(); ++i) pu.uses[i].box = widened[i];
 }
 
+// Several boxes per buffer (out-of-core chunks): the arguments pointing into one buffer whose
+// bytes are far apart (floyd-warshall's block of rows and its pivot row k, passed as a second
+// pointer) get a box each instead of one bounding box over both. Arguments are grouped while
+// their bounding intervals (box-aligned, as choose_boxes cuts them) overlap or touch, so the
+// groups' boxes never meet (a device's allocations never do: memory/residency.hpp); a may-write
+// set keeps the buffer whole (a full mirror, as choose_boxes does). Each argument's pointer is
+// rebased against its own group's allocation (submit_kernels), and the directory, which speaks
+// bytes, sees the same reads and writes: the groups' byte sets are disjoint.
+void RuntimeCore::split_uses(PartitionUses& pu) {
+  constexpr std::uint64_t kBoxAlignment = 128;  // as choose_boxes
+  std::vector<BufferUse> out;
+  out.reserve(pu.uses.size());
+  for (BufferUse& u : pu.uses) {
+    if (u.args.size() < 2 || !u.bytes.may_writes.empty()) {
+      out.push_back(std::move(u));
+      continue;
+    }
+    struct Member {
+      Interval span;
+      std::size_t index;  // in u.args
+    };
+    std::vector<Member> members;
+    for (std::size_t k = 0; k < u.args.size(); ++k) {
+      const AccessBytes& a = u.args[k].second;
+      const IntervalSet touched = a.needed().unite(a.written());
+      if (touched.empty()) continue;  // no bytes: it joins the first group below
+      const Interval b = touched.bounds();
+      members.push_back({Interval{b.begin - b.begin % kBoxAlignment, b.end}, k});
+    }
+    std::sort(members.begin(), members.end(),
+              [](const Member& x, const Member& y) { return x.span.begin < y.span.begin; });
+    std::vector<std::vector<std::size_t>> groups;
+    std::uint64_t end = 0;
+    for (const Member& m : members) {
+      if (groups.empty() || m.span.begin > end) {
+        groups.emplace_back();
+        end = m.span.end;
+      }
+      groups.back().push_back(m.index);
+      end = std::max(end, m.span.end);
+    }
+    if (groups.size() < 2) {
+      out.push_back(std::move(u));
+      continue;
+    }
+    for (std::size_t k = 0; k < u.args.size(); ++k) {  // arguments without bytes
+      if (std::none_of(members.begin(), members.end(),
+                       [k](const Member& m) { return m.index == k; })) {
+        groups.front().push_back(k);
+      }
+    }
+    for (const std::vector<std::size_t>& g : groups) {
+      BufferUse part;
+      part.buffer = u.buffer;
+      for (const std::size_t k : g) {
+        part.bytes |= u.args[k].second;
+        part.args.push_back(u.args[k]);
+      }
+      std::sort(part.args.begin(), part.args.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      part.needed = part.bytes.needed();
+      part.written = part.bytes.written();
+      out.push_back(std::move(part));
+    }
+  }
+  pu.uses = std::move(out);
+}
+
 // Packed 2-D boxes (see RuntimeCore in runtime_core.hpp): the touched bytes are rows of equal
 // length at a constant stride (the pitch) within it, their bounding interval at least twice their
 // size, and every pointer to the buffer is a parameter the rewrite may pack, at the buffer's
 // first byte, with the pitch, first column and width multiples of its element size (the kernel
 // indexes elements). A launch (not a probe) packs with its pitched kernel's shapes only.
 std::optional<ResidentBox> RuntimeCore::packed_box(std::span<const LaunchArg> args,
-                                                   const LaunchPartition& p,
-                                                   const SharedBuffer& buffer,
+                                                   const LaunchPartition& p, const BufferUse& use,
                                                    const IntervalSet& touched,
                                                    const Interval& run) const {
   if (touched.interval_count() < 2) return std::nullopt;
@@ -732,10 +798,7 @@ std::optional<ResidentBox> RuntimeCore::packed_box(std::span<const LaunchArg> ar
   const ResidentBox box = ResidentBox::packed(first.begin, pitch, width, rows);
   if (2 * box.size() > run.size()) return std::nullopt;  // not worth a variant build
   const std::vector<std::uint32_t>& parameters = *p.pitched_parameters;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    if (args[i].kind != KernelArg::Kind::buffer || &buffer_locked(args[i].buffer) != &buffer) {
-      continue;
-    }
+  for (const auto& [i, bytes] : use.args) {
     const std::uint32_t element = parameters[i];
     if (element == 0 || element == LaunchPartition::kNotPointer || args[i].offset != 0 ||
         pitch % element != 0 || width % element != 0 || (first.begin % pitch) % element != 0) {
@@ -755,12 +818,8 @@ PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
   out.max_allocation = registry_.at(p.device).max_allocation();
   for (const BufferUse& u : plan[0].uses) {
     PartitionFootprint::Box box;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (args[i].kind == KernelArg::Kind::buffer && &buffer_locked(args[i].buffer) == u.buffer) {
-        box.arg = static_cast<std::uint32_t>(i);
-        break;
-      }
-    }
+    box.arg = u.args.empty() ? 0 : u.args.front().first;
+    for (const auto& [i, bytes] : u.args) box.args.push_back(i);
     box.buffer = u.buffer->describe();
     box.bytes = u.box.size();
     box.pitch = u.box.pitch;
@@ -904,9 +963,11 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     const CompiledKernel& kernel = pitched     ? *p.pitched_kernel
                                    : rewritten ? *p.rebased_kernel
                                                : *p.kernel;
-    const auto held_of = [&pu](const SharedBuffer& b) -> const ResidentAllocation& {
+    const auto held_of = [&pu](std::size_t arg) -> const ResidentAllocation& {
       for (const BufferUse& u : pu.uses) {
-        if (u.buffer == &b) return u.held;
+        for (const auto& [index, bytes] : u.args) {
+          if (index == arg) return u.held;
+        }
       }
       detail::throw_invariant("launch: a buffer argument without its allocation", __FILE__,
                               __LINE__);
@@ -922,7 +983,7 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
                            (pitched && element != LaunchPartition::kNotPointer);
       switch (a.kind) {
         case KernelArg::Kind::buffer: {
-          const ResidentAllocation& h = held_of(buffer_locked(a.buffer));
+          const ResidentAllocation& h = held_of(i);
           if (pitched && h.is_packed()) {
             // Rows [base / pitch, ...), columns from (base % pitch) / element: the rewrite's
             // row0 and col0 (packed_box made sure they are whole elements, offset 0).

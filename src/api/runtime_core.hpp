@@ -84,9 +84,10 @@ struct DeviceMemoryReport {
 /// ("box") per distinct buffer, as launch_partitioned would choose them.
 struct PartitionFootprint {
   struct Box {
-    std::uint32_t arg = 0;    ///< the first argument pointing into the buffer
-    std::string buffer;       ///< the buffer, described for messages
-    std::uint64_t bytes = 0;  ///< the box's size
+    std::uint32_t arg = 0;            ///< the first argument whose bytes the box holds
+    std::vector<std::uint32_t> args;  ///< every argument whose bytes it holds
+    std::string buffer;               ///< the buffer, described for messages
+    std::uint64_t bytes = 0;          ///< the box's size
     /// A packed box (ResidentBox::packed): the buffer's row pitch and the packed row width in
     /// bytes; 0 for a run of bytes.
     std::uint64_t pitch = 0;
@@ -258,9 +259,12 @@ class RuntimeCore {
   /// choose_boxes' packed 2-D box for a buffer use, when it may and should have one.
   [[nodiscard]] std::optional<ResidentBox> packed_box(std::span<const LaunchArg> args,
                                                       const LaunchPartition& p,
-                                                      const SharedBuffer& buffer,
+                                                      const BufferUse& use,
                                                       const IntervalSet& touched,
                                                       const Interval& run) const;
+  /// choose_boxes' first step for an out-of-core chunk: a buffer's arguments whose bytes lie far
+  /// apart get a box each (runtime_core.cpp says when and why that is correct).
+  static void split_uses(PartitionUses& pu);
   /// choose_boxes' last step: a buffer's first box on the device covers the partition's boxes of
   /// its same-size buffers when that adds at most an eighth (ping-pong buffers never grow).
   void widen_first_boxes(PartitionUses& pu) const;

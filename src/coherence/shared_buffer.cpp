@@ -1,5 +1,6 @@
 #include "coherence/shared_buffer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -205,9 +206,11 @@ std::size_t strided_rows(const std::vector<Transfer>& transfers, std::size_t fir
 
 bool SharedBuffer::resident(std::size_t device, const IntervalSet& bytes) const {
   if (residency_.covers(device, bytes.bounds())) return true;
-  // A packed box holds its bytes row by row.
-  const std::optional<ResidentAllocation> first = residency_.find(device, *bytes.begin());
-  if (!first || !first->is_packed()) return false;
+  // A packed box holds its bytes row by row; a chunk's arguments far apart in one buffer have a
+  // box each (RuntimeCore::split_uses).
+  if (residency_.allocations(device).size() < 2 && !residency_.find(device, *bytes.begin())) {
+    return false;
+  }
   return std::all_of(bytes.begin(), bytes.end(),
                      [&](const Interval& r) { return residency_.covers(device, r); });
 }

@@ -1240,6 +1240,50 @@ kernel void mm(global const float* a, global const float* b, global float* c, in
   EXPECT_EQ(download(bc), before);
 }
 
+// Several boxes per buffer (out-of-core chunks): floyd-warshall passes its matrix twice, as the
+// rows it updates and as pivot row k. One bounding box over a chunk's rows and row k spans the
+// matrix; a box per argument (RuntimeCore::split_uses) holds only the rows and the pivot row, so
+// the launches run in chunks and match the host's result byte for byte.
+TEST_F(OutOfCoreTest, ArgumentsFarApartInOneBufferGetABoxEachInAChunk) {
+  Program fw(*runtime_, R"CLC(
+kernel void fw(global float* dist, global const float* krow, int n, int k) {
+  const int j = get_global_id(0);
+  const int i = get_global_id(1);
+  const float via = dist[i * n + k] + krow[j];
+  dist[i * n + j] = via < dist[i * n + j] ? via : dist[i * n + j];
+}
+)CLC");
+  constexpr int n = 128;  // 64 KiB: twice the cap
+  std::vector<float> d(n * n);
+  for (int i = 0; i < n * n; ++i) d[i] = static_cast<float>((i * 37) % 101);
+  for (int i = 0; i < n; ++i) d[i * n + i] = 0.0f;  // row k is then unchanged by iteration k
+  const BufferId bd = upload(d);
+  NDRange r;
+  r.dims = 2;
+  r.global = {n, n, 1};
+  r.local = {8, 8, 1};
+  for (const int k : {0, 5, 64, 127, 90}) {
+    fw.launch("fw", r,
+              {Arg::buffer(bd), Arg::buffer(bd, static_cast<std::uint64_t>(k) * n * sizeof(float)),
+               Arg::scalar(n), Arg::scalar(k)});
+    const LaunchPlan plan = fw.core().last_plan();
+    EXPECT_GT(plan.chunks, 2U) << "k " << k;
+    const std::vector<float> row(d.begin() + k * n, d.begin() + (k + 1) * n);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        const float via = d[i * n + k] + row[j];
+        d[i * n + j] = via < d[i * n + j] ? via : d[i * n + j];
+      }
+    }
+  }
+  const std::vector<float> got = download(bd);
+  ASSERT_EQ(got.size(), d.size());
+  EXPECT_EQ(std::memcmp(got.data(), d.data(), d.size() * sizeof(float)), 0);
+  for (const DeviceMemoryReport& m : runtime_->core().device_memory()) {
+    EXPECT_LE(m.memory.peak_held_bytes, kCap);
+  }
+}
+
 TEST_F(OutOfCoreTest, OneWorkGroupLargerThanTheDeviceIsAnErrorNamingKernelArgumentAndBytes) {
   const std::uint64_t n = 16 * 1024;  // b: 64 KiB, every work-item reads all of it
   const BufferId bb = upload(std::vector<float>(n, 1.0f));
