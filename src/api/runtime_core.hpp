@@ -146,6 +146,8 @@ struct PartitionFootprint {
 /// for buffers every pointer to which is a parameter the rewrite may pack and points at the
 /// buffer's first byte, and only on devices that do not rebase arguments themselves: the host
 /// driver keeps 1-D boxes (its kernels are C++ callables, there is nothing to rewrite).
+/// An out-of-core chunk may also hold one buffer in several boxes, one per group of its
+/// arguments whose bytes lie apart (split_uses: floyd-warshall's rows and pivot row).
 class RuntimeCore {
  public:
   explicit RuntimeCore(DeviceRegistry devices, RuntimeOptions options = {});
