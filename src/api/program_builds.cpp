@@ -18,6 +18,7 @@
 
 #include <unimem/runtime.hpp>
 #include "api/device_library.hpp"
+#include "api/kernel_pitch_rewrite.hpp"
 #include "api/kernel_rewrite.hpp"
 
 namespace unimem {
@@ -459,6 +460,74 @@ std::shared_ptr<const std::vector<bool>> ProgramBuilds::rebased_pointers(
     const std::string& kernel) {
   std::lock_guard lock(rebase_mutex_);
   return rebased_pointers_.at(kernel);
+}
+
+std::shared_ptr<const std::vector<std::uint32_t>> ProgramBuilds::pitched_parameters(
+    const std::string& kernel) {
+  std::lock_guard lock(pitch_mutex_);
+  if (!pitch_tried_) {
+    pitch_tried_ = true;
+    try {
+      PitchedSource rewritten = rewrite_for_pitches(source_);
+      pitched_source_ = std::move(rewritten.source);
+      for (const auto& [name, parameters] : rewritten.parameters) {
+        std::vector<std::uint32_t> out;
+        out.reserve(parameters.size());
+        for (const PitchedParameter& q : parameters) {
+          out.push_back(q.global_pointer ? q.element_size : LaunchPartition::kNotPointer);
+        }
+        pitched_parameters_.emplace(name, std::make_shared<const std::vector<std::uint32_t>>(out));
+      }
+    } catch (const std::exception& e) {
+      say_(
+          "unimem: this program's kernels keep 1-D boxes (the rewrite for packed 2-D boxes "
+          "failed: " +
+          std::string(e.what()) + ")");
+    }
+  }
+  const auto it = pitched_parameters_.find(kernel);
+  return it == pitched_parameters_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const CompiledKernel> ProgramBuilds::pitched_kernel_for(const std::string& name,
+                                                                        std::size_t device,
+                                                                        const std::string& prefix,
+                                                                        const std::string& macros) {
+  std::lock_guard lock(pitch_mutex_);
+  if (pitched_source_.empty()) return nullptr;
+  const std::string variant = macros + prefix;
+  if (!pitched_builds_by_.contains(variant)) {
+    auto& built = pitched_builds_by_[variant];
+    try {
+      built = build_per_domain(variant + pitched_source_, nullptr, options_);
+      ++pitched_builds_;
+    } catch (const std::exception& e) {
+      say_("unimem: kernel '" + name +
+           "' keeps 1-D boxes: its build for packed 2-D boxes failed: " + e.what());
+    }
+  }
+  const auto& programs = pitched_builds_by_.at(variant);
+  if (programs.empty()) return nullptr;
+  const auto key = std::tuple{name, device, variant};
+  if (auto it = pitched_kernels_.find(key); it != pitched_kernels_.end()) return it->second;
+  const CompiledProgram* program = programs.at(device).get();
+  for (const auto& [k, v] : pitched_kernels_) {
+    if (std::get<0>(k) == name && std::get<2>(k) == variant &&
+        programs.at(std::get<1>(k)).get() == program) {
+      pitched_kernels_.emplace(key, v);
+      return v;
+    }
+  }
+  std::shared_ptr<const CompiledKernel> k;
+  try {
+    k = program->kernel(name);
+  } catch (const DeviceError& e) {
+    say_("unimem: kernel '" + name + "' keeps 1-D boxes: the pitched program has no such kernel (" +
+         e.what() + ")");
+    return nullptr;
+  }
+  pitched_kernels_.emplace(key, k);
+  return k;
 }
 
 void ProgramBuilds::say_once(std::string key, const std::string& message) {

@@ -111,6 +111,19 @@ class ProgramBuilds {
   /// Which parameters of `kernel` the rewrite turned into buffer + offset (after
   /// rebased_kernel_for gave that kernel).
   std::shared_ptr<const std::vector<bool>> rebased_pointers(const std::string& kernel);
+  /// Packed 2-D boxes: per parameter of `kernel`, as LaunchPartition::pitched_parameters wants
+  /// it, from the pitched rewrite (api/kernel_pitch_rewrite.hpp; made on first call, text only);
+  /// null when the rewrite failed or has no such kernel.
+  std::shared_ptr<const std::vector<std::uint32_t>> pitched_parameters(const std::string& kernel);
+  /// The pitched kernel `name` for device `device`, built with `macros` (pitch_macros of its
+  /// packed parameters) and then `prefix` (a variant's, or empty) before the pitched source; one
+  /// build per distinct macros + prefix, kept. Null (said once) when that build failed.
+  std::shared_ptr<const CompiledKernel> pitched_kernel_for(const std::string& name,
+                                                           std::size_t device,
+                                                           const std::string& prefix,
+                                                           const std::string& macros);
+  /// Builds of the pitched source made so far (for tests and tools).
+  [[nodiscard]] std::size_t pitched_builds() const { return pitched_builds_.load(); }
   /// Says `message` unless a message with `key` was said before (once per program and reason).
   void say_once(std::string key, const std::string& message);
 
@@ -168,6 +181,16 @@ class ProgramBuilds {
   std::map<std::tuple<std::string, std::size_t, std::string>, std::shared_ptr<const CompiledKernel>>
       rebased_kernels_;
   std::set<std::string> residency_logged_;  // full-mirror fallbacks already logged
+  // The pitched rewrite (packed 2-D boxes): its source, per kernel its parameters, and its builds
+  // by macros + prefix (an empty vector: that build failed), under pitch_mutex_.
+  std::mutex pitch_mutex_;
+  bool pitch_tried_ = false;
+  std::string pitched_source_;
+  std::map<std::string, std::shared_ptr<const std::vector<std::uint32_t>>> pitched_parameters_;
+  std::map<std::string, std::vector<std::shared_ptr<const CompiledProgram>>> pitched_builds_by_;
+  std::map<std::tuple<std::string, std::size_t, std::string>, std::shared_ptr<const CompiledKernel>>
+      pitched_kernels_;
+  std::atomic<std::size_t> pitched_builds_{0};
 };
 
 }  // namespace unimem

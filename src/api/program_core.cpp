@@ -440,8 +440,12 @@ std::string ProgramCore::attach_analysis(PlanRequest& request, std::span<const A
                            dim](const RangePartition& p) {
           Box<3>::Point begin{0, 0, 0};
           Box<3>::Point end{1, 1, 1};
+          // The partition's work-groups: its block along the split dimension, and along the
+          // others those its range covers (an out-of-core chunk may be a tile of both).
           for (std::uint32_t d = 0; d < arange.dims; ++d) {
-            end[d] = static_cast<std::int64_t>(arange.global[d] / arange.local[d]);
+            const std::uint64_t first = (p.range.offset[d] - arange.offset[d]) / arange.local[d];
+            begin[d] = static_cast<std::int64_t>(first);
+            end[d] = static_cast<std::int64_t>(first + p.range.global[d] / arange.local[d]);
           }
           begin[dim] = static_cast<std::int64_t>(p.group_begin);
           end[dim] = static_cast<std::int64_t>(p.group_end);

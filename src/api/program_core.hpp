@@ -66,6 +66,8 @@ class ProgramCore {
   // The builds (api/program_builds.hpp documents these).
   [[nodiscard]] std::size_t group_variant_builds() const { return builds_.group_variant_builds(); }
   [[nodiscard]] std::size_t size_variant_builds() const { return builds_.size_variant_builds(); }
+  /// Builds of the pitched rewrite (packed 2-D boxes) made so far.
+  [[nodiscard]] std::size_t pitched_builds() const { return builds_.pitched_builds(); }
   static constexpr std::size_t kSizeVariants = ProgramBuilds::kSizeVariants;
   /// Out-of-core launches: the chunks all launches of this program ran so far (LaunchPlan::chunks
   /// summed; 0 while every partition fit its device).

@@ -353,7 +353,10 @@ Event RuntimeCore::launch(const Launch& launch) {
 struct RuntimeCore::BufferUse {
   SharedBuffer* buffer = nullptr;
   AccessBytes bytes;
-  Interval box;
+  /// The arguments whose bytes these are, each with its own (check_partitions; choose_boxes may
+  /// give disjoint groups of a buffer's arguments boxes of their own: split_uses).
+  std::vector<std::pair<std::uint32_t, AccessBytes>> args;
+  ResidentBox box;
   ResidentAllocation held;
   // bytes.needed() and bytes.written(), made once (check_partitions) for every step that uses
   // them: a strided access has an interval per row, so each union is a copy of thousands.
@@ -383,7 +386,7 @@ class RuntimeCore::HeldBuffers {
       }
     }
   }
-  void add(SharedBuffer* buffer, Agent agent, Interval box) {
+  void add(SharedBuffer* buffer, Agent agent, const ResidentBox& box) {
     held_.push_back(Held{buffer, agent, box});
   }
 
@@ -391,7 +394,7 @@ class RuntimeCore::HeldBuffers {
   struct Held {
     SharedBuffer* buffer;
     Agent agent;
-    Interval box;
+    ResidentBox box;
   };
   std::vector<Held> held_;
 };
@@ -597,6 +600,7 @@ std::vector<RuntimeCore::PartitionUses> RuntimeCore::check_partitions(
         use->buffer = &b;
       }
       use->bytes |= acc;
+      use->args.emplace_back(static_cast<std::uint32_t>(i), acc);
     }
     for (BufferUse& u : pu.uses) {
       u.needed = u.bytes.needed();
@@ -629,23 +633,22 @@ void RuntimeCore::check_disjoint_writes(std::span<const PartitionUses> plan) {
 // buffer bytes each partition's allocation of each buffer must hold. The bounding interval of
 // the bytes it touches when the kernel can be rebased (see RuntimeCore in runtime_core.hpp);
 // else the whole buffer (a full mirror).
-void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const {
+void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu,
+                               bool probe) const {
   const LaunchPartition& p = *pu.source;
   const bool native = registry_.at(p.device).rebases_arguments();
   const bool rewritten = !native && p.rebased_kernel && p.rebased_pointers &&
                          p.rebased_pointers->size() == args.size();
+  if (p.out_of_core && (native || rewritten)) split_uses(pu);
   for (BufferUse& u : pu.uses) {
-    u.box = Interval{0, u.buffer->size()};
+    u.box = ResidentBox(Interval{0, u.buffer->size()});
     if (!native && !rewritten) continue;  // the kernel indexes its allocation from byte 0
     // A may-write set is not exact (the analysis bounded it, it did not enumerate it): full
     // mirror, as ProgramCore's fallback log says.
     if (!u.bytes.may_writes.empty()) continue;
     bool every_pointer_rebased = true;  // a __constant pointer, say, is not rewritten
-    for (std::size_t i = 0; rewritten && i < args.size(); ++i) {
-      if (args[i].kind == KernelArg::Kind::buffer && !(*p.rebased_pointers)[i] &&
-          &buffer_locked(args[i].buffer) == u.buffer) {
-        every_pointer_rebased = false;
-      }
+    for (const auto& [i, bytes] : u.args) {
+      if (rewritten && !(*p.rebased_pointers)[i]) every_pointer_rebased = false;
     }
     if (!every_pointer_rebased) continue;
     const IntervalSet touched = u.needed.unite(u.written);
@@ -655,7 +658,30 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
     // through a view that starts inside the box stays aligned.
     constexpr std::uint64_t kBoxAlignment = 128;
     const Interval bounds = touched.empty() ? Interval{0, 1} : touched.bounds();
-    u.box = Interval{bounds.begin - bounds.begin % kBoxAlignment, bounds.end};
+    const Interval run{bounds.begin - bounds.begin % kBoxAlignment, bounds.end};
+    u.box = ResidentBox(run);
+    const bool may_pack = !native && p.out_of_core && p.pitched_parameters &&
+                          p.pitched_parameters->size() == args.size() &&
+                          (probe || (p.pitched_kernel && p.pitched_shapes));
+    if (!may_pack || touched.empty()) continue;
+    const std::optional<ResidentBox> packed = packed_box(args, p, u, touched, run);
+    if (probe) {
+      if (packed) u.box = *packed;
+      continue;
+    }
+    // A launch packs exactly the boxes its pitched kernel was built for.
+    for (const auto& [i, bytes] : u.args) {
+      const auto [pitch, width] = (*p.pitched_shapes)[i];
+      if (pitch == 0) continue;
+      if (packed && packed->pitch == pitch && packed->width == width) {
+        u.box = *packed;
+      } else {
+        detail::throw_invariant("launch of kernel '" + p.kernel->name() + "': argument " +
+                                    std::to_string(i) +
+                                    "'s box is not the packed box its pitched kernel was built for",
+                                __FILE__, __LINE__);
+      }
+    }
   }
   widen_first_boxes(pu);
 }
@@ -673,41 +699,144 @@ void RuntimeCore::widen_first_boxes(PartitionUses& pu) const {
   for (std::size_t i = 0; i < pu.uses.size(); ++i) {
     const BufferUse& u = pu.uses[i];
     if (u.box.size() == u.buffer->size()) continue;  // the full mirror
-    Interval box = u.box;
+    Interval box = u.box.bytes;
     for (std::size_t j = 0; j < pu.uses.size(); ++j) {
       const BufferUse& v = pu.uses[j];
       if (j == i || v.buffer->size() != u.buffer->size()) continue;
-      const Interval hull{std::min(box.begin, v.box.begin), std::max(box.end, v.box.end)};
+      const Interval hull{std::min(box.begin, v.box.bytes.begin),
+                          std::max(box.end, v.box.bytes.end)};
       if (hull.size() - u.box.size() <= u.box.size() / 8) box = hull;
     }
-    if (box == u.box || u.buffer->residency().allocated_bytes(device) != 0) continue;
+    if (box == u.box.bytes || u.buffer->residency().allocated_bytes(device) != 0) continue;
     if (widened.empty()) {
       widened.reserve(pu.uses.size());
-      for (const BufferUse& w : pu.uses) widened.push_back(w.box);
+      for (const BufferUse& w : pu.uses) widened.push_back(w.box.bytes);
     }
     widened[i] = box;
   }
   for (std::size_t i = 0; i < widened.size(); ++i) pu.uses[i].box = widened[i];
 }
 
+// Several boxes per buffer (out-of-core chunks): the arguments pointing into one buffer whose
+// bytes are far apart (floyd-warshall's block of rows and its pivot row k, passed as a second
+// pointer) get a box each instead of one bounding box over both. Arguments are grouped while
+// their bounding intervals (box-aligned, as choose_boxes cuts them) overlap or touch, so the
+// groups' boxes never meet (a device's allocations never do: memory/residency.hpp); a may-write
+// set keeps the buffer whole (a full mirror, as choose_boxes does). Each argument's pointer is
+// rebased against its own group's allocation (submit_kernels), and the directory, which speaks
+// bytes, sees the same reads and writes: the groups' byte sets are disjoint.
+void RuntimeCore::split_uses(PartitionUses& pu) {
+  constexpr std::uint64_t kBoxAlignment = 128;  // as choose_boxes
+  std::vector<BufferUse> out;
+  out.reserve(pu.uses.size());
+  for (BufferUse& u : pu.uses) {
+    if (u.args.size() < 2 || !u.bytes.may_writes.empty()) {
+      out.push_back(std::move(u));
+      continue;
+    }
+    struct Member {
+      Interval span;
+      std::size_t index;  // in u.args
+    };
+    std::vector<Member> members;
+    for (std::size_t k = 0; k < u.args.size(); ++k) {
+      const AccessBytes& a = u.args[k].second;
+      const IntervalSet touched = a.needed().unite(a.written());
+      if (touched.empty()) continue;  // no bytes: it joins the first group below
+      const Interval b = touched.bounds();
+      members.push_back({Interval{b.begin - b.begin % kBoxAlignment, b.end}, k});
+    }
+    std::sort(members.begin(), members.end(),
+              [](const Member& x, const Member& y) { return x.span.begin < y.span.begin; });
+    std::vector<std::vector<std::size_t>> groups;
+    std::uint64_t end = 0;
+    for (const Member& m : members) {
+      if (groups.empty() || m.span.begin > end) {
+        groups.emplace_back();
+        end = m.span.end;
+      }
+      groups.back().push_back(m.index);
+      end = std::max(end, m.span.end);
+    }
+    if (groups.size() < 2) {
+      out.push_back(std::move(u));
+      continue;
+    }
+    for (std::size_t k = 0; k < u.args.size(); ++k) {  // arguments without bytes
+      if (std::none_of(members.begin(), members.end(),
+                       [k](const Member& m) { return m.index == k; })) {
+        groups.front().push_back(k);
+      }
+    }
+    for (const std::vector<std::size_t>& g : groups) {
+      BufferUse part;
+      part.buffer = u.buffer;
+      for (const std::size_t k : g) {
+        part.bytes |= u.args[k].second;
+        part.args.push_back(u.args[k]);
+      }
+      std::sort(part.args.begin(), part.args.end(),
+                [](const auto& x, const auto& y) { return x.first < y.first; });
+      part.needed = part.bytes.needed();
+      part.written = part.bytes.written();
+      out.push_back(std::move(part));
+    }
+  }
+  pu.uses = std::move(out);
+}
+
+// Packed 2-D boxes (see RuntimeCore in runtime_core.hpp): the touched bytes are rows of equal
+// length at a constant stride (the pitch) within it, their bounding interval at least twice their
+// size, and every pointer to the buffer is a parameter the rewrite may pack, at the buffer's
+// first byte, with the pitch, first column and width multiples of its element size (the kernel
+// indexes elements). A launch (not a probe) packs with its pitched kernel's shapes only.
+std::optional<ResidentBox> RuntimeCore::packed_box(std::span<const LaunchArg> args,
+                                                   const LaunchPartition& p, const BufferUse& use,
+                                                   const IntervalSet& touched,
+                                                   const Interval& run) const {
+  if (touched.interval_count() < 2) return std::nullopt;
+  auto it = touched.begin();
+  const Interval first = *it;
+  const Interval second = *++it;
+  const std::uint64_t width = first.size();
+  const std::uint64_t pitch = second.begin - first.begin;
+  if (first.begin % pitch + width > pitch) return std::nullopt;
+  std::uint64_t rows = 0;
+  std::uint64_t expected = first.begin;
+  for (const Interval& r : touched) {
+    if (r.begin != expected || r.size() != width) return std::nullopt;
+    expected += pitch;
+    ++rows;
+  }
+  const ResidentBox box = ResidentBox::packed(first.begin, pitch, width, rows);
+  if (2 * box.size() > run.size()) return std::nullopt;  // not worth a variant build
+  const std::vector<std::uint32_t>& parameters = *p.pitched_parameters;
+  for (const auto& [i, bytes] : use.args) {
+    const std::uint32_t element = parameters[i];
+    if (element == 0 || element == LaunchPartition::kNotPointer || args[i].offset != 0 ||
+        pitch % element != 0 || width % element != 0 || (first.begin % pitch) % element != 0) {
+      return std::nullopt;
+    }
+  }
+  return box;
+}
+
 PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
                                           const LaunchPartition& p) const {
   std::lock_guard lock(mutex_);
   std::vector<PartitionUses> plan = check_partitions(args, std::span(&p, 1));
-  choose_boxes(args, plan[0]);
+  choose_boxes(args, plan[0], true);
   PartitionFootprint out;
   out.limit = context_.memory->limit(p.device);
   out.max_allocation = registry_.at(p.device).max_allocation();
   for (const BufferUse& u : plan[0].uses) {
     PartitionFootprint::Box box;
-    for (std::size_t i = 0; i < args.size(); ++i) {
-      if (args[i].kind == KernelArg::Kind::buffer && &buffer_locked(args[i].buffer) == u.buffer) {
-        box.arg = static_cast<std::uint32_t>(i);
-        break;
-      }
-    }
+    box.arg = u.args.empty() ? 0 : u.args.front().first;
+    for (const auto& [i, bytes] : u.args) box.args.push_back(i);
     box.buffer = u.buffer->describe();
     box.bytes = u.box.size();
+    box.pitch = u.box.pitch;
+    box.width = u.box.width;
     out.total += box.bytes;
     out.boxes.push_back(std::move(box));
   }
@@ -833,26 +962,58 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     // each allocation's base; any other runs the rewritten kernel, with buffer + (offset - base)
     // for each __global pointer, when an allocation does not start at its buffer's byte 0.
     const bool native = registry_.at(p.device).rebases_arguments();
-    const bool rewritten =
+    // A packed box (see RuntimeCore in runtime_core.hpp) runs the pitched kernel: each
+    // __global pointer takes buffer + offset, and each the rewrite may pack also takes its
+    // box's first row and first column (in elements; 0 when it is not packed).
+    const bool pitched =
         !native && std::any_of(pu.uses.begin(), pu.uses.end(),
-                               [](const BufferUse& u) { return u.held.base != 0; });
-    const CompiledKernel& kernel = rewritten ? *p.rebased_kernel : *p.kernel;
-    const auto held_of = [&pu](const SharedBuffer& b) -> const ResidentAllocation& {
+                               [](const BufferUse& u) { return u.held.is_packed(); });
+    const bool rewritten = !native && !pitched &&
+                           std::any_of(pu.uses.begin(), pu.uses.end(),
+                                       [](const BufferUse& u) { return u.held.base != 0; });
+    UNIMEM_REQUIRE(!pitched || (p.pitched_kernel && p.pitched_parameters),
+                   "launch: a packed box without its pitched kernel");
+    const CompiledKernel& kernel = pitched     ? *p.pitched_kernel
+                                   : rewritten ? *p.rebased_kernel
+                                               : *p.kernel;
+    const auto held_of = [&pu](std::size_t arg) -> const ResidentAllocation& {
       for (const BufferUse& u : pu.uses) {
-        if (u.buffer == &b) return u.held;
+        for (const auto& [index, bytes] : u.args) {
+          if (index == arg) return u.held;
+        }
       }
       detail::throw_invariant("launch: a buffer argument without its allocation", __FILE__,
                               __LINE__);
     };
     std::vector<KernelArg> kargs;
-    kargs.reserve(args.size() * (rewritten ? 2 : 1));
+    kargs.reserve(args.size() * (pitched ? 4 : rewritten ? 2 : 1));
     for (std::size_t i = 0; i < args.size(); ++i) {
       const LaunchArg& a = args[i];
-      const bool pointer = rewritten && (*p.rebased_pointers)[i];
+      const std::uint32_t element =
+          pitched ? (*p.pitched_parameters)[i] : LaunchPartition::kNotPointer;
+      const bool packable = pitched && element != LaunchPartition::kNotPointer && element != 0;
+      const bool pointer = (rewritten && (*p.rebased_pointers)[i]) ||
+                           (pitched && element != LaunchPartition::kNotPointer);
       switch (a.kind) {
         case KernelArg::Kind::buffer: {
-          const ResidentAllocation& h = held_of(buffer_locked(a.buffer));
-          if (native) {
+          const ResidentAllocation& h = held_of(i);
+          if (pitched && h.is_packed()) {
+            // Rows [base / pitch, ...), columns from (base % pitch) / element: the rewrite's
+            // row0 and col0 (packed_box made sure they are whole elements, offset 0).
+            UNIMEM_REQUIRE(packable && a.offset == 0,
+                           "launch: a packed box for a pointer the rewrite may not pack");
+            kargs.push_back(KernelArg::of_buffer(h.allocation));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(h.base / h.pitch));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(h.base % h.pitch / element));
+          } else if (pitched && pointer) {
+            kargs.push_back(KernelArg::of_buffer(h.allocation));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(a.offset - h.base));
+            if (packable) {
+              kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+              kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+            }
+          } else if (native) {
             KernelArg k = KernelArg::of_buffer(h.allocation, a.offset);
             k.allocation_base = h.base;
             kargs.push_back(std::move(k));
@@ -870,6 +1031,10 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
         case KernelArg::Kind::null_buffer:
           kargs.push_back(KernelArg::null());
           if (pointer) kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+          if (packable) {
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+          }
           break;
         case KernelArg::Kind::scalar: {
           KernelArg k;
@@ -904,7 +1069,8 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
     }
     if (partition_events != nullptr) partition_events->push_back(e);
     kernel_events.push_back(e);
-    track(e, rewritten ? p.rebased_kernel : p.kernel);  // the kernel lives until it has run
+    // The kernel lives until it has run.
+    track(e, pitched ? p.pitched_kernel : rewritten ? p.rebased_kernel : p.kernel);
   }
   return kernel_events;
 }

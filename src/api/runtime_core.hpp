@@ -89,9 +89,14 @@ struct DeviceMemoryReport {
 /// ("box") per distinct buffer, as launch_partitioned would choose them.
 struct PartitionFootprint {
   struct Box {
-    std::uint32_t arg = 0;    ///< the first argument pointing into the buffer
-    std::string buffer;       ///< the buffer, described for messages
-    std::uint64_t bytes = 0;  ///< the box's size
+    std::uint32_t arg = 0;            ///< the first argument whose bytes the box holds
+    std::vector<std::uint32_t> args;  ///< every argument whose bytes it holds
+    std::string buffer;               ///< the buffer, described for messages
+    std::uint64_t bytes = 0;          ///< the box's size
+    /// A packed box (ResidentBox::packed): the buffer's row pitch and the packed row width in
+    /// bytes; 0 for a run of bytes.
+    std::uint64_t pitch = 0;
+    std::uint64_t width = 0;
   };
   std::vector<Box> boxes;
   std::uint64_t total = 0;           ///< the boxes' bytes together
@@ -136,6 +141,18 @@ struct PartitionFootprint {
 /// when that bound is not exact (a may-write set), when the program has no rewritten kernel (the
 /// rewrite could not read a signature or its build failed: ProgramCore logs why) or when one of
 /// the kernel's pointers to the buffer is not a rewritten __global one.
+///
+/// Packed 2-D boxes (issue 10): an out-of-core chunk whose bytes of a buffer are rows of equal
+/// length at a constant pitch (a tile of a matrix's columns), with a bounding interval at least
+/// twice their size, gets an allocation holding only those rows, packed
+/// (memory/residency.hpp, ResidentBox::packed), and runs the pitched rewrite of its kernel
+/// (api/kernel_pitch_rewrite.hpp says why that is correct), built for its boxes' pitches and
+/// widths. Only for chunks (cut_to_fit sizes them with footprint(), which picks the boxes), only
+/// for buffers every pointer to which is a parameter the rewrite may pack and points at the
+/// buffer's first byte, and only on devices that do not rebase arguments themselves: the host
+/// driver keeps 1-D boxes (its kernels are C++ callables, there is nothing to rewrite).
+/// An out-of-core chunk may also hold one buffer in several boxes, one per group of its
+/// arguments whose bytes lie apart (split_uses: floyd-warshall's rows and pivot row).
 class RuntimeCore {
  public:
   explicit RuntimeCore(DeviceRegistry devices, RuntimeOptions options = {});
@@ -250,7 +267,18 @@ class RuntimeCore {
                            std::vector<Event>* partition_events);
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
   void write_back_chunks(std::span<const PartitionUses> plan);
-  void choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu) const;
+  /// probe: sizing a chunk (footprint) may choose packed boxes freely; a launch packs only the
+  /// boxes its partition's pitched kernel was built for (LaunchPartition::pitched_shapes).
+  void choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu, bool probe = false) const;
+  /// choose_boxes' packed 2-D box for a buffer use, when it may and should have one.
+  [[nodiscard]] std::optional<ResidentBox> packed_box(std::span<const LaunchArg> args,
+                                                      const LaunchPartition& p,
+                                                      const BufferUse& use,
+                                                      const IntervalSet& touched,
+                                                      const Interval& run) const;
+  /// choose_boxes' first step for an out-of-core chunk: a buffer's arguments whose bytes lie far
+  /// apart get a box each (runtime_core.cpp says when and why that is correct).
+  static void split_uses(PartitionUses& pu);
   /// choose_boxes' last step: a buffer's first box on the device covers the partition's boxes of
   /// its same-size buffers when that adds at most an eighth (ping-pong buffers never grow).
   void widen_first_boxes(PartitionUses& pu) const;

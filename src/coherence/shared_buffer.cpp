@@ -1,5 +1,6 @@
 #include "coherence/shared_buffer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -76,14 +77,14 @@ DeviceAllocation SharedBuffer::mirror(Agent d) {
   return residency_.ensure_whole(device_of_agent(d)).allocation;
 }
 
-ResidentAllocation SharedBuffer::begin_use(Agent d, const Interval& box,
+ResidentAllocation SharedBuffer::begin_use(Agent d, const ResidentBox& box,
                                            Residency::Placement placement) {
   UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
                  "SharedBuffer::begin_use: agent is not a device");
   return residency_.begin_use(device_of_agent(d), box, placement);
 }
 
-void SharedBuffer::end_use(Agent d, const Interval& box) {
+void SharedBuffer::end_use(Agent d, const ResidentBox& box) {
   UNIMEM_REQUIRE(d != kHostAgent && d < context_.agent_count(),
                  "SharedBuffer::end_use: agent is not a device");
   residency_.end_use(device_of_agent(d), box);
@@ -100,18 +101,26 @@ bool SharedBuffer::busy_on(std::size_t device, const Interval& bytes) const {
   return !trackers_.at(agent_of_device(device)).pending_on(IntervalSet(bytes)).empty();
 }
 
+bool SharedBuffer::busy_on_rows(std::size_t device, const IntervalSet& rows) const {
+  return !trackers_.at(agent_of_device(device)).pending_on(rows).empty();
+}
+
 void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
+  box_out_rows(device, IntervalSet(bytes));
+}
+
+void SharedBuffer::box_out_rows(std::size_t device, const IntervalSet& all) {
+  if (all.empty()) return;
+  const Interval bytes = all.bounds();
   const std::int64_t start = context_.trace ? TraceRecorder::now_ns() : 0;
   const std::uint64_t writeback_before = stats_.eviction_writeback_bytes;
   const Agent a = agent_of_device(device);
-  const IntervalSet all(bytes);
   const IntervalSet held = all.subtract(directory_.missing_on(a, all));
   // Bytes only this copy holds go home first (read from the allocation still there); then the
   // copy holds nothing, and the allocation is freed once every operation on it has finished.
-  for (const Transfer& t : directory_.apply_device_eviction(a, all)) {
-    issue(std::span(&t, 1), kHome, nullptr);
-    stats_.eviction_writeback_bytes += t.range.size();
-  }
+  const std::vector<Transfer> writeback = directory_.apply_device_eviction(a, all);
+  for (const Transfer& t : writeback) stats_.eviction_writeback_bytes += t.range.size();
+  issue_all(writeback, kHome, nullptr);
   prefetch_.evicted(a, held);
   stats_.evicted_bytes += held.total_size();
   evicted_[a] = evicted_[a].unite(held);
@@ -132,6 +141,7 @@ void SharedBuffer::box_out(std::size_t device, const Interval& bytes) {
 EventList SharedBuffer::relocate(std::size_t device, const ResidentAllocation& from,
                                  const ResidentAllocation& to) {
   const Agent a = agent_of_device(device);
+  UNIMEM_REQUIRE(!from.is_packed(), "SharedBuffer::relocate: packed boxes are never merged");
   const IntervalSet span(from.covers());
   // Nothing waits here (a merge happens inside a launch, and waiting stalled every run whose
   // boxes grew). `from` is freed once everything issued on it has finished: the accesses the
@@ -194,13 +204,40 @@ std::size_t strided_rows(const std::vector<Transfer>& transfers, std::size_t fir
 
 }  // namespace
 
+bool SharedBuffer::resident(std::size_t device, const IntervalSet& bytes) const {
+  if (residency_.covers(device, bytes.bounds())) return true;
+  // A packed box holds its bytes row by row; a chunk's arguments far apart in one buffer have a
+  // box each (RuntimeCore::split_uses).
+  if (residency_.allocations(device).size() < 2 && !residency_.find(device, *bytes.begin())) {
+    return false;
+  }
+  return std::all_of(bytes.begin(), bytes.end(),
+                     [&](const Interval& r) { return residency_.covers(device, r); });
+}
+
+std::optional<ResidentAllocation> SharedBuffer::rect_allocation(std::size_t device,
+                                                                const Interval& first,
+                                                                std::uint64_t second_begin,
+                                                                const Interval& last) const {
+  const Interval bounds{first.begin, last.end};
+  if (auto run = residency_.find(device, bounds)) return run;
+  std::optional<ResidentAllocation> packed = residency_.find(device, first);
+  const std::uint64_t stride = second_begin - first.begin;
+  if (!packed || !packed->is_packed() || stride % packed->pitch != 0 || !packed->holds(last)) {
+    return std::nullopt;
+  }
+  return packed;  // the same columns in rows between its first and last: all held
+}
+
 void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool demand) {
   if (bytes.empty()) return;
   if (demand && history_.recording()) {
     history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
   }
   if (demand) prefetch_.demand_read(agent, bytes);
-  if (agent != kHostAgent) (void)residency_.ensure(device_of_agent(agent), bytes.bounds());
+  if (agent != kHostAgent && !resident(device_of_agent(agent), bytes)) {
+    (void)residency_.ensure(device_of_agent(agent), bytes.bounds());
+  }
   const std::vector<Transfer> transfers = agent == kHostAgent
                                               ? directory_.apply_host_read(bytes)
                                               : directory_.apply_device_read(agent, bytes, peer_);
@@ -237,8 +274,8 @@ void SharedBuffer::issue_all(const std::vector<Transfer>& transfers, HostSide ho
     if (rows > 1) {  // a rect copy reads or writes one allocation on its device side
       const Transfer& t = transfers[i];
       const Agent device_side = t.from == kHostAgent ? t.to : t.from;
-      if (!residency_.covers(device_of_agent(device_side),
-                             Interval{t.range.begin, transfers[i + rows - 1].range.end})) {
+      if (!rect_allocation(device_of_agent(device_side), t.range, transfers[i + 1].range.begin,
+                           transfers[i + rows - 1].range)) {
         rows = 1;
       }
     }
@@ -295,7 +332,9 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
   // source holds it already (found, not touched: a box-out writes back through here, under
   // DeviceMemory's lock); the destination is allocated if it has no room for it yet.
   auto source = [&](Agent a) {
-    const std::optional<ResidentAllocation> found = residency_.find(device_of_agent(a), bounds);
+    const std::optional<ResidentAllocation> found =
+        rect ? rect_allocation(device_of_agent(a), t.range, rows[1].range.begin, rows.back().range)
+             : residency_.find(device_of_agent(a), bounds);
     if (!found) {
       detail::throw_invariant(describe() + ": copy " + t.to_string() +
                                   (rect ? " x " + std::to_string(rows.size()) + " rows" : "") +
@@ -304,7 +343,21 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
     }
     return *found;
   };
-  auto held = [&](Agent a) { return residency_.ensure(device_of_agent(a), bounds); };
+  auto held = [&](Agent a) {
+    if (rect) {
+      if (auto found = rect_allocation(device_of_agent(a), t.range, rows[1].range.begin,
+                                       rows.back().range)) {
+        return *found;
+      }
+    }
+    return residency_.ensure(device_of_agent(a), bounds);
+  };
+  // The device side's row pitch of a rect copy: the buffer's stride in a run of bytes; in a
+  // packed box, rows `stride` bytes apart lie stride / pitch packed rows apart.
+  const auto device_pitch = [&](const ResidentAllocation& side) {
+    const std::uint64_t stride = shape.src_row_pitch;
+    return side.is_packed() ? stride / side.pitch * side.width : stride;
+  };
   if (t.to != kHostAgent) {
     IntervalSet& gone = evicted_[t.to];
     if (!gone.empty() && gone.intersects(r)) {
@@ -318,6 +371,8 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
     const ResidentAllocation to = held(t.to);
     if (rect) {
       shape.dst_origin = {to.offset_of(off), 0, 0};
+      shape.dst_row_pitch = device_pitch(to);
+      shape.dst_slice_pitch = shape.dst_row_pitch * rows.size();
       e = dst.copy_host_to_device_rect(home_.get() + off, to.allocation, shape, deps);
     } else {
       e = dst.copy_host_to_device(home_.get() + off, to.allocation, to.offset_of(off), len, deps);
@@ -337,6 +392,8 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
     const ResidentAllocation from = source(t.from);
     if (rect) {
       shape.src_origin = {from.offset_of(off), 0, 0};
+      shape.src_row_pitch = device_pitch(from);
+      shape.src_slice_pitch = shape.src_row_pitch * rows.size();
       e = src.copy_device_to_host_rect(from.allocation, dst, shape, deps);
     } else {
       e = src.copy_device_to_host(from.allocation, from.offset_of(off), dst, len, deps);
@@ -444,7 +501,7 @@ IntervalSet SharedBuffer::make_current_resident(Agent agent, const IntervalSet& 
   }
   IntervalSet done;
   for (const ResidentAllocation& r : residency_.allocations(device_of_agent(agent))) {
-    const IntervalSet part = bytes.intersect(IntervalSet(r.covers()));
+    const IntervalSet part = bytes.intersect(r.box().held_bytes());
     if (part.empty()) continue;
     make_current(agent, part, false);
     done = done.unite(part);

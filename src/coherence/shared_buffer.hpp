@@ -129,9 +129,9 @@ class SharedBuffer final : public EvictionClient {
   /// found, or made by merging what the device holds around them), kept on its device (not
   /// evictable, not merged) until the matching end_use(d, box): a launch holds every buffer it
   /// uses from its input copies to the publication of its writes.
-  ResidentAllocation begin_use(Agent d, const Interval& box,
+  ResidentAllocation begin_use(Agent d, const ResidentBox& box,
                                Residency::Placement placement = Residency::Placement::merge);
-  void end_use(Agent d, const Interval& box);
+  void end_use(Agent d, const ResidentBox& box);
   /// The same for the full mirror.
   DeviceAllocation begin_use(Agent d) { return begin_use(d, Interval{0, size_}).allocation; }
   void end_use(Agent d) { end_use(d, Interval{0, size_}); }
@@ -195,6 +195,10 @@ class SharedBuffer final : public EvictionClient {
   [[nodiscard]] bool busy_on(std::size_t device) const override;
   [[nodiscard]] bool busy_on(std::size_t device, const Interval& bytes) const override;
   void box_out(std::size_t device, const Interval& bytes) override;
+  /// The same for a packed box (memory/residency.hpp): only its rows are written home, dropped
+  /// and waited for.
+  [[nodiscard]] bool busy_on_rows(std::size_t device, const IntervalSet& rows) const override;
+  void box_out_rows(std::size_t device, const IntervalSet& rows) override;
   /// EvictionClient (called by Residency when a device's allocations merge into a larger one):
   /// the bytes current in `from` move to `to` with device-local copies (BBMM bb_readin) issued
   /// after the operations writing them, recorded in the tracker as writes; nothing is waited
@@ -244,6 +248,15 @@ class SharedBuffer final : public EvictionClient {
   /// to a device only updates bytes it already has allocations for (partial residency: a device
   /// holds what its work used; the rest it fetches on demand).
   void perform(const PostWriteActions& actions);
+  /// Whether device's allocations hold every byte of bytes (non-empty).
+  [[nodiscard]] bool resident(std::size_t device, const IntervalSet& bytes) const;
+  /// The allocation on device holding the rows of a rect copy (equal lengths, a constant stride:
+  /// first, the next starting at second_begin, ..., last): a run holding them all, or a packed
+  /// box holding them at a multiple of its pitch; nullopt if none does.
+  [[nodiscard]] std::optional<ResidentAllocation> rect_allocation(std::size_t device,
+                                                                  const Interval& first,
+                                                                  std::uint64_t second_begin,
+                                                                  const Interval& last) const;
   /// make_current for a strategy's eager copy, restricted to the bytes inside the device's
   /// allocations; returns the bytes it made current.
   IntervalSet make_current_resident(Agent agent, const IntervalSet& bytes);

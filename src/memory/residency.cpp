@@ -11,10 +11,74 @@ namespace {
 constexpr std::size_t kNone = static_cast<std::size_t>(-1);
 }  // namespace
 
+ResidentBox ResidentBox::packed(std::uint64_t first, std::uint64_t pitch, std::uint64_t width,
+                                std::uint64_t rows) {
+  UNIMEM_REQUIRE(pitch > 0 && width > 0 && rows > 0 && first % pitch + width <= pitch,
+                 "ResidentBox::packed: rows must be non-empty and lie within their pitch");
+  ResidentBox b;
+  b.bytes = Interval{first, first + (rows - 1) * pitch + width};
+  b.pitch = pitch;
+  b.width = width;
+  return b;
+}
+
+IntervalSet ResidentBox::held_bytes() const {
+  if (!is_packed() || width == pitch) return IntervalSet(bytes);
+  std::vector<Interval> rows_held;
+  const std::uint64_t n = rows();
+  rows_held.reserve(n);
+  for (std::uint64_t r = 0; r < n; ++r) {
+    rows_held.push_back(Interval{bytes.begin + r * pitch, bytes.begin + r * pitch + width});
+  }
+  return IntervalSet::from_normalized(std::move(rows_held));
+}
+
+ResidentBox ResidentAllocation::box() const {
+  if (!is_packed()) return ResidentBox(Interval{base, base + allocation.size});
+  return ResidentBox::packed(base, pitch, width, allocation.size / width);
+}
+
+bool ResidentAllocation::holds(const Interval& bytes) const {
+  if (!is_packed()) return base <= bytes.begin && bytes.end <= base + allocation.size;
+  if (bytes.empty() || bytes.begin < base) return false;
+  const std::uint64_t row = bytes.begin / pitch;
+  const std::uint64_t first_row = base / pitch;
+  const std::uint64_t col0 = base % pitch;
+  if (row < first_row || row - first_row >= allocation.size / width) return false;
+  const std::uint64_t col = bytes.begin % pitch;
+  return col >= col0 && bytes.end - row * pitch <= col0 + width;
+}
+
+bool ResidentAllocation::holds(const ResidentBox& b) const {
+  if (!b.is_packed()) return holds(b.bytes);
+  if (!is_packed()) return holds(b.bytes);  // a run holds the box's bounding interval
+  if (b.pitch != pitch) return false;
+  // The same pitch: its first and last rows held means every row between is.
+  const Interval first{b.bytes.begin, b.bytes.begin + b.width};
+  const Interval last{b.bytes.end - b.width, b.bytes.end};
+  return holds(first) && holds(last);
+}
+
 std::uint64_t ResidentAllocation::offset_of(std::uint64_t buffer_offset) const {
-  UNIMEM_REQUIRE(buffer_offset >= base && buffer_offset - base <= allocation.size,
-                 "ResidentAllocation::offset_of: byte outside the allocation");
-  return buffer_offset - base;
+  if (!is_packed()) {
+    UNIMEM_REQUIRE(buffer_offset >= base && buffer_offset - base <= allocation.size,
+                   "ResidentAllocation::offset_of: byte outside the allocation");
+    return buffer_offset - base;
+  }
+  UNIMEM_REQUIRE(holds(Interval{buffer_offset, buffer_offset + 1}),
+                 "ResidentAllocation::offset_of: byte outside the packed allocation's rows");
+  return (buffer_offset / pitch - base / pitch) * width + (buffer_offset % pitch - base % pitch);
+}
+
+bool boxes_meet(const ResidentBox& a, const ResidentBox& b) {
+  if (a.bytes.end < b.bytes.begin || b.bytes.end < a.bytes.begin) return false;
+  if (!a.is_packed() && !b.is_packed()) return true;
+  // Widen one side's runs by a byte each way: they meet the other's when the bytes touch.
+  std::vector<Interval> widened;
+  for (const Interval& r : a.held_bytes()) {
+    widened.push_back(Interval{r.begin == 0 ? 0 : r.begin - 1, r.end + 1});
+  }
+  return IntervalSet::from_unsorted(std::move(widened)).intersects(b.held_bytes());
 }
 
 Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
@@ -38,18 +102,18 @@ Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
 
 Residency::~Residency() { release_all(); }
 
-std::size_t Residency::index_of(std::size_t device, const Interval& bytes) const {
+std::size_t Residency::index_of(std::size_t device, const ResidentBox& bytes) const {
   const std::vector<Held>& list = held_[device];
   for (std::size_t i = 0; i < list.size(); ++i) {
-    const Interval c = list[i].where.covers();
-    if (c.begin <= bytes.begin && bytes.end <= c.end) return i;
+    if (list[i].where.holds(bytes)) return i;
   }
   return kNone;
 }
 
-std::optional<ResidentAllocation> Residency::find(std::size_t device, const Interval& bytes) const {
+std::optional<ResidentAllocation> Residency::find(std::size_t device,
+                                                  const ResidentBox& bytes) const {
   UNIMEM_REQUIRE(device < held_.size(), "Residency::find: unknown device");
-  UNIMEM_REQUIRE(bytes.end <= size_, "Residency::find: bytes reach beyond the buffer");
+  UNIMEM_REQUIRE(bytes.bytes.end <= size_, "Residency::find: bytes reach beyond the buffer");
   const std::size_t i = index_of(device, bytes);
   if (i == kNone) return std::nullopt;
   return held_[device][i].where;
@@ -63,14 +127,20 @@ std::vector<ResidentAllocation> Residency::allocations(std::size_t device) const
   return out;
 }
 
-Residency::Held Residency::allocate(std::size_t device, const Interval& box) {
+Residency::Held Residency::allocate(std::size_t device, const ResidentBox& box) {
+  allocating_ = box;  // adopt() files the allocation with the box's shape
+  const ResidentAllocation where{DeviceAllocation{}, box.bytes.begin, box.pitch, box.width};
   if (memory_ != nullptr) {
-    const DeviceMemory::Grant g = memory_->allocate(device, box.size(), *this, box.begin);
-    return Held{ResidentAllocation{g.allocation, box.begin}, g.id};  // adopt() filed it
+    const DeviceMemory::Grant g = memory_->allocate(device, box.size(), *this, box.bytes.begin);
+    ResidentAllocation made = where;
+    made.allocation = g.allocation;
+    return Held{made, g.id};  // adopt() filed it
   }
   const DeviceAllocation a = allocations_.allocate(device, box.size());
-  adopt(device, box.begin, a, 0);
-  return Held{ResidentAllocation{a, box.begin}, 0};
+  adopt(device, box.bytes.begin, a, 0);
+  ResidentAllocation made = where;
+  made.allocation = a;
+  return Held{made, 0};
 }
 
 void Residency::free_held(std::size_t device, const Held& h) {
@@ -135,17 +205,19 @@ void Residency::reap() {
   }
 }
 
-ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes,
+ResidentAllocation Residency::ensure(std::size_t device, const ResidentBox& wanted,
                                      Placement placement) {
   UNIMEM_REQUIRE(device < held_.size(), "Residency::ensure: unknown device");
-  UNIMEM_REQUIRE(bytes.end <= size_, "Residency::ensure: bytes reach beyond the buffer");
-  UNIMEM_REQUIRE(!bytes.empty(), "Residency::ensure: no bytes to hold");
+  UNIMEM_REQUIRE(wanted.bytes.end <= size_, "Residency::ensure: bytes reach beyond the buffer");
+  UNIMEM_REQUIRE(!wanted.bytes.empty(), "Residency::ensure: no bytes to hold");
   UNIMEM_REQUIRE(!retired_, "Residency::ensure: the buffer is being released");
-  if (const std::size_t i = index_of(device, bytes); i != kNone) {
+  if (wanted.is_packed()) placement = Placement::replace;  // packed boxes never merge
+  const Interval bytes = wanted.bytes;
+  if (const std::size_t i = index_of(device, wanted); i != kNone) {
     // A chunk (replace) keeps only a box of exactly its bytes: a larger one (the whole buffer an
     // earlier launch read) would hold more than the chunk was sized for, and the chunk's other
     // boxes might not fit beside it. It is replaced like any box the bytes meet.
-    if (placement == Placement::merge || held_[device][i].where.covers() == bytes) {
+    if (placement == Placement::merge || held_[device][i].where.box() == wanted) {
       if (memory_ != nullptr) memory_->touch(device, held_[device][i].id);
       return held_[device][i].where;
     }
@@ -155,30 +227,55 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes,
   // allocation on their device anyway).
   if (!retiring_.empty()) reap();
   // BBMM Algorithm 2: the new box is the bounding box of the bytes and of every allocation they
-  // intersect or touch (allocations never touch each other, so one pass finds them all).
+  // intersect or touch (allocations never touch each other, so one pass finds them all). Packed
+  // allocations are not merged: those the box meets are boxed out (collected until the box
+  // stops growing, as it may grow over one).
   Interval box = bytes;
   std::vector<Held> merged;
-  for (const Held& h : held_[device]) {
-    const Interval c = h.where.covers();
-    if (c.begin <= bytes.end && bytes.begin <= c.end) {
+  std::vector<Held> displaced;  // packed allocations in the way, boxed out
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const Held& h : held_[device]) {
+      const auto same = [&h](const Held& x) { return x.where == h.where; };
+      if (std::any_of(merged.begin(), merged.end(), same) ||
+          std::any_of(displaced.begin(), displaced.end(), same)) {
+        continue;
+      }
+      const ResidentBox around = wanted.is_packed() ? wanted : ResidentBox(box);
+      if (!boxes_meet(h.where.box(), around)) continue;
+      if (h.where.is_packed() || wanted.is_packed()) {
+        displaced.push_back(h);
+        continue;
+      }
       merged.push_back(h);
-      box = Interval{std::min(box.begin, c.begin), std::max(box.end, c.end)};
+      const Interval c = h.where.covers();
+      const Interval grown{std::min(box.begin, c.begin), std::max(box.end, c.end)};
+      grew = grew || grown != box;
+      box = grown;
     }
   }
-  for (const Held& h : merged) {
-    if (memory_ != nullptr && memory_->uses(device, h.id) > 0) {
-      throw PreconditionError(
-          describe() + ": device " + std::to_string(device) + " cannot " +
-          (placement == Placement::merge ? "grow" : "replace") + " its allocation of bytes " +
-          h.where.covers().to_string() +
-          (placement == Placement::merge ? " to " + box.to_string() : " by " + bytes.to_string()) +
-          " while an operation uses it");
+  for (const std::vector<Held>* list : {&merged, &displaced}) {
+    for (const Held& h : *list) {
+      if (memory_ != nullptr && memory_->uses(device, h.id) > 0) {
+        throw PreconditionError(describe() + ": device " + std::to_string(device) + " cannot " +
+                                (placement == Placement::merge ? "grow" : "replace") +
+                                " its allocation of bytes " + h.where.covers().to_string() +
+                                (placement == Placement::merge ? " to " + box.to_string()
+                                                               : " by " + bytes.to_string()) +
+                                " while an operation uses it");
+      }
     }
   }
+  for (const Held& h : displaced) box_out_held(device, h);
   if (placement == Placement::replace && !merged.empty()) {
     for (const Held& h : merged) box_out_held(device, h);
     merged.clear();
     box = bytes;
+  }
+  if (wanted.is_packed()) {
+    const Held made = allocate(device, wanted);
+    check_if_enabled();
+    return made.where;
   }
   if (!merged.empty() && ++growths_[device] > 2) {
     // Repeated growth: room to grow further in the direction(s) this merge grew.
@@ -195,6 +292,11 @@ ResidentAllocation Residency::ensure(std::size_t device, const Interval& bytes,
       const Interval c = h.where.covers();
       if (c.begin > box.end) roomy.end = std::min(roomy.end, c.begin - 1);
       if (c.end < box.begin) roomy.begin = std::max(roomy.begin, c.end + 1);
+      // A packed box whose rows interleave with this one's span: no room to grow over it.
+      if (h.where.is_packed() && c.begin <= box.end && box.begin <= c.end) {
+        roomy = box;
+        break;
+      }
     }
     if (memory_ == nullptr || memory_->fits_without_eviction(device, roomy.size())) box = roomy;
   }
@@ -241,18 +343,24 @@ void Residency::box_out_held(std::size_t device, const Held& h) {
     memory_->evict(device, h.id);  // counted as an eviction; evict() drops it from held_
     return;
   }
-  if (client_ != nullptr) client_->box_out(device, h.where.covers());
+  if (client_ != nullptr) {
+    if (h.where.is_packed()) {
+      client_->box_out_rows(device, h.where.box().held_bytes());
+    } else {
+      client_->box_out(device, h.where.covers());
+    }
+  }
   free_held(device, h);
 }
 
-ResidentAllocation Residency::begin_use(std::size_t device, const Interval& bytes,
+ResidentAllocation Residency::begin_use(std::size_t device, const ResidentBox& bytes,
                                         Placement placement) {
   const ResidentAllocation a = ensure(device, bytes, placement);
   if (memory_ != nullptr) memory_->use(device, held_[device][index_of(device, bytes)].id);
   return a;
 }
 
-void Residency::end_use(std::size_t device, const Interval& bytes) {
+void Residency::end_use(std::size_t device, const ResidentBox& bytes) {
   UNIMEM_REQUIRE(device < held_.size(), "Residency::end_use: unknown device");
   if (memory_ == nullptr) return;
   const std::size_t i = index_of(device, bytes);
@@ -324,7 +432,13 @@ void Residency::adopt(std::size_t device, std::uint64_t base, DeviceAllocation a
   std::vector<Held>& list = held_.at(device);
   auto at =
       std::find_if(list.begin(), list.end(), [base](const Held& h) { return h.where.base > base; });
-  list.insert(at, Held{ResidentAllocation{allocation, base}, id});
+  ResidentAllocation where{allocation, base};
+  if (allocating_.is_packed() && allocating_.bytes.begin == base) {
+    where.pitch = allocating_.pitch;
+    where.width = allocating_.width;
+  }
+  allocating_ = ResidentBox{};
+  list.insert(at, Held{where, id});
 }
 
 DeviceAllocation Residency::forget(std::size_t device, DeviceMemory::EntryId id) {
@@ -367,7 +481,11 @@ DeviceAllocation Residency::evict(std::size_t device, DeviceMemory::EntryId id) 
     const std::vector<Held>& list = held_.at(device);
     auto it = std::find_if(list.begin(), list.end(), [id](const Held& h) { return h.id == id; });
     UNIMEM_REQUIRE(it != list.end(), "Residency::evict: no such allocation");
-    client_->box_out(device, it->where.covers());
+    if (it->where.is_packed()) {
+      client_->box_out_rows(device, it->where.box().held_bytes());
+    } else {
+      client_->box_out(device, it->where.covers());
+    }
   }
   return forget(device, id);
 }
@@ -376,7 +494,9 @@ bool Residency::busy_on(std::size_t device, DeviceMemory::EntryId id) const {
   if (client_ == nullptr) return false;
   const std::vector<Held>& list = held_.at(device);
   auto it = std::find_if(list.begin(), list.end(), [id](const Held& h) { return h.id == id; });
-  return it == list.end() ? client_->busy_on(device) : client_->busy_on(device, it->where.covers());
+  if (it == list.end()) return client_->busy_on(device);
+  if (it->where.is_packed()) return client_->busy_on_rows(device, it->where.box().held_bytes());
+  return client_->busy_on(device, it->where.covers());
 }
 
 bool Residency::holds(std::size_t device, const DeviceAllocation& allocation) const {
@@ -411,13 +531,25 @@ void Residency::check_invariants() const {
       if (!r.allocation.valid() || r.allocation.size == 0) {
         fail("a null or empty allocation of " + std::to_string(r.allocation.size) + " bytes");
       }
-      if (r.base > size_ || r.allocation.size > size_ - r.base) {
+      if (r.is_packed() && (r.width == 0 || r.allocation.size % r.width != 0 ||
+                            r.base % r.pitch + r.width > r.pitch)) {
+        fail("a packed allocation of " + std::to_string(r.allocation.size) + " bytes has rows of " +
+             std::to_string(r.width) + " bytes at pitch " + std::to_string(r.pitch) +
+             " starting at byte " + std::to_string(r.base));
+      }
+      if (r.base > size_ || r.covers().end > size_) {
         fail("an allocation holds bytes " + r.covers().to_string() + " of a buffer of " +
              std::to_string(size_) + " bytes");
       }
-      if (i > 0 && list[i - 1].where.covers().end >= r.base) {
+      if (i > 0 && list[i - 1].where.base > r.base) {
         fail("allocations of bytes " + list[i - 1].where.covers().to_string() + " and " +
-             r.covers().to_string() + " overlap, touch or are out of order");
+             r.covers().to_string() + " are out of order");
+      }
+      for (std::size_t j = 0; j < i; ++j) {
+        if (boxes_meet(list[j].where.box(), r.box())) {
+          fail("allocations of bytes " + list[j].where.covers().to_string() + " and " +
+               r.covers().to_string() + " overlap or touch");
+        }
       }
       if (memory_ != nullptr && list[i].id == 0) {
         fail("the allocation of bytes " + r.covers().to_string() +

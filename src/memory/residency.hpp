@@ -10,6 +10,7 @@
 #include "memory/allocation_cache.hpp"
 #include "memory/device_memory.hpp"
 #include "region/interval.hpp"
+#include "region/interval_set.hpp"
 
 namespace unimem {
 
@@ -17,18 +18,61 @@ namespace detail {
 struct ResidencyTestAccess;  // defined by the tests that break a Residency on purpose
 }  // namespace detail
 
+/// The buffer bytes a device allocation is to hold: a run of bytes (pitch == 0), or a packed
+/// 2-D box: `rows` rows of `width` bytes at a pitch of `pitch` bytes, the first row starting at
+/// buffer byte bytes.begin (bytes is the rectangle's bounding interval, and
+/// bytes.begin % pitch + width <= pitch). A packed box's allocation holds only the rows, one
+/// after another (issue 10: a tile of columns of a matrix, whose bounding interval is nearly the
+/// whole matrix). Converts from an Interval (a run of bytes).
+struct ResidentBox {
+  Interval bytes;
+  std::uint64_t pitch = 0;
+  std::uint64_t width = 0;
+
+  ResidentBox() = default;
+  ResidentBox(Interval run) : bytes(run) {}  // NOLINT(google-explicit-constructor): a run
+  /// rows rows of width bytes at pitch, the first at byte first.
+  static ResidentBox packed(std::uint64_t first, std::uint64_t pitch, std::uint64_t width,
+                            std::uint64_t rows);
+  [[nodiscard]] bool is_packed() const { return pitch != 0; }
+  [[nodiscard]] std::uint64_t rows() const {
+    return is_packed() ? (bytes.size() + pitch - width) / pitch : 1;
+  }
+  /// Bytes the allocation needs: rows * width when packed.
+  [[nodiscard]] std::uint64_t size() const { return is_packed() ? rows() * width : bytes.size(); }
+  /// The bytes held: the rows, or the run.
+  [[nodiscard]] IntervalSet held_bytes() const;
+  friend bool operator==(const ResidentBox&, const ResidentBox&) = default;
+};
+
 /// A device allocation that holds the bytes [base, base + allocation.size) of a buffer: buffer
-/// byte b lies at offset b - base of the allocation.
+/// byte b lies at offset b - base of the allocation. Packed (pitch != 0: ResidentBox): it holds
+/// allocation.size / width rows of width bytes at pitch, the first at buffer byte base; buffer
+/// byte b = r * pitch + c lies at offset (r - base / pitch) * width + (c - base % pitch).
 struct ResidentAllocation {
   DeviceAllocation allocation;
   std::uint64_t base = 0;
+  std::uint64_t pitch = 0;
+  std::uint64_t width = 0;
 
-  /// The buffer bytes the allocation holds.
-  [[nodiscard]] Interval covers() const { return Interval{base, base + allocation.size}; }
-  /// The allocation offset of buffer byte buffer_offset, which must lie in covers() or at its end.
+  [[nodiscard]] bool is_packed() const { return pitch != 0; }
+  /// The buffer bytes the allocation holds, as a box (packed) or a run.
+  [[nodiscard]] ResidentBox box() const;
+  /// The bounding interval of the buffer bytes the allocation holds (all of them when not
+  /// packed).
+  [[nodiscard]] Interval covers() const { return box().bytes; }
+  /// Whether the allocation holds every byte of bytes (a packed one: bytes lie in one row).
+  [[nodiscard]] bool holds(const Interval& bytes) const;
+  /// Whether it holds every byte of box.
+  [[nodiscard]] bool holds(const ResidentBox& box) const;
+  /// The allocation offset of buffer byte buffer_offset, which must be held (or lie at the end
+  /// of the run, for a run of bytes).
   [[nodiscard]] std::uint64_t offset_of(std::uint64_t buffer_offset) const;
   friend bool operator==(const ResidentAllocation&, const ResidentAllocation&) = default;
 };
+
+/// Whether the bytes of a and b overlap or touch (a byte of one next to a byte of the other).
+[[nodiscard]] bool boxes_meet(const ResidentBox& a, const ResidentBox& b);
 
 /// What a Residency's owner (the SharedBuffer, one layer up) does when one of its allocations is
 /// evicted or merged into a larger one: which bytes are worth keeping is decided by the coherence
@@ -50,6 +94,16 @@ class EvictionClient {
   /// about to be freed. Write home the bytes it alone holds, stop counting it as a holder of any
   /// of them, and wait until no issued operation uses it any more. May throw; then it stays.
   virtual void box_out(std::size_t device, const Interval& bytes) = 0;
+  /// The same for a packed box (ResidentBox), whose bytes are `rows`: only they are held. The
+  /// default boxes out their bounding interval (coherent, if wasteful: bytes there that other
+  /// allocations hold are written home and dropped too).
+  virtual void box_out_rows(std::size_t device, const IntervalSet& rows) {
+    box_out(device, rows.bounds());
+  }
+  /// busy_on for a packed box's rows; the default asks about their bounding interval.
+  [[nodiscard]] virtual bool busy_on_rows(std::size_t device, const IntervalSet& rows) const {
+    return busy_on(device, rows.bounds());
+  }
   /// BBMM Algorithm 2 (bb_present / bb_readin): `from` is merged into the larger allocation `to`
   /// on the same device (to.covers() contains from.covers()). Issue device-local copies of the
   /// bytes current in `from` to the same buffer bytes of `to`, each after the issued operations
@@ -94,6 +148,14 @@ class EvictionClient {
 /// grew, when that fits without evicting anything, so a box that grows row by row is merged O(log
 /// n) times, not n times.
 ///
+/// Packed 2-D boxes (ResidentBox::packed, issue 10): an out-of-core chunk that uses a tile of
+/// columns of a matrix gets an allocation holding only the tile's rows, packed at their width
+/// (the kernel is rewritten to index it: api/kernel_pitch_rewrite.hpp). Its bounding interval may
+/// overlap other allocations' (the next tile's rows interleave with its own); what stays true is
+/// that the bytes held by a device's allocations never overlap or touch, so a run of bytes
+/// current on a device still lies in one allocation (in one row of a packed one). Packed boxes
+/// are never merged: a box that meets one boxes it out (its bytes go home if only it held them).
+///
 /// Two ways to get device memory: straight from an AllocationCache (no limit, no eviction), or
 /// through a runtime's DeviceMemory, which accounts every allocation against the device's limit,
 /// keeps the use counts and LRU lists, and may evict an allocation of this Residency to make room
@@ -131,10 +193,10 @@ class Residency {
 
   /// The allocation on device that holds all of bytes (non-empty), or nullopt if none does.
   [[nodiscard]] std::optional<ResidentAllocation> find(std::size_t device,
-                                                       const Interval& bytes) const;
+                                                       const ResidentBox& bytes) const;
   /// Whether device holds an allocation covering bytes (allocations never touch, so bytes held
   /// by the device's allocations together are held by one of them).
-  [[nodiscard]] bool covers(std::size_t device, const Interval& bytes) const {
+  [[nodiscard]] bool covers(std::size_t device, const ResidentBox& bytes) const {
     return find(device, bytes).has_value();
   }
   /// The device's allocations, lowest bytes first.
@@ -147,18 +209,19 @@ class Residency {
   /// eviction, and PreconditionError if a merged allocation is in use. With Placement::replace
   /// the allocations the bytes intersect or touch are boxed out instead of merged, and the new
   /// one holds exactly the bytes; an allocation that holds the bytes is kept only if it holds
-  /// exactly them.
-  ResidentAllocation ensure(std::size_t device, const Interval& bytes,
+  /// exactly them. A packed box (ResidentBox::is_packed) is always placed as with replace: the
+  /// allocations whose bytes it meets are boxed out, never merged.
+  ResidentAllocation ensure(std::size_t device, const ResidentBox& bytes,
                             Placement placement = Placement::merge);
   /// The full mirror: ensure(device, [0, buffer_size)).
   ResidentAllocation ensure_whole(std::size_t device) { return ensure(device, Interval{0, size_}); }
   /// ensure(device, bytes), and the allocation is in use (not evictable, not merged) until the
   /// matching end_use(device, bytes). Uses nest. Without a DeviceMemory only the allocation is
   /// made.
-  ResidentAllocation begin_use(std::size_t device, const Interval& bytes,
+  ResidentAllocation begin_use(std::size_t device, const ResidentBox& bytes,
                                Placement placement = Placement::merge);
   ResidentAllocation begin_use(std::size_t device) { return begin_use(device, Interval{0, size_}); }
-  void end_use(std::size_t device, const Interval& bytes);
+  void end_use(std::size_t device, const ResidentBox& bytes);
   void end_use(std::size_t device) { end_use(device, Interval{0, size_}); }
   /// Every allocation stays in use until released (the buffer is being destroyed: its pending
   /// operations may still run, so nothing may evict it meanwhile).
@@ -198,9 +261,9 @@ class Residency {
   };
   void check_if_enabled() const;
   /// The index in held_[device] of the allocation holding bytes, or npos.
-  [[nodiscard]] std::size_t index_of(std::size_t device, const Interval& bytes) const;
+  [[nodiscard]] std::size_t index_of(std::size_t device, const ResidentBox& bytes) const;
   /// A new allocation for the buffer bytes box (inserted in held_ by adopt / here).
-  Held allocate(std::size_t device, const Interval& box);
+  Held allocate(std::size_t device, const ResidentBox& box);
   /// Box-out of one allocation (through DeviceMemory: a counted eviction), then freed.
   void box_out_held(std::size_t device, const Held& h);
   /// Frees one allocation (to the cache, or through DeviceMemory) and forgets it.
@@ -235,6 +298,7 @@ class Residency {
   std::vector<Retiring> retiring_;       // oldest first
   std::vector<std::uint32_t> growths_;   // per device: merges so far (see ensure)
   bool retired_ = false;
+  ResidentBox allocating_;  // the box allocate() is getting memory for (adopt() files it)
 };
 
 }  // namespace unimem

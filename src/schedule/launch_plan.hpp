@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unimem/access_descriptor.hpp>
@@ -69,6 +70,18 @@ struct LaunchPartition : RangePartition {
   /// rebase arguments itself) the kernel's buffers get full-size allocations.
   std::shared_ptr<const CompiledKernel> rebased_kernel;
   std::shared_ptr<const std::vector<bool>> rebased_pointers;
+  /// Optional (packed 2-D boxes, issue 10; out-of-core chunks on devices that do not rebase
+  /// arguments themselves): per parameter of `kernel`, kNotPointer for one that is not a
+  /// __global pointer, else the element size of one that the pitched rewrite
+  /// (api/kernel_pitch_rewrite.hpp) may pack, 0 for one it may not. With it, sizing the chunk
+  /// (RuntimeCore::footprint) may choose packed boxes.
+  static constexpr std::uint32_t kNotPointer = 0xFFFFFFFFU;
+  std::shared_ptr<const std::vector<std::uint32_t>> pitched_parameters;
+  /// The pitched kernel built for the partition's packed boxes (its variant's macros fixed to
+  /// them), and per argument the (pitch, width) in bytes of its buffer's packed box ((0, 0):
+  /// not packed). Set by cut_to_fit; the launch packs exactly these boxes.
+  std::shared_ptr<const CompiledKernel> pitched_kernel;
+  std::shared_ptr<const std::vector<std::pair<std::uint64_t, std::uint64_t>>> pitched_shapes;
   /// Out-of-core launches: when the partition of a device did not fit that device's memory, it
   /// runs as chunks (consecutive blocks of its work-groups along the split dimension), one after
   /// another on the device; this is the chunk's position there (0 for a partition not cut).

@@ -1165,6 +1165,151 @@ kernel void inc(global const float* in, global float* out) {
   EXPECT_EQ(download(bo), out_before);
 }
 
+// Packed 2-D boxes (issue 10): every work-item of a matmul reads a whole column of B, so one row
+// of work-groups needs all of B, twice the cap. Chunks are tiles of rows x columns; each holds
+// only its tile's columns of B (and of C), packed at their own width, and runs the pitched
+// rewrite of the kernel. The result is byte-exact (small integers: every sum is exact).
+TEST_F(OutOfCoreTest, AMatmulWithBFarLargerThanTheCapRunsInPackedTilesByteExact) {
+  Program mm(*runtime_, R"CLC(
+#pragma OPENCL FP_CONTRACT OFF
+// c = a x b, n x n, row-major; b is read a column at a time
+kernel void mm(global const float* a, global const float* b, global float* c, int n) {
+  const int j = get_global_id(0);
+  const int i = get_global_id(1);
+  float sum = 0.0f;
+  for (int k = 0; k < n; ++k) sum = sum + a[i * n + k] * b[k * n + j];
+  c[i * n + j] = sum;
+}
+)CLC");
+  constexpr int n = 128;  // 64 KiB per matrix: B is twice the 32 KiB cap
+  std::vector<float> a(n * n);
+  std::vector<float> b(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = static_cast<float>((i * 7) % 5) - 2.0f;
+    b[i] = static_cast<float>((i * 13) % 7) - 3.0f;
+  }
+  std::vector<float> want(n * n, 0.0f);
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < n; ++j) {
+      float sum = 0.0f;
+      for (int k = 0; k < n; ++k) sum = sum + a[i * n + k] * b[k * n + j];
+      want[i * n + j] = sum;
+    }
+  }
+  const BufferId ba = upload(a);
+  const BufferId bb = upload(b);
+  const BufferId bc = upload(std::vector<float>(n * n, -1.0f));
+  NDRange r;
+  r.dims = 2;
+  r.global = {n, n, 1};
+  r.local = {8, 8, 1};
+  runtime_->core().reset_device_memory_peaks();
+  for (int run = 0; run < 2; ++run) {  // the second run repeats the cached plan
+    mm.launch("mm", r, {Arg::buffer(ba), Arg::buffer(bb), Arg::buffer(bc), Arg::scalar(n)});
+    const LaunchPlan plan = mm.core().last_plan();
+    ASSERT_GT(plan.chunks, 2U) << "run " << run;
+    std::size_t pitched = 0;
+    for (const LaunchPartition& p : plan.partitions) {
+      EXPECT_TRUE(p.out_of_core);
+      EXPECT_LT(p.range.global[0], static_cast<std::uint64_t>(n)) << "a tile of columns";
+      if (p.pitched_kernel) ++pitched;
+    }
+    EXPECT_EQ(pitched, plan.partitions.size());
+    const std::vector<float> got = download(bc);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)), 0)
+        << "run " << run;
+  }
+  EXPECT_EQ(download(ba), a);
+  EXPECT_EQ(download(bb), b);
+  for (const DeviceMemoryReport& d : runtime_->core().device_memory()) {
+    EXPECT_LE(d.memory.peak_held_bytes, kCap);
+    EXPECT_GT(d.peak_need_bytes, 2 * kCap);
+  }
+  // One pitched build serves every tile (equal tiles: one pitch and width per buffer).
+  EXPECT_EQ(mm.core().pitched_builds(), 1U);
+}
+
+// The same matmul reading B through pointer arithmetic may not be packed (the rewrite cannot
+// remap `col[k * n]`): its tiles keep 1-D boxes, B's tile spans nearly all of B, and the launch
+// stops with the single-work-group error, saying 2-D chunks do not fit either; nothing changed.
+TEST_F(OutOfCoreTest, AMatmulWhosePointerIsNotOnlySubscriptedKeepsOneDimensionalBoxes) {
+  Program mm(*runtime_, R"CLC(
+kernel void mm(global const float* a, global const float* b, global float* c, int n) {
+  const int j = get_global_id(0);
+  const int i = get_global_id(1);
+  global const float* col = b + j;
+  float sum = 0.0f;
+  for (int k = 0; k < n; ++k) sum = sum + a[i * n + k] * col[k * n];
+  c[i * n + j] = sum;
+}
+)CLC");
+  constexpr int n = 128;
+  const BufferId ba = upload(std::vector<float>(n * n, 1.0f));
+  const BufferId bb = upload(std::vector<float>(n * n, 2.0f));
+  const std::vector<float> before(n * n, -1.0f);
+  const BufferId bc = upload(before);
+  NDRange r;
+  r.dims = 2;
+  r.global = {n, n, 1};
+  r.local = {8, 8, 1};
+  try {
+    mm.launch("mm", r, {Arg::buffer(ba), Arg::buffer(bb), Arg::buffer(bc), Arg::scalar(n)});
+    FAIL() << "no error";
+  } catch (const OutOfDeviceMemory& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("kernel 'mm'"), std::string::npos) << what;
+    EXPECT_NE(what.find("one work-group"), std::string::npos) << what;
+    EXPECT_NE(what.find("nor do 2-D chunks"), std::string::npos) << what;
+  }
+  EXPECT_EQ(mm.core().pitched_builds(), 0U);
+  EXPECT_EQ(download(bc), before);
+}
+
+// Several boxes per buffer (out-of-core chunks): floyd-warshall passes its matrix twice, as the
+// rows it updates and as pivot row k. One bounding box over a chunk's rows and row k spans the
+// matrix; a box per argument (RuntimeCore::split_uses) holds only the rows and the pivot row, so
+// the launches run in chunks and match the host's result byte for byte.
+TEST_F(OutOfCoreTest, ArgumentsFarApartInOneBufferGetABoxEachInAChunk) {
+  Program fw(*runtime_, R"CLC(
+kernel void fw(global float* dist, global const float* krow, int n, int k) {
+  const int j = get_global_id(0);
+  const int i = get_global_id(1);
+  const float via = dist[i * n + k] + krow[j];
+  dist[i * n + j] = via < dist[i * n + j] ? via : dist[i * n + j];
+}
+)CLC");
+  constexpr int n = 128;  // 64 KiB: twice the cap
+  std::vector<float> d(n * n);
+  for (int i = 0; i < n * n; ++i) d[i] = static_cast<float>((i * 37) % 101);
+  for (int i = 0; i < n; ++i) d[i * n + i] = 0.0f;  // row k is then unchanged by iteration k
+  const BufferId bd = upload(d);
+  NDRange r;
+  r.dims = 2;
+  r.global = {n, n, 1};
+  r.local = {8, 8, 1};
+  for (const int k : {0, 5, 64, 127, 90}) {
+    fw.launch("fw", r,
+              {Arg::buffer(bd), Arg::buffer(bd, static_cast<std::uint64_t>(k) * n * sizeof(float)),
+               Arg::scalar(n), Arg::scalar(k)});
+    const LaunchPlan plan = fw.core().last_plan();
+    EXPECT_GT(plan.chunks, 2U) << "k " << k;
+    const std::vector<float> row(d.begin() + k * n, d.begin() + (k + 1) * n);
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        const float via = d[i * n + k] + row[j];
+        d[i * n + j] = via < d[i * n + j] ? via : d[i * n + j];
+      }
+    }
+  }
+  const std::vector<float> got = download(bd);
+  ASSERT_EQ(got.size(), d.size());
+  EXPECT_EQ(std::memcmp(got.data(), d.data(), d.size() * sizeof(float)), 0);
+  for (const DeviceMemoryReport& m : runtime_->core().device_memory()) {
+    EXPECT_LE(m.memory.peak_held_bytes, kCap);
+  }
+}
+
 TEST_F(OutOfCoreTest, OneWorkGroupLargerThanTheDeviceIsAnErrorNamingKernelArgumentAndBytes) {
   const std::uint64_t n = 16 * 1024;  // b: 64 KiB, every work-item reads all of it
   const BufferId bb = upload(std::vector<float>(n, 1.0f));

@@ -630,5 +630,49 @@ TEST(Runtime, APingPongStencilUnderATightCapStopsEvictingOnceItsBoxesHaveGrown) 
   EXPECT_LE(rt.stats().evicted_bytes, 2 * (last - first));
 }
 
+// Several boxes per buffer (RuntimeCore::split_uses): an out-of-core chunk whose two arguments
+// point into one buffer at bytes far apart holds them in two boxes, not in one bounding box, and
+// each argument reaches its own bytes; a partition that is not a chunk keeps one box per buffer.
+TEST(Runtime, AChunkHoldsArgumentsFarApartInOneBufferInABoxEach) {
+  for (const bool chunk : {true, false}) {
+    Runtime rt(make_host_devices(1), RuntimeOptions{UpdateStrategy::lazy});
+    const BufferId b = rt.create_buffer(4096, "b");
+    rt.write_blocking(b, 0, bytes(4096, 7));
+    rt.core().reset_device_memory_peaks();
+    // Copies bytes [3000, 3100) read through argument 0 to [100, 200) through argument 1.
+    auto k = std::make_shared<HostKernel>("far", [](const HostKernelContext& ctx) {
+      const auto* from = ctx.buffer<std::byte>(0);
+      auto* to = ctx.buffer<std::byte>(1);
+      for (int i = 0; i < 100; ++i) to[100 + i] = from[3000 + i];
+    });
+    std::vector<LaunchArg> args{LaunchArg::of_buffer(b, {}, {}), LaunchArg::of_buffer(b, {}, {})};
+    LaunchPartition p;
+    p.device = 0;
+    p.kernel = k;
+    p.out_of_core = chunk;
+    p.accesses[0] = {IntervalSet{{3000, 3100}}, {}, {}};
+    p.accesses[1] = {{}, IntervalSet{{100, 200}}, {}};
+    const PartitionFootprint f = rt.core().footprint(args, p);
+    ASSERT_EQ(f.boxes.size(), chunk ? 2U : 1U);
+    if (chunk) {
+      EXPECT_EQ(f.boxes[0].args, std::vector<std::uint32_t>{1});  // lowest bytes first
+      EXPECT_EQ(f.boxes[1].args, std::vector<std::uint32_t>{0});
+      EXPECT_LE(f.total, 2U * 228U);  // each box-aligned: [2944, 3100) and [0, 200)
+    } else {
+      EXPECT_EQ(f.boxes[0].args, (std::vector<std::uint32_t>{0, 1}));
+      EXPECT_EQ(f.total, 3100U);
+    }
+    rt.core().launch_partitioned(args, std::span(&p, 1));
+    std::vector<std::byte> out(4096);
+    rt.read_blocking(b, 0, out);
+    const std::vector<std::byte> in = bytes(4096, 7);
+    for (int i = 0; i < 4096; ++i) {
+      const std::byte want = i >= 100 && i < 200 ? in[2900 + i] : in[i];
+      ASSERT_EQ(out[i], want) << "chunk " << chunk << " byte " << i;
+    }
+    EXPECT_EQ(rt.core().device_memory()[0].memory.peak_held_bytes, f.total);
+  }
+}
+
 }  // namespace
 }  // namespace unimem

@@ -257,5 +257,181 @@ TEST(SharedBuffer, CheckInvariantsRejectsUnreadReplaysThatAreNotCurrent) {
   EXPECT_NO_THROW(b.check_invariants());
 }
 
+// Packed 2-D boxes (issue 10): a tile's rows reach its packed allocation with one rect copy whose
+// device side has the tile's width as its pitch, and come home (a host read, a box-out) the same
+// way, every byte where it belongs.
+TEST(SharedBuffer, APackedBoxMovesItsRowsWithRectCopiesOfAnotherPitchByteExact) {
+  const DeviceRegistry devices = make_host_devices(1);
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
+  constexpr std::uint64_t kPitch = 96;
+  constexpr std::uint64_t kRows = 12;
+  constexpr std::uint64_t kSize = kPitch * kRows;
+  SharedBuffer b(1, "m", kSize, context);
+  const IntervalSet all{{0, kSize}};
+  for (std::uint64_t i = 0; i < kSize; ++i) b.home()[i] = static_cast<std::byte>(i * 7 + 3);
+  b.begin_write();
+  b.home_written(all);
+  b.after_host_write(all, UpdateStrategy::lazy);
+  // Rows 2..9, columns [20, 44).
+  const ResidentBox tile = ResidentBox::packed(2 * kPitch + 20, kPitch, 24, 8);
+  const auto packed_at = [&](std::uint64_t r, std::uint64_t c) { return r * 24 + c; };
+  const auto buffer_at = [&](std::uint64_t r, std::uint64_t c) {
+    return (2 + r) * kPitch + 20 + c;
+  };
+  const ResidentAllocation a = b.begin_use(D0, tile, Residency::Placement::replace);
+  ASSERT_TRUE(a.is_packed());
+  ASSERT_EQ(a.allocation.size, 8u * 24u);
+  b.acquire(D0, tile.held_bytes());
+  wait_all(b.pending());
+  EXPECT_EQ(b.stats().host_to_device.bytes, 8u * 24u);
+  EXPECT_EQ(b.stats().host_to_device.copies, 1u);  // one rect copy
+  std::vector<std::byte> packed(a.allocation.size);
+  devices.at(0).copy_device_to_host(a.allocation, 0, packed.data(), packed.size(), {}).wait();
+  for (std::uint64_t r = 0; r < 8; ++r) {
+    for (std::uint64_t c = 0; c < 24; ++c) {
+      ASSERT_EQ(packed[packed_at(r, c)], static_cast<std::byte>(buffer_at(r, c) * 7 + 3))
+          << "row " << r << " column " << c;
+    }
+  }
+  b.check_invariants();
+
+  // A kernel on the device writes the tile: a host read brings it home through a rect copy.
+  const auto write_tile = [&](int salt) {
+    std::vector<std::byte> fresh(a.allocation.size);
+    for (std::uint64_t i = 0; i < fresh.size(); ++i) fresh[i] = static_cast<std::byte>(i + salt);
+    devices.at(0).copy_host_to_device(fresh.data(), a.allocation, 0, fresh.size(), {}).wait();
+    const std::vector<std::pair<Agent, IntervalSet>> writes{{D0, tile.held_bytes()}};
+    b.begin_write();
+    b.after_device_writes(writes, "k", UpdateStrategy::lazy);
+  };
+  const auto expect_home = [&](int salt) {
+    const IntervalSet rows = tile.held_bytes();
+    for (std::uint64_t i = 0; i < kSize; ++i) {
+      std::byte want = static_cast<std::byte>(i * 7 + 3);
+      if (rows.contains(IntervalSet{{i, i + 1}})) {
+        const std::uint64_t r = i / kPitch - 2;
+        const std::uint64_t c = i % kPitch - 20;
+        want = static_cast<std::byte>(packed_at(r, c) + static_cast<std::uint64_t>(salt));
+      }
+      ASSERT_EQ(b.home()[i], want) << "byte " << i;
+    }
+  };
+  write_tile(100);
+  b.acquire(kHostAgent, all);
+  wait_all(b.pending());
+  EXPECT_EQ(b.stats().device_to_host.bytes, 8u * 24u);
+  EXPECT_EQ(b.stats().device_to_host.copies, 1u);
+  expect_home(100);
+  b.check_invariants();
+
+  // Written again, then boxed out: only its rows are written home (one rect copy).
+  write_tile(50);
+  b.end_use(D0, tile);
+  b.box_out_rows(0, tile.held_bytes());
+  wait_all(b.pending());
+  EXPECT_EQ(b.stats().eviction_writeback_bytes, 8u * 24u);
+  EXPECT_EQ(b.stats().device_to_host.copies, 2u);
+  EXPECT_TRUE(b.directory().missing_on(D0, tile.held_bytes()) == tile.held_bytes());
+  expect_home(50);
+}
+
+// Packed 2-D boxes against a flat memory (issue 10): random host writes and reads, and "kernels"
+// on random devices over random packed tiles or runs of bytes (each reads its allocation and
+// checks every byte against the flat memory, then writes new bytes into it), under a device
+// memory cap small enough that most allocations evict others, with every strategy. Packed tiles
+// move by rect copies of another pitch, peer copies, box-outs and eager copies.
+TEST(SharedBuffer, PackedBoxesAndRunsUnderEvictionMatchAFlatMemory) {
+  constexpr std::uint64_t kPitch = 40;
+  constexpr std::uint64_t kRows = 24;
+  constexpr std::uint64_t kSize = kPitch * kRows;
+  for (const UpdateStrategy strategy : {UpdateStrategy::lazy, UpdateStrategy::balance,
+                                        UpdateStrategy::batch, UpdateStrategy::adaptive}) {
+    for (std::uint32_t seed = 1; seed <= 6; ++seed) {
+      SCOPED_TRACE("strategy " + std::to_string(static_cast<int>(strategy)) + ", seed " +
+                   std::to_string(seed));
+      const DeviceRegistry devices = make_host_devices(3);
+      const CoherenceContext context = CoherenceContext::of(devices.pointers(), 0, 420);
+      SharedBuffer b(1, "grid", kSize, context);
+      std::vector<std::byte> flat(kSize, std::byte{0});
+      std::mt19937 rng(seed);
+      const auto fresh = [&] { return static_cast<std::byte>(rng() & 0xFF); };
+      for (int op = 0; op < 150; ++op) {
+        const std::size_t device = rng() % 3;
+        const Agent agent = agent_of_device(device);
+        const unsigned kind = rng() % 4;
+        if (kind == 0) {  // host write of a random run
+          const std::uint64_t begin = rng() % kSize;
+          const std::uint64_t end = begin + 1 + rng() % std::min<std::uint64_t>(90, kSize - begin);
+          const IntervalSet bytes{{begin, end}};
+          wait_all(b.pending());
+          for (std::uint64_t i = begin; i < end; ++i) b.home()[i] = flat[i] = fresh();
+          b.begin_write();
+          b.home_written(bytes);
+          b.after_host_write(bytes, strategy);
+        } else if (kind == 1) {  // host read of everything
+          b.acquire(kHostAgent, IntervalSet{{0, kSize}});
+          wait_all(b.pending());
+          b.prepare_home_read(IntervalSet{{0, kSize}});  // never-written bytes read as zero
+          for (std::uint64_t i = 0; i < kSize; ++i) {
+            ASSERT_EQ(b.home()[i], flat[i]) << "op " << op << " byte " << i;
+          }
+        } else {  // a kernel on device over a packed tile (kind 2) or a run (kind 3)
+          ResidentBox box;
+          if (kind == 2) {
+            const std::uint64_t width = 4 + rng() % 12;
+            const std::uint64_t col = rng() % (kPitch - width + 1);
+            const std::uint64_t rows = 2 + rng() % 10;
+            const std::uint64_t row = rng() % (kRows - rows + 1);
+            box = ResidentBox::packed(row * kPitch + col, kPitch, width, rows);
+          } else {
+            const std::uint64_t begin = rng() % (kSize - 8);
+            box = ResidentBox(Interval{
+                begin, begin + 1 + rng() % std::min<std::uint64_t>(150, kSize - begin - 1)});
+          }
+          const IntervalSet rows = box.held_bytes();
+          const ResidentAllocation a = b.begin_use(
+              agent, box,
+              rng() % 2 == 0 ? Residency::Placement::replace : Residency::Placement::merge);
+          // A run inside one row of a packed box is held by it (merge finds it).
+          ASSERT_TRUE(a.holds(box)) << "op " << op;
+          ASSERT_TRUE(!box.is_packed() || a.is_packed()) << "op " << op;
+          b.acquire(agent, rows);
+          wait_all(b.pending());
+          std::vector<std::byte> mem(a.allocation.size);
+          devices.at(device)
+              .copy_device_to_host(a.allocation, 0, mem.data(), mem.size(), {})
+              .wait();
+          for (const Interval& r : rows) {
+            for (std::uint64_t i = r.begin; i < r.end; ++i) {
+              ASSERT_EQ(mem[a.offset_of(i)], flat[i]) << "op " << op << " byte " << i;
+            }
+          }
+          if (rng() % 3 != 0) {  // it writes every byte it holds for the tile
+            for (const Interval& r : rows) {
+              for (std::uint64_t i = r.begin; i < r.end; ++i)
+                mem[a.offset_of(i)] = flat[i] = fresh();
+            }
+            devices.at(device)
+                .copy_host_to_device(mem.data(), a.allocation, 0, mem.size(), {})
+                .wait();
+            const std::vector<std::pair<Agent, IntervalSet>> writes{{agent, rows}};
+            b.begin_write();
+            b.after_device_writes(writes, "k", strategy);
+          }
+          b.end_use(agent, box);
+        }
+        ASSERT_NO_THROW(b.check_invariants()) << "op " << op;
+      }
+      b.acquire(kHostAgent, IntervalSet{{0, kSize}});
+      wait_all(b.pending());
+      b.prepare_home_read(IntervalSet{{0, kSize}});
+      for (std::uint64_t i = 0; i < kSize; ++i) ASSERT_EQ(b.home()[i], flat[i]) << "byte " << i;
+      EXPECT_GT(context.memory->stats(0).evictions + context.memory->stats(1).evictions +
+                    context.memory->stats(2).evictions,
+                0U);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace unimem

@@ -563,3 +563,113 @@ TEST(Residency, RandomMergedAndReplacedBoxesKeepTheirPromises) {
 
 }  // namespace
 }  // namespace unimem
+
+namespace unimem {
+namespace {
+
+// Packed 2-D boxes (issue 10): a tile of columns of a matrix held as its rows packed one after
+// another; every buffer byte of the tile maps to its packed offset and back.
+struct RowsClient final : EvictionClient {
+  std::vector<IntervalSet> boxed_out_rows;
+  std::vector<Interval> boxed_out;
+  [[nodiscard]] bool busy_on(std::size_t) const override { return false; }
+  void box_out(std::size_t, const Interval& bytes) override { boxed_out.push_back(bytes); }
+  void box_out_rows(std::size_t, const IntervalSet& rows) override {
+    boxed_out_rows.push_back(rows);
+  }
+  [[nodiscard]] std::string describe() const override { return "buffer 'p'"; }
+};
+
+TEST(Residency, APackedBoxHoldsItsRowsAtItsOwnWidthAndMapsEveryByte) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  RowsClient client;
+  // A 16 x 64-byte matrix; the tile is columns [8, 24) of rows 2..9.
+  Residency r(16 * 64, 1, cache, memory, client);
+  const ResidentBox tile = ResidentBox::packed(2 * 64 + 8, 64, 16, 8);
+  EXPECT_EQ(tile.bytes, (Interval{2 * 64 + 8, 9 * 64 + 24}));
+  EXPECT_EQ(tile.rows(), 8u);
+  EXPECT_EQ(tile.size(), 8u * 16u);
+  EXPECT_EQ(tile.held_bytes().interval_count(), 8u);
+  const ResidentAllocation a = r.ensure(0, tile);
+  EXPECT_TRUE(a.is_packed());
+  EXPECT_EQ(a.allocation.size, 128u);
+  EXPECT_EQ(r.allocated_bytes(0), 128u);
+  EXPECT_EQ(a.box(), tile);
+  // Every byte of the tile at (row - 2) * 16 + (col - 8); no two bytes share an offset.
+  std::vector<int> seen(128, 0);
+  for (std::uint64_t row = 2; row < 10; ++row) {
+    for (std::uint64_t col = 8; col < 24; ++col) {
+      const std::uint64_t b = row * 64 + col;
+      ASSERT_TRUE(a.holds(Interval{b, b + 1})) << b;
+      const std::uint64_t off = a.offset_of(b);
+      ASSERT_EQ(off, (row - 2) * 16 + (col - 8));
+      ++seen[off];
+    }
+  }
+  for (int s : seen) EXPECT_EQ(s, 1);
+  EXPECT_TRUE(a.holds(Interval{3 * 64 + 8, 3 * 64 + 24}));    // a whole row of the tile
+  EXPECT_FALSE(a.holds(Interval{3 * 64 + 20, 3 * 64 + 26}));  // past its columns
+  EXPECT_FALSE(a.holds(Interval{3 * 64 + 20, 4 * 64 + 10}));  // two rows
+  EXPECT_FALSE(a.holds(Interval{1 * 64 + 8, 1 * 64 + 9}));    // above its rows
+  EXPECT_THROW((void)a.offset_of(3 * 64 + 30), PreconditionError);
+  EXPECT_EQ(r.find(0, Interval{5 * 64 + 10, 5 * 64 + 20}), a);
+  EXPECT_EQ(r.find(0, ResidentBox::packed(4 * 64 + 10, 64, 8, 3)), a);  // a sub-rectangle
+  r.check_invariants();
+  memory.check_invariants();
+}
+
+TEST(Residency, PackedTilesOfOtherColumnsLiveSideBySideAndATouchingOneReplacesThem) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  DeviceMemory memory(devices.pointers(), cache, 0);
+  RowsClient client;
+  Residency r(16 * 64, 1, cache, memory, client);
+  const ResidentBox left = ResidentBox::packed(0, 64, 16, 16);    // columns [0, 16)
+  const ResidentBox right = ResidentBox::packed(32, 64, 16, 16);  // columns [32, 48)
+  (void)r.ensure(0, left);
+  (void)r.ensure(0, right);  // bounding intervals overlap, bytes do not meet
+  EXPECT_EQ(r.allocations(0).size(), 2u);
+  EXPECT_TRUE(client.boxed_out_rows.empty());
+  r.check_invariants();
+  EXPECT_TRUE(boxes_meet(left, ResidentBox::packed(16, 64, 8, 16)));  // columns [16, 24) touch
+  EXPECT_FALSE(boxes_meet(left, ResidentBox::packed(17, 64, 8, 16)));
+  // Columns [16, 32) touch both: both are boxed out (their rows only), never merged.
+  const ResidentAllocation middle = r.ensure(0, ResidentBox::packed(16, 64, 16, 16));
+  EXPECT_EQ(r.allocations(0).size(), 1u);
+  EXPECT_EQ(r.allocations(0)[0], middle);
+  ASSERT_EQ(client.boxed_out_rows.size(), 2u);
+  EXPECT_EQ(client.boxed_out_rows[0], left.held_bytes());
+  EXPECT_EQ(client.boxed_out_rows[1], right.held_bytes());
+  EXPECT_EQ(memory.stats(0).evictions, 2u);
+  // A run of bytes over the packed rows replaces them too (a packed box is never merged).
+  const ResidentAllocation run = r.ensure(0, Interval{0, 16 * 64});
+  EXPECT_FALSE(run.is_packed());
+  EXPECT_EQ(r.allocations(0).size(), 1u);
+  EXPECT_EQ(client.boxed_out_rows.size(), 3u);
+  r.check_invariants();
+  memory.check_invariants();
+}
+
+TEST(Residency, CheckInvariantsRejectsPackedBoxesWhoseRowsMeet) {
+  const DeviceRegistry devices = make_host_devices(1);
+  AllocationCache cache(devices.pointers(), 0);
+  Residency r(16 * 64, 1, cache);
+  (void)r.ensure(0, ResidentBox::packed(0, 64, 16, 4));
+  (void)r.ensure(0, ResidentBox::packed(40, 64, 16, 4));
+  r.check_invariants();
+  ResidentAllocation& m = detail::ResidencyTestAccess::first(r, 0);
+  const ResidentAllocation real = m;
+  m.width = 48;  // its rows would now reach into the other box's columns
+  m.allocation.size = 4 * 48;
+  EXPECT_THROW(r.check_invariants(), InvariantError);
+  m = real;
+  m.width = 24;  // rows of 24 bytes do not divide its 64 bytes
+  EXPECT_THROW(r.check_invariants(), InvariantError);
+  m = real;
+  r.check_invariants();
+}
+
+}  // namespace
+}  // namespace unimem
