@@ -68,6 +68,12 @@ void forget_object(const void* object) {
   registry().erase(object);
 }
 
+namespace {
+std::atomic<std::uint64_t> destroyed_mems{0};
+}  // namespace
+
+std::uint64_t mems_destroyed() { return destroyed_mems.load(std::memory_order_acquire); }
+
 bool is_live(const void* object, ObjectKind kind) {
   if (object == nullptr) return false;
   std::lock_guard lock(registry_mutex());
@@ -357,13 +363,21 @@ void release_queue(cl_command_queue queue) {
   if (!release(queue->header)) return;
   forget_object(queue);
   std::vector<std::shared_ptr<CommandRecord>> pending;
+  std::vector<Event> anonymous;
   {
     std::lock_guard lock(queue->mutex);
     pending = queue->outstanding;
+    anonymous = queue->anonymous;
   }
   for (auto& r : pending) {  // the spec: releasing a queue flushes it; its commands still run
     try {
       r->wait();
+    } catch (...) {
+    }
+  }
+  for (const Event& e : anonymous) {
+    try {
+      e.wait();
     } catch (...) {
     }
   }
@@ -375,6 +389,7 @@ void release_queue(cl_command_queue queue) {
 void release_mem(cl_mem mem) {
   if (!release(mem->header)) return;
   forget_object(mem);
+  destroyed_mems.fetch_add(1, std::memory_order_acq_rel);  // after: see mems_destroyed()
   std::vector<std::pair<void(CL_CALLBACK*)(cl_mem, void*), void*>> callbacks;
   {
     std::lock_guard lock(mem->mutex);

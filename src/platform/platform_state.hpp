@@ -36,6 +36,9 @@ void register_object(const void* object, ObjectKind kind);
 void forget_object(const void* object);
 /// Whether `object` is a live object of this kind.
 [[nodiscard]] bool is_live(const void* object, ObjectKind kind);
+/// How many memory objects have been destroyed so far: a kernel whose buffer arguments were all
+/// live when this count was n still has them all while it is n (read it before checking).
+[[nodiscard]] std::uint64_t mems_destroyed();
 
 /// Which devices the platform exposes (UNIMEM_PLATFORM_DEVICES).
 enum class ExposedDevices { aggregate, each, both };
