@@ -1,6 +1,7 @@
 #include "api/runtime_core.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -363,24 +364,35 @@ class RuntimeCore::HeldBuffers {
   HeldBuffers(const HeldBuffers&) = delete;
   HeldBuffers& operator=(const HeldBuffers&) = delete;
   ~HeldBuffers() {
-    for (const Held& h : held_) {
+    const auto end = [](const Held& h) {
       try {
         h.buffer->end_use(h.agent, h.box);
       } catch (...) {  // cannot fail for a buffer held here; a destructor must not throw
       }
-    }
+    };
+    for (std::size_t i = 0; i < std::min(count_, kInline); ++i) end(inline_[i]);
+    for (const Held& h : more_) end(h);
   }
   void add(SharedBuffer* buffer, Agent agent, Interval box) {
-    held_.push_back(Held{buffer, agent, box});
+    // A launch holds a few buffers: those go inline, so holding them allocates nothing.
+    if (count_ < kInline) {
+      inline_[count_] = Held{buffer, agent, box};
+    } else {
+      more_.push_back(Held{buffer, agent, box});
+    }
+    ++count_;
   }
 
  private:
   struct Held {
-    SharedBuffer* buffer;
-    Agent agent;
+    SharedBuffer* buffer = nullptr;
+    Agent agent = kHostAgent;
     Interval box;
   };
-  std::vector<Held> held_;
+  static constexpr std::size_t kInline = 8;
+  std::array<Held, kInline> inline_;
+  std::size_t count_ = 0;
+  std::vector<Held> more_;
 };
 
 // A launch passing the repeat token of the runtime's previous operation (RepeatableLaunch) is

@@ -203,11 +203,18 @@ Event OpenCLDevice::submit(std::string_view call, std::string operation,
 
 std::shared_ptr<const std::string> OpenCLDevice::launch_text(const std::string& kernel) const {
   std::lock_guard lock(launch_texts_mutex_);
+  // Launches mostly repeat one kernel: a name comparison instead of hashing it each time.
+  if (last_launch_text_ && last_launch_kernel_ == kernel) return last_launch_text_;
   auto& text = launch_texts_[kernel];
   if (!text) {
-    text = std::make_shared<const std::string>("launch of kernel \"" + kernel + "\" on device " +
-                                               name_);
+    std::string t = "launch of kernel \"";  // += : GCC 12 warns falsely on a + chain here
+    t += kernel;
+    t += "\" on device ";
+    t += name_;
+    text = std::make_shared<const std::string>(std::move(t));
   }
+  last_launch_kernel_ = kernel;
+  last_launch_text_ = text;
   return text;
 }
 
