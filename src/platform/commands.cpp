@@ -527,8 +527,10 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
                                         const size_t* offset, const size_t* global,
                                         const size_t* local, cl_uint n, const cl_event* list,
                                         cl_event* event) {
-  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
-  if (!is_live(kernel, ObjectKind::kernel)) return CL_INVALID_KERNEL;
+  if (!are_live(q, ObjectKind::queue, kernel, ObjectKind::kernel)) {
+    if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+    if (!is_live(kernel, ObjectKind::kernel)) return CL_INVALID_KERNEL;
+  }
   if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
   if (dims < 1 || dims > 3) return CL_INVALID_WORK_DIMENSION;
   // As the vendors underneath (OpenCL 2.1 and later): no global size, or a zero one, is an empty

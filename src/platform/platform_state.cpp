@@ -81,6 +81,16 @@ bool is_live(const void* object, ObjectKind kind) {
   return it != registry().end() && it->second == kind;
 }
 
+bool are_live(const void* a, ObjectKind a_kind, const void* b, ObjectKind b_kind) {
+  if (a == nullptr || b == nullptr) return false;
+  std::lock_guard lock(registry_mutex());
+  const auto& r = registry();
+  auto ia = r.find(a);
+  if (ia == r.end() || ia->second != a_kind) return false;
+  auto ib = r.find(b);
+  return ib != r.end() && ib->second == b_kind;
+}
+
 PlatformState& PlatformState::get() {
   static PlatformState* state = new PlatformState();  // never destroyed: see the header
   return *state;

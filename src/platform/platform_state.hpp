@@ -36,6 +36,8 @@ void register_object(const void* object, ObjectKind kind);
 void forget_object(const void* object);
 /// Whether `object` is a live object of this kind.
 [[nodiscard]] bool is_live(const void* object, ObjectKind kind);
+/// Whether both are (one look-up under the registry's lock, for a hot path).
+[[nodiscard]] bool are_live(const void* a, ObjectKind a_kind, const void* b, ObjectKind b_kind);
 /// How many memory objects have been destroyed so far: a kernel whose buffer arguments were all
 /// live when this count was n still has them all while it is n (read it before checking).
 [[nodiscard]] std::uint64_t mems_destroyed();
