@@ -205,14 +205,14 @@ cl_device_id PlatformState::underlying(std::size_t i) {
 }
 
 void PlatformState::record_launch(const std::string& kernel,
-                                  std::shared_ptr<const LaunchPlan> plan) {
+                                  const std::shared_ptr<const LaunchPlan>& plan) {
   std::lock_guard lock(report_mutex_);
   if (plan == pending_plan_ && kernel == pending_kernel_) {
     ++pending_launches_;
     return;
   }
   count_pending_launches();
-  pending_plan_ = std::move(plan);
+  pending_plan_ = plan;
   pending_kernel_ = kernel;
   pending_launches_ = 1;
 }

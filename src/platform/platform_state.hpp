@@ -81,7 +81,7 @@ class PlatformState {
   DeviceClocks& device_clocks() { return device_clocks_; }
 
   /// Counts a launch in the run report.
-  void record_launch(const std::string& kernel, std::shared_ptr<const LaunchPlan> plan);
+  void record_launch(const std::string& kernel, const std::shared_ptr<const LaunchPlan>& plan);
   /// The report's launches and split_launches so far (unimem_platform_launch_counts).
   void launch_counts(std::uint64_t& launches, std::uint64_t& split);
   /// Writes the report to UNIMEM_REPORT (when set). Called at exit.
