@@ -92,8 +92,10 @@ cl_platform_id find_platform(bool unimem) {
 // How a launch is enqueued. plain: as a program would (no event, in-order queue). The others run
 // directly on POCL too and show what POCL itself costs for what unimem's driver needs underneath:
 // event: every launch returns an event (released at once); chained: an out-of-order queue where
-// every launch waits for the previous one's event and is flushed (unimem's opencl driver).
-enum class Direct { plain, event, chained };
+// every launch waits for the previous one's event and is flushed; driver: chained on a profiling
+// queue, asking the previous event's status before each launch, as unimem's opencl driver does
+// under the platform (whose devices profile).
+enum class Direct { plain, event, chained, driver };
 
 void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::plain) {
   (void)kEnvironment;
@@ -103,8 +105,11 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
   cl_int e = CL_SUCCESS;
   cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
   check(e, "clCreateContext");
-  const cl_command_queue_properties properties =
-      direct == Direct::chained ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0;
+  cl_command_queue_properties properties = 0;
+  if (direct == Direct::chained) properties = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
+  if (direct == Direct::driver) {
+    properties = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
+  }
   cl_command_queue queue = clCreateCommandQueue(context, device, properties, &e);
   check(e, "clCreateCommandQueue");
   const char* source = "__kernel void add_one(__global int* data) { data[get_global_id(0)] += 1; }";
@@ -144,7 +149,13 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
           clReleaseEvent(done);
           break;
         }
-        case Direct::chained: {
+        case Direct::chained:
+        case Direct::driver: {
+          if (direct == Direct::driver && last != nullptr) {
+            cl_int status = CL_COMPLETE;
+            clGetEventInfo(last, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                           nullptr);
+          }
           cl_event done = nullptr;
           clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, last ? 1 : 0,
                                  last ? &last : nullptr, &done);
@@ -191,6 +202,10 @@ BENCHMARK_CAPTURE(BM_Launches, direct_event, false, Direct::event)
     ->UseRealTime()
     ->Iterations(3);
 BENCHMARK_CAPTURE(BM_Launches, direct_chained, false, Direct::chained)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->Iterations(3);
+BENCHMARK_CAPTURE(BM_Launches, direct_driver, false, Direct::driver)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->Iterations(3);

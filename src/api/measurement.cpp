@@ -33,6 +33,7 @@ void Measurement::add_host_read_dependencies(EventList& deps) const {
 }
 
 void Measurement::record_kernel(std::size_t device, const Event& kernel) {
+  if (coherent()) return;
   last_kernel_.at(device) = kernel;
 }
 

@@ -34,7 +34,8 @@ class Measurement {
   void add_kernel_dependencies(std::size_t device, EventList& deps) const;
   /// gamma only: what a host read waits for instead of its data (every device's last kernel).
   void add_host_read_dependencies(EventList& deps) const;
-  /// Every mode: the kernel just submitted on `device`.
+  /// The kernel just submitted on `device`; kept for gamma only (the only mode that asks, and
+  /// set_mode forgets the kernels of the previous mode), so the other modes keep no event.
   void record_kernel(std::size_t device, const Event& kernel);
 
  private:

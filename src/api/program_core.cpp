@@ -125,7 +125,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       std::lock_guard lock(mutex_);
       if (last_launch_ && repeats(*last_launch_, kernel, range, user_args, options)) {
         last = last_launch_;
-        last_plan_ = last->cached.plan;
+        if (last_plan_ != last->cached.plan) last_plan_ = last->cached.plan;
       }
     }
     if (last) {

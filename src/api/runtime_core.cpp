@@ -1,6 +1,7 @@
 #include "api/runtime_core.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -379,24 +380,35 @@ class RuntimeCore::HeldBuffers {
   HeldBuffers(const HeldBuffers&) = delete;
   HeldBuffers& operator=(const HeldBuffers&) = delete;
   ~HeldBuffers() {
-    for (const Held& h : held_) {
+    const auto end = [](const Held& h) {
       try {
         h.buffer->end_use(h.agent, h.box);
       } catch (...) {  // cannot fail for a buffer held here; a destructor must not throw
       }
-    }
+    };
+    for (std::size_t i = 0; i < std::min(count_, kInline); ++i) end(inline_[i]);
+    for (const Held& h : more_) end(h);
   }
   void add(SharedBuffer* buffer, Agent agent, const ResidentBox& box) {
-    held_.push_back(Held{buffer, agent, box});
+    // A launch holds a few buffers: those go inline, so holding them allocates nothing.
+    if (count_ < kInline) {
+      inline_[count_] = Held{buffer, agent, box};
+    } else {
+      more_.push_back(Held{buffer, agent, box});
+    }
+    ++count_;
   }
 
  private:
   struct Held {
-    SharedBuffer* buffer;
-    Agent agent;
+    SharedBuffer* buffer = nullptr;
+    Agent agent = kHostAgent;
     ResidentBox box;
   };
-  std::vector<Held> held_;
+  static constexpr std::size_t kInline = 8;
+  std::array<Held, kInline> inline_;
+  std::size_t count_ = 0;
+  std::vector<Held> more_;
 };
 
 // A launch passing the repeat token of the runtime's previous operation (RepeatableLaunch) is
@@ -452,7 +464,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   hold_buffers(plan, held);
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
   if (coherent && !skip_directory) acquire_inputs(plan);
-  const EventList kernels = submit_kernels(args, plan, partition_events);
+  const Event kernels = submit_kernels(args, plan, partition_events);
   if (coherent && !skip_directory) {
     publish_writes(plan, partitions[0].kernel->name());
     write_back_chunks(plan);
@@ -473,7 +485,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     repeatable_ = std::make_unique<RepeatableLaunch>(RepeatableLaunch{
         std::move(repeat_token), operations_, std::move(checked), leaves, adaptive, false, {}});
   }
-  return kernels.size() == 1 ? kernels[0] : when_all(kernels);
+  return kernels;
 }
 
 // Whether repeating a launch leaves the directory as it is (see launch_partitioned): every buffer
@@ -888,7 +900,8 @@ void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held)
     // The boxes the device already holds are held first: making room for the others must never
     // evict one this launch needs (a stencil's output box would go to make room for its input's
     // grown box, and the next step the other way round).
-    std::vector<BufferUse*> order;
+    std::vector<BufferUse*>& order = hold_order_;
+    order.clear();
     for (BufferUse& u : pu.uses) {
       if (u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) order.push_back(&u);
     }
@@ -944,13 +957,14 @@ void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
 
 // Step 4: the kernels, each after the copies and earlier accesses it conflicts with (or, in the
 // gamma measurement, after its device's previous kernel only).
-EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
-                                      std::span<PartitionUses> plan,
-                                      std::vector<Event>* partition_events) {
+Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
+                                  std::vector<Event>* partition_events) {
+  Event only;  // the kernel of a one-partition launch: no list
   EventList kernel_events;
   for (PartitionUses& pu : plan) {
     const LaunchPartition& p = *pu.source;
-    EventList deps;
+    EventList& deps = launch_deps_;
+    deps.clear();
     if (measurement_.coherent()) {
       for (BufferUse& u : pu.uses) {
         u.buffer->tracker(pu.agent).deps_for_read(u.needed, deps);
@@ -985,7 +999,8 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
       detail::throw_invariant("launch: a buffer argument without its allocation", __FILE__,
                               __LINE__);
     };
-    std::vector<KernelArg> kargs;
+    std::vector<KernelArg>& kargs = launch_kernel_args_;
+    kargs.clear();
     kargs.reserve(args.size() * (pitched ? 4 : rewritten ? 2 : 1));
     for (std::size_t i = 0; i < args.size(); ++i) {
       const LaunchArg& a = args[i];
@@ -1068,11 +1083,16 @@ EventList RuntimeCore::submit_kernels(std::span<const LaunchArg> args,
       }
     }
     if (partition_events != nullptr) partition_events->push_back(e);
-    kernel_events.push_back(e);
     // The kernel lives until it has run.
     track(e, pitched ? p.pitched_kernel : rewritten ? p.rebased_kernel : p.kernel);
+    if (plan.size() == 1) {
+      only = std::move(e);
+    } else {
+      kernel_events.push_back(std::move(e));
+    }
+    deps.clear();  // holds no event past its launch
   }
-  return kernel_events;
+  return plan.size() == 1 ? only : when_all(kernel_events);
 }
 
 // Step 5: the directory learns the writes, buffer by buffer, and the strategies act on them.

@@ -263,8 +263,9 @@ class RuntimeCore {
                                               std::span<const LaunchPartition> partitions) const;
   static void check_disjoint_writes(std::span<const PartitionUses> plan);
   void acquire_inputs(std::span<PartitionUses> plan);
-  EventList submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
-                           std::vector<Event>* partition_events);
+  /// The launch's completion: its one kernel's event, or when_all of several.
+  Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
+                       std::vector<Event>* partition_events);
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
   void write_back_chunks(std::span<const PartitionUses> plan);
   /// probe: sizing a chunk (footprint) may choose packed boxes freely; a launch packs only the
@@ -336,6 +337,11 @@ class RuntimeCore {
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
+  // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no
+  // list of its own: dependencies and driver arguments per partition, and the hold order.
+  EventList launch_deps_;
+  std::vector<KernelArg> launch_kernel_args_;
+  std::vector<BufferUse*> hold_order_;
   [[nodiscard]] EventList inflight_events() const;
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches
 };

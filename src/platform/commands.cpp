@@ -93,14 +93,24 @@ LaunchOptions queue_launch_options(cl_command_queue q) {
 
 void prune(cl_command_queue q) {
   std::erase_if(q->outstanding, [](const Record& r) { return r->is_complete(); });
-  q->prune_at = 2 * q->outstanding.size() + 64;
+  std::erase_if(q->anonymous, [](const Event& e) { return e.is_complete(); });
+  q->prune_at = 2 * (q->outstanding.size() + q->anonymous.size()) + 64;
 }
 
-// Enqueues prune only once the list has doubled since the last pruning: a program that enqueues
-// thousands of commands before waiting would otherwise rescan the whole list on every enqueue.
-// Finished records kept a while longer are harmless (what waits on them finds them done).
+// Enqueues prune only once the lists have doubled since the last pruning: a program that enqueues
+// thousands of commands before waiting would otherwise rescan them on every enqueue. Finished
+// commands kept a while longer are harmless (what waits on them finds them done).
 void prune_amortized(cl_command_queue q) {
-  if (q->outstanding.size() >= q->prune_at) prune(q);
+  if (q->outstanding.size() + q->anonymous.size() >= q->prune_at) prune(q);
+}
+
+// What clFinish, a barrier or releasing the queue waits for: every command not known finished.
+EventList pending_of(cl_command_queue q) {
+  EventList all;
+  all.reserve(q->outstanding.size() + q->anonymous.size());
+  for (const Record& r : q->outstanding) all.push_back(r->done());
+  all.insert(all.end(), q->anonymous.begin(), q->anonymous.end());
+  return all;
 }
 
 // Submits deferred commands from the front of the queue while their gates are done. One thread
@@ -151,6 +161,28 @@ template <typename Submit>
 cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n,
                const cl_event* list, cl_event* event_out, bool blocking, Submit&& submit) {
   if (const cl_int e = check_wait_list(q->context, n, list); e != CL_SUCCESS) return e;
+  if (event_out == nullptr && !blocking && n == 0 && host == HostUse::none) {
+    // Anonymous: nothing can name this command or wait for it but the queue (clFinish, barriers),
+    // and nothing orders it but the runtime. Unless the queue defers (then it waits behind), it
+    // is submitted at once and only its runtime event is kept: no CommandRecord per launch.
+    bool ready = false;
+    {
+      std::lock_guard lock(q->mutex);
+      ready = q->deferred.empty() && !q->pumping;
+    }
+    if (ready) {
+      Event done;
+      try {
+        done = submit();
+      } catch (...) {
+        return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+      }
+      std::lock_guard lock(q->mutex);
+      prune_amortized(q);
+      if (!done.is_null()) q->anonymous.push_back(std::move(done));
+      return CL_SUCCESS;
+    }
+  }
   auto record = std::make_shared<CommandRecord>();
   record->type = type;
   std::vector<Record> waits;
@@ -565,8 +597,10 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
                                         const size_t* offset, const size_t* global,
                                         const size_t* local, cl_uint n, const cl_event* list,
                                         cl_event* event) {
-  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
-  if (!is_live(kernel, ObjectKind::kernel)) return CL_INVALID_KERNEL;
+  if (!are_live(q, ObjectKind::queue, kernel, ObjectKind::kernel)) {
+    if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+    if (!is_live(kernel, ObjectKind::kernel)) return CL_INVALID_KERNEL;
+  }
   if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
   if (dims < 1 || dims > 3) return CL_INVALID_WORK_DIMENSION;
   // As the vendors underneath (OpenCL 2.1 and later): no global size, or a zero one, is an empty
@@ -589,44 +623,55 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
       group_items *= local[d];
     }
   }
-  if (local != nullptr) {
-    std::size_t max_group = 0;
-    {
-      std::lock_guard lock(kernel->mutex);
-      auto it = kernel->max_group_size.find(q->device);
-      if (it != kernel->max_group_size.end()) max_group = it->second;
-    }
-    if (max_group == 0 &&
-        GetKernelWorkGroupInfo(kernel, q->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_group,
-                               &max_group, nullptr) == CL_SUCCESS) {
-      std::lock_guard lock(kernel->mutex);
-      kernel->max_group_size[q->device] = max_group;
-    }
-    if (max_group != 0 && group_items > max_group) return CL_INVALID_WORK_GROUP_SIZE;
-  }
   std::shared_ptr<const std::vector<Arg>> args;
+  std::size_t max_group = 0;
+  bool max_group_known = local == nullptr;
+  cl_int args_error = CL_SUCCESS;
   {
+    // One lock for the work-group limit and the arguments.
     std::lock_guard lock(kernel->mutex);
-    for (std::size_t i = 0; i < kernel->args.size(); ++i) {
-      if (!kernel->args[i]) return CL_INVALID_KERNEL_ARGS;
-      if (kernel->arg_mems[i] != nullptr && !is_live(kernel->arg_mems[i], ObjectKind::mem)) {
-        return CL_INVALID_KERNEL_ARGS;  // the buffer was released since clSetKernelArg
+    if (!max_group_known) {
+      auto it = kernel->max_group_size.find(q->device);
+      if (it != kernel->max_group_size.end()) {
+        max_group = it->second;
+        max_group_known = true;
       }
     }
-    if (!kernel->launch_args) {
-      std::vector<Arg> all;
-      all.reserve(kernel->args.size());
-      for (const auto& a : kernel->args) all.push_back(*a);
-      kernel->launch_args = std::make_shared<const std::vector<Arg>>(std::move(all));
+    // The arguments are checked again only when a memory object was destroyed since they last
+    // passed (or one was set): the count is read first, so a buffer destroyed during the check
+    // leaves a count that differs from the one stored.
+    const std::uint64_t destroyed = mems_destroyed();
+    if (kernel->args_live_at != destroyed) {
+      for (std::size_t i = 0; i < kernel->args.size() && args_error == CL_SUCCESS; ++i) {
+        if (!kernel->args[i] ||
+            (kernel->arg_mems[i] != nullptr && !is_live(kernel->arg_mems[i], ObjectKind::mem))) {
+          args_error = CL_INVALID_KERNEL_ARGS;  // unset, or released since clSetKernelArg
+        }
+      }
+      if (args_error == CL_SUCCESS) kernel->args_live_at = destroyed;
     }
-    args = kernel->launch_args;
+    if (args_error == CL_SUCCESS) {
+      if (!kernel->launch_args) {
+        std::vector<Arg> all;
+        all.reserve(kernel->args.size());
+        for (const auto& a : kernel->args) all.push_back(*a);
+        kernel->launch_args = std::make_shared<const std::vector<Arg>>(std::move(all));
+      }
+      args = kernel->launch_args;
+    }
   }
-  const LaunchOptions options = queue_launch_options(q);
-  std::shared_ptr<Program> built = kernel->built;
-  const std::string name = kernel->name;
+  if (!max_group_known &&
+      GetKernelWorkGroupInfo(kernel, q->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof max_group,
+                             &max_group, nullptr) == CL_SUCCESS) {
+    std::lock_guard lock(kernel->mutex);
+    kernel->max_group_size[q->device] = max_group;
+  }
+  if (max_group != 0 && group_items > max_group) return CL_INVALID_WORK_GROUP_SIZE;
+  if (args_error != CL_SUCCESS) return args_error;
   std::shared_ptr<DeviceWork> work = work_for(q, event);
   const cl_int result = enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
-                                [built, name, range, args = std::move(args), options, work] {
+                                [built = kernel->built, name = kernel->name, range,
+                                 args = std::move(args), options = queue_launch_options(q), work] {
                                   std::shared_ptr<const LaunchPlan> plan;
                                   std::vector<Event> partitions;
                                   Event e = built->core().launch(name, range, *args, options, &plan,
@@ -662,7 +707,7 @@ cl_int marker(cl_command_queue q, cl_command_type type, cl_uint n, const cl_even
   if (n == 0) {
     std::lock_guard lock(q->mutex);
     prune(q);
-    for (const Record& r : q->outstanding) before.push_back(r->done());
+    before = pending_of(q);
   }
   return enqueue(q, type, HostUse::none, n, list, event, false,
                  [before] { return when_all(before); });
@@ -700,14 +745,14 @@ cl_int CL_API_CALL Flush(cl_command_queue q) {
 
 cl_int CL_API_CALL Finish(cl_command_queue q) {
   if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
-  std::vector<Record> pending;
+  EventList pending;
   {
     std::lock_guard lock(q->mutex);
-    pending = q->outstanding;
+    pending = pending_of(q);
   }
-  for (const Record& r : pending) {
+  for (const Event& e : pending) {
     try {
-      r->wait();
+      e.wait();
     } catch (...) {
     }
   }

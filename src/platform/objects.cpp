@@ -714,6 +714,7 @@ cl_int CL_API_CALL SetKernelArg(cl_kernel kernel, cl_uint index, size_t size, co
   kernel->args[index] = std::move(arg);
   kernel->arg_mems[index] = mem;
   kernel->launch_args.reset();
+  kernel->args_live_at = ~std::uint64_t{0};
   return CL_SUCCESS;
 }
 

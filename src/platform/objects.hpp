@@ -130,7 +130,11 @@ struct _cl_command_queue {
   std::mutex mutex;
   /// Commands not known to be finished (pruned now and then): what clFinish and barriers wait for.
   std::vector<std::shared_ptr<unimem::platform::CommandRecord>> outstanding;
-  std::size_t prune_at = 0;  ///< outstanding's size at which an enqueue prunes it next
+  /// The same for commands that nothing can name (no cl_event handed out, no wait list, not
+  /// deferred, no host memory): only the runtime's event is kept, no CommandRecord
+  /// (commands.cpp, enqueue's anonymous path).
+  std::vector<unimem::Event> anonymous;
+  std::size_t prune_at = 0;  ///< outstanding's + anonymous' size at which an enqueue prunes next
   /// Commands waiting for a user event or an unsubmitted command, in enqueue order. While any
   /// is deferred, later commands of the queue are deferred behind it (in-order semantics).
   struct Deferred {
@@ -201,6 +205,9 @@ struct _cl_kernel {
   std::shared_ptr<const std::vector<unimem::Arg>> launch_args;
   /// CL_KERNEL_WORK_GROUP_SIZE per device, asked once (every NDRange with a local size checks it).
   std::map<cl_device_id, std::size_t> max_group_size;
+  /// mems_destroyed() when every buffer argument was last seen live (an NDRange rechecks them
+  /// only after a memory object was destroyed or an argument set); ~0: not checked since.
+  std::uint64_t args_live_at = ~std::uint64_t{0};
 };
 
 struct _cl_event {

@@ -68,11 +68,27 @@ void forget_object(const void* object) {
   registry().erase(object);
 }
 
+namespace {
+std::atomic<std::uint64_t> destroyed_mems{0};
+}  // namespace
+
+std::uint64_t mems_destroyed() { return destroyed_mems.load(std::memory_order_acquire); }
+
 bool is_live(const void* object, ObjectKind kind) {
   if (object == nullptr) return false;
   std::lock_guard lock(registry_mutex());
   auto it = registry().find(object);
   return it != registry().end() && it->second == kind;
+}
+
+bool are_live(const void* a, ObjectKind a_kind, const void* b, ObjectKind b_kind) {
+  if (a == nullptr || b == nullptr) return false;
+  std::lock_guard lock(registry_mutex());
+  const auto& r = registry();
+  auto ia = r.find(a);
+  if (ia == r.end() || ia->second != a_kind) return false;
+  auto ib = r.find(b);
+  return ib != r.end() && ib->second == b_kind;
 }
 
 PlatformState& PlatformState::get() {
@@ -191,14 +207,14 @@ cl_device_id PlatformState::underlying(std::size_t i) {
 }
 
 void PlatformState::record_launch(const std::string& kernel,
-                                  std::shared_ptr<const LaunchPlan> plan) {
+                                  const std::shared_ptr<const LaunchPlan>& plan) {
   std::lock_guard lock(report_mutex_);
   if (plan == pending_plan_ && kernel == pending_kernel_) {
     ++pending_launches_;
     return;
   }
   count_pending_launches();
-  pending_plan_ = std::move(plan);
+  pending_plan_ = plan;
   pending_kernel_ = kernel;
   pending_launches_ = 1;
 }
@@ -362,13 +378,21 @@ void release_queue(cl_command_queue queue) {
   if (!release(queue->header)) return;
   forget_object(queue);
   std::vector<std::shared_ptr<CommandRecord>> pending;
+  std::vector<Event> anonymous;
   {
     std::lock_guard lock(queue->mutex);
     pending = queue->outstanding;
+    anonymous = queue->anonymous;
   }
   for (auto& r : pending) {  // the spec: releasing a queue flushes it; its commands still run
     try {
       r->wait();
+    } catch (...) {
+    }
+  }
+  for (const Event& e : anonymous) {
+    try {
+      e.wait();
     } catch (...) {
     }
   }
@@ -380,6 +404,7 @@ void release_queue(cl_command_queue queue) {
 void release_mem(cl_mem mem) {
   if (!release(mem->header)) return;
   forget_object(mem);
+  destroyed_mems.fetch_add(1, std::memory_order_acq_rel);  // after: see mems_destroyed()
   std::vector<std::pair<void(CL_CALLBACK*)(cl_mem, void*), void*>> callbacks;
   {
     std::lock_guard lock(mem->mutex);

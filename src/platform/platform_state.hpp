@@ -36,6 +36,11 @@ void register_object(const void* object, ObjectKind kind);
 void forget_object(const void* object);
 /// Whether `object` is a live object of this kind.
 [[nodiscard]] bool is_live(const void* object, ObjectKind kind);
+/// Whether both are (one look-up under the registry's lock, for a hot path).
+[[nodiscard]] bool are_live(const void* a, ObjectKind a_kind, const void* b, ObjectKind b_kind);
+/// How many memory objects have been destroyed so far: a kernel whose buffer arguments were all
+/// live when this count was n still has them all while it is n (read it before checking).
+[[nodiscard]] std::uint64_t mems_destroyed();
 
 /// Which devices the platform exposes (UNIMEM_PLATFORM_DEVICES).
 enum class ExposedDevices { aggregate, each, both };
@@ -76,7 +81,7 @@ class PlatformState {
   DeviceClocks& device_clocks() { return device_clocks_; }
 
   /// Counts a launch in the run report.
-  void record_launch(const std::string& kernel, std::shared_ptr<const LaunchPlan> plan);
+  void record_launch(const std::string& kernel, const std::shared_ptr<const LaunchPlan>& plan);
   /// The report's launches and split_launches so far (unimem_platform_launch_counts).
   void launch_counts(std::uint64_t& launches, std::uint64_t& split);
   /// Writes the report to UNIMEM_REPORT (when set). Called at exit.

@@ -112,6 +112,68 @@ TEST_F(OpenCLKernelLaunch, VectorAddOnASubRangeWithGlobalOffsetLeavesTheRestUnto
   d.free(dc);
 }
 
+// A launch skips clSetKernelArg for arguments the kernel already holds from the last launch:
+// every launch still sees exactly its own arguments, whether they repeat, change (scalar,
+// buffer, sub-buffer view), or name a buffer allocated after another was freed (whose handle
+// the implementation may hand out again).
+TEST_F(OpenCLKernelLaunch, RepeatedLaunchesSeeExactlyTheirOwnArguments) {
+  OpenCLDevice& d = device(0);
+  auto program = d.build_opencl_program(
+      "__kernel void add(__global int* x, int a) { x[get_global_id(0)] += a; }\n");
+  auto add = program->opencl_kernel("add");
+  constexpr std::size_t n = 256;
+  const std::uint64_t bytes = n * sizeof(int);
+  const std::vector<int> zeros(n, 0);
+  const auto fresh = [&] {
+    DeviceAllocation a = d.allocate(bytes);
+    d.copy_host_to_device(bytes_of(zeros).data(), a, 0, bytes, {}).wait();
+    return a;
+  };
+  const auto read = [&](DeviceAllocation a) {
+    std::vector<int> out(n);
+    d.copy_device_to_host(a, 0, reinterpret_cast<std::byte*>(out.data()), bytes, {}).wait();
+    return out;
+  };
+  NDRange range;
+  range.global[0] = n;
+  const auto run = [&](DeviceAllocation a, int value, std::uint64_t offset = 0) {
+    NDRange r = range;
+    r.global[0] = n - offset / sizeof(int);
+    const KernelArg args[] = {KernelArg::of_buffer(a, offset), KernelArg::of_scalar(value)};
+    d.launch(*add, r, args, {}).wait();
+  };
+  DeviceAllocation first = fresh(), second = fresh();
+  run(first, 1);
+  run(first, 1);   // the same arguments again
+  run(first, 5);   // a new scalar
+  run(second, 5);  // a new buffer
+  run(second, 5);
+  run(first, 5);  // back to the first one
+  EXPECT_EQ(read(first), std::vector<int>(n, 12));
+  EXPECT_EQ(read(second), std::vector<int>(n, 10));
+  // A view into the buffer (a sub-buffer per launch), then the whole buffer again.
+  const std::uint64_t view_at = d.argument_offset_alignment();
+  if (view_at < bytes) {
+    run(second, 100, view_at);
+    run(second, 100, view_at);
+    run(second, 1);
+    const std::vector<int> out = read(second);
+    const std::size_t skipped = view_at / sizeof(int);
+    for (std::size_t i = 0; i < n; ++i) {
+      ASSERT_EQ(out[i], i < skipped ? 11 : 211) << "element " << i;
+    }
+  }
+  // Freed and allocated again: the new buffer gets the launch, whatever its handle.
+  for (int round = 0; round < 4; ++round) {
+    d.free(first);
+    first = fresh();
+    run(first, 3);
+    EXPECT_EQ(read(first), std::vector<int>(n, 3)) << "round " << round;
+  }
+  d.free(first);
+  d.free(second);
+}
+
 // A copy on device A (host -> A, then A -> B peer to peer) feeds a kernel on device B, all chained
 // by events without waiting in between.
 TEST_F(OpenCLKernelLaunch, CopyOnOneDeviceFeedsAKernelOnAnother) {

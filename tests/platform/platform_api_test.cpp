@@ -423,6 +423,97 @@ TEST_F(PlatformApi, KernelsComputeTheSameResults) {
   });
 }
 
+// Launches that hand out no event (the platform keeps no command record for them) are what
+// clFinish, a marker without a wait list and a barrier wait for.
+TEST_F(PlatformApi, LaunchesWithoutEventsAreWaitedForByFinishMarkersAndBarriers) {
+  same([](OnePlatform& s) {
+    std::vector<int> out;
+    cl_int e = CL_SUCCESS;
+    const char* source = "__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }";
+    cl_program p = s.build(source, &e);
+    out.push_back(e);
+    constexpr int n = 256;
+    std::vector<int> host(n, 7);
+    cl_mem a = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+    cl_mem b = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+    cl_kernel k = clCreateKernel(p, "add_one", &e);
+    clSetKernelArg(k, 0, sizeof a, &a);
+    const std::size_t global = n, local = 64;
+    for (int i = 0; i < 300; ++i) {
+      out.push_back(
+          clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, &local, 0, nullptr, nullptr));
+    }
+    cl_event marker = nullptr;
+    out.push_back(clEnqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker));
+    out.push_back(clWaitForEvents(1, &marker));
+    cl_int status = 1;
+    clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, nullptr);
+    out.push_back(status);
+    clSetKernelArg(k, 0, sizeof b, &b);
+    for (int i = 0; i < 40; ++i) {
+      clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, &local, 0, nullptr, nullptr);
+    }
+    out.push_back(clEnqueueBarrierWithWaitList(s.queue, 0, nullptr, nullptr));
+    out.push_back(clFinish(s.queue));
+    std::vector<int> ra(n), rb(n);
+    clEnqueueReadBuffer(s.queue, a, CL_TRUE, 0, n * 4, ra.data(), 0, nullptr, nullptr);
+    clEnqueueReadBuffer(s.queue, b, CL_TRUE, 0, n * 4, rb.data(), 0, nullptr, nullptr);
+    out.push_back(ra[0]);
+    out.push_back(ra[n - 1]);
+    out.push_back(rb[0]);
+    out.push_back(rb[n - 1]);
+    clReleaseEvent(marker);
+    clReleaseKernel(k);
+    clReleaseMemObject(a);
+    clReleaseMemObject(b);
+    clReleaseProgram(p);
+    return out;
+  });
+}
+
+// A launch checks its buffer arguments again only after a memory object was destroyed: one
+// released after many launches with the same arguments is still caught (POCL cannot be compared:
+// launching a kernel whose buffer was released is undefined there).
+TEST_F(PlatformApi, ALaunchAfterItsBufferWasReleasedIsRefused) {
+  OnePlatform s(unimem_);
+  cl_int e = CL_SUCCESS;
+  const char* source = "__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }";
+  cl_program p = s.build(source, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  constexpr int n = 256;
+  std::vector<int> host(n, 7);
+  cl_mem a = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+  cl_mem b = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+  cl_mem other = clCreateBuffer(s.context, CL_MEM_READ_WRITE, n * 4, nullptr, &e);
+  cl_kernel k = clCreateKernel(p, "add_one", &e);
+  ASSERT_EQ(clSetKernelArg(k, 0, sizeof b, &b), CL_SUCCESS);
+  const std::size_t global = n;
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_EQ(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+              CL_SUCCESS);
+  }
+  // Another buffer released: the arguments are checked again and still pass.
+  EXPECT_EQ(clReleaseMemObject(other), CL_SUCCESS);
+  EXPECT_EQ(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(clFinish(s.queue), CL_SUCCESS);
+  EXPECT_EQ(clReleaseMemObject(b), CL_SUCCESS);
+  EXPECT_EQ(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_KERNEL_ARGS);
+  // A new argument: launches run again, on it.
+  ASSERT_EQ(clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+  EXPECT_EQ(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  std::vector<int> r(n);
+  ASSERT_EQ(clEnqueueReadBuffer(s.queue, a, CL_TRUE, 0, n * 4, r.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(r[0], 8);
+  EXPECT_EQ(r[n - 1], 8);
+  clReleaseKernel(k);
+  clReleaseMemObject(a);
+  clReleaseProgram(p);
+}
+
 // clSetKernelArg with a NULL buffer and with a sub-buffer at an offset (the kernel indexes from
 // the sub-buffer's origin); the unimem aggregate device splits both launches.
 TEST_F(PlatformApi, NullAndSubBufferArgumentsGiveTheSameResults) {

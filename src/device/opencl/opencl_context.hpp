@@ -1,5 +1,7 @@
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -17,7 +19,7 @@ class OpenCLDevice;
 /// one context are visible to all its devices, so those devices copy peer to peer
 /// (clEnqueueCopyBuffer across their queues); devices of different contexts copy through the host.
 /// Shared (std::shared_ptr) by the devices, programs and kernels made in it. Immutable after
-/// construction, so thread-safe.
+/// construction but for an atomic count of released buffers, so thread-safe.
 class Context {
  public:
   /// Creates the context over devices, which must all belong to one platform.
@@ -33,9 +35,18 @@ class Context {
   /// "context of <platform> over <device names>", for error messages.
   [[nodiscard]] std::string description() const;
 
+  /// How many device allocations (cl_mem) of this context have been released: a kernel argument
+  /// set to a cl_mem while this count was n still names that buffer while it is n (a released
+  /// handle's address may come back as another buffer). OpenCLDevice counts each free.
+  [[nodiscard]] std::uint64_t buffers_released() const {
+    return buffers_released_.load(std::memory_order_acquire);
+  }
+  void note_buffer_released() const { buffers_released_.fetch_add(1, std::memory_order_acq_rel); }
+
  private:
   std::vector<DeviceInfo> devices_;
   cl_context context_ = nullptr;
+  mutable std::atomic<std::uint64_t> buffers_released_{0};
 };
 
 /// How an OpenCLDevice orders its queue. Out-of-order is the default where the device supports

@@ -101,6 +101,7 @@ void OpenCLDevice::set_profiling(bool on) {
 
 OpenCLDevice::~OpenCLDevice() {
   clFinish(queue_);
+  if (!allocations_.empty()) context_->note_buffer_released();
   for (const auto& [handle, size] : allocations_) {
     clReleaseMemObject(static_cast<cl_mem>(handle));
   }
@@ -140,6 +141,7 @@ void OpenCLDevice::free(DeviceAllocation allocation) {
   }
   allocated_bytes_ -= it->second;
   allocations_.erase(it);
+  context_->note_buffer_released();  // before: a kernel argument may name this handle
   check(clReleaseMemObject(static_cast<cl_mem>(allocation.handle)), "clReleaseMemObject",
         [&] { return "device " + name_ + ", buffer " + pointer_text(allocation.handle); });
 }
@@ -203,11 +205,18 @@ Event OpenCLDevice::submit(std::string_view call, std::string operation,
 
 std::shared_ptr<const std::string> OpenCLDevice::launch_text(const std::string& kernel) const {
   std::lock_guard lock(launch_texts_mutex_);
+  // Launches mostly repeat one kernel: a name comparison instead of hashing it each time.
+  if (last_launch_text_ && last_launch_kernel_ == kernel) return last_launch_text_;
   auto& text = launch_texts_[kernel];
   if (!text) {
-    text = std::make_shared<const std::string>("launch of kernel \"" + kernel + "\" on device " +
-                                               name_);
+    std::string t = "launch of kernel \"";  // += : GCC 12 warns falsely on a + chain here
+    t += kernel;
+    t += "\" on device ";
+    t += name_;
+    text = std::make_shared<const std::string>(std::move(t));
   }
+  last_launch_kernel_ = kernel;
+  last_launch_text_ = text;
   return text;
 }
 
@@ -404,9 +413,37 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
         // Arguments are captured at enqueue time: hold the kernel from the first
         // clSetKernelArg to the enqueue so concurrent launches cannot interleave.
         auto lock = k.launch_lock();
+        // Arguments the kernel already holds from the last launch are not set again.
+        OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
+        const std::uint64_t released = context_->buffers_released();
+        if (set.released_at != released || set.values.size() != args.size()) {
+          set.values.assign(args.size(), {});
+          set.released_at = released;
+        }
         for (std::size_t i = 0; i < args.size(); ++i) {
           const KernelArg& arg = args[i];
           const auto index = static_cast<cl_uint>(i);
+          OpenCLKernel::ArgumentsSet::Value& value = set.values[i];
+          const bool view = arg.kind == KernelArg::Kind::buffer && arg.buffer_offset != 0;
+          if (value.known && !view && value.kind == arg.kind) {
+            bool same = false;
+            switch (arg.kind) {
+              case KernelArg::Kind::buffer:
+                same = value.mem == buffers[i];
+                break;
+              case KernelArg::Kind::null_buffer:
+                same = true;
+                break;
+              case KernelArg::Kind::scalar:
+                same = value.bytes == arg.scalar_bytes;
+                break;
+              case KernelArg::Kind::local_memory:
+                same = value.local_bytes == arg.local_bytes;
+                break;
+            }
+            if (same) continue;
+          }
+          value.known = false;  // until the call below succeeds
           cl_int status = CL_SUCCESS;
           switch (arg.kind) {
             case KernelArg::Kind::buffer:
@@ -427,6 +464,12 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
             return "argument " + std::to_string(i) + " of kernel \"" + k.name() + "\" on device " +
                    name_;
           });
+          if (view) continue;  // released after this launch: its handle may name another later
+          value.known = true;
+          value.kind = arg.kind;
+          value.mem = arg.kind == KernelArg::Kind::buffer ? buffers[i] : nullptr;
+          if (arg.kind == KernelArg::Kind::scalar) value.bytes = arg.scalar_bytes;
+          value.local_bytes = arg.local_bytes;
         }
         return clEnqueueNDRangeKernel(queue_, k.handle(), range.dims, offset.data(), global.data(),
                                       local_given ? local.data() : nullptr, n, wait, event);

@@ -131,6 +131,8 @@ class OpenCLDevice final : public Device {
 
   mutable std::mutex launch_texts_mutex_;
   mutable std::unordered_map<std::string, std::shared_ptr<const std::string>> launch_texts_;
+  mutable std::string last_launch_kernel_;  // launch_text's last answer, for this name
+  mutable std::shared_ptr<const std::string> last_launch_text_;
 
   mutable std::mutex allocations_mutex_;
   std::unordered_map<void*, std::uint64_t> allocations_;  // cl_mem -> size

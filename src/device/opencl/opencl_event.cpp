@@ -110,16 +110,26 @@ WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_
       continue;
     }
     if (native && native->context() == context) {
-      events_.push_back(native->handle());
+      add(native->handle());
       continue;
     }
     cl_int status = CL_SUCCESS;
     cl_event user_event = clCreateUserEvent(context, &status);
     check(status, "clCreateUserEvent",
           [&] { return "bridging a foreign dependency of " + std::string(operation); });
-    events_.push_back(user_event);
+    add(user_event);
     bridges_.push_back(Bridge{user_event, dep});
   }
+}
+
+void WaitList::add(cl_event event) {
+  if (count_ < kInline) {
+    inline_[count_] = event;
+  } else {
+    if (count_ == kInline) more_.assign(inline_.begin(), inline_.end());
+    more_.push_back(event);
+  }
+  ++count_;
 }
 
 WaitList::~WaitList() {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 
 #include <exception>
@@ -78,8 +79,11 @@ class WaitList {
   WaitList& operator=(const WaitList&) = delete;
 
   [[nodiscard]] std::exception_ptr failed_dependency() const { return failed_; }
-  [[nodiscard]] const cl_event* data() const { return events_.empty() ? nullptr : events_.data(); }
-  [[nodiscard]] cl_uint size() const { return static_cast<cl_uint>(events_.size()); }
+  [[nodiscard]] const cl_event* data() const {
+    if (count_ == 0) return nullptr;
+    return count_ <= kInline ? inline_.data() : more_.data();
+  }
+  [[nodiscard]] cl_uint size() const { return static_cast<cl_uint>(count_); }
   /// Connects every bridge to its foreign event. Call once, after the enqueue succeeded.
   void arm();
 
@@ -88,7 +92,13 @@ class WaitList {
     cl_event user_event;
     Event foreign;
   };
-  std::vector<cl_event> events_;
+  void add(cl_event event);
+  // The list: inline while it is short (a launch mostly waits for one or two commands), so
+  // building it allocates nothing; all of it in more_ once it outgrows that.
+  static constexpr std::size_t kInline = 4;
+  std::array<cl_event, kInline> inline_{};
+  std::vector<cl_event> more_;
+  std::size_t count_ = 0;
   std::vector<Bridge> bridges_;
   std::exception_ptr failed_;
 };

@@ -74,6 +74,24 @@ class OpenCLKernel final : public CompiledKernel {
     return std::unique_lock(launch_mutex_);
   }
 
+  /// What the last launch set with clSetKernelArg, so that a launch with the same arguments
+  /// skips the calls (the cl_kernel keeps them). Only under launch_lock().
+  struct ArgumentsSet {
+    struct Value {
+      bool known = false;  ///< false: unknown, set it (a sub-buffer view is never remembered)
+      KernelArg::Kind kind = KernelArg::Kind::scalar;
+      cl_mem mem = nullptr;
+      std::vector<std::byte> bytes;
+      std::uint64_t local_bytes = 0;
+    };
+    std::vector<Value> values;      ///< by argument index
+    std::uint64_t released_at = 0;  ///< Context::buffers_released() when they were set
+  };
+  [[nodiscard]] ArgumentsSet& arguments_set(const std::unique_lock<std::mutex>& lock) const {
+    (void)lock;
+    return arguments_set_;
+  }
+
  private:
   std::shared_ptr<const Context> context_;
   cl_kernel kernel_;
@@ -81,6 +99,7 @@ class OpenCLKernel final : public CompiledKernel {
   cl_uint argument_count_ = 0;
   std::vector<std::string> argument_names_;
   mutable std::mutex launch_mutex_;
+  mutable ArgumentsSet arguments_set_;  // guarded by launch_mutex_
 };
 
 }  // namespace unimem::opencl
