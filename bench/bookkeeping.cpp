@@ -16,6 +16,9 @@
 #include <vector>
 
 #include "api/runtime_core.hpp"
+#include "coherence/hazard_tracker.hpp"
+// The tracker before its interval tree, kept as the tests' oracle: measured side by side.
+#include "../tests/coherence/linear_hazard_tracker.hpp"
 #include "device/host/host_platform.hpp"
 
 namespace {
@@ -114,6 +117,55 @@ BENCHMARK(BM_FloydWarshallLaunch)->ArgName("gamma")->Arg(0)->Arg(1);
 void BM_FloydWarshallLaunchHeld(benchmark::State& state) { floyd_warshall_launches(state, true); }
 // Whole runs of n launches (a partial run would hold fewer records): 8 runs per configuration.
 BENCHMARK(BM_FloydWarshallLaunchHeld)->ArgName("gamma")->Arg(0)->Arg(1)->Iterations(8 * 1024);
+
+// The trackers alone under floyd-warshall's launches: per launch and device, the calls
+// submit_kernels makes (deps of the bytes read and written, then record the read of row k when it
+// lies in the other half, and the write of the own half), with no event finishing before the end
+// of each run of n launches. Time per launch (both devices); Linear: the tracker before its tree.
+template <typename Tracker>
+void BM_HazardTrackersFloydWarshall(benchmark::State& state) {
+  constexpr std::uint64_t n = 1024;
+  std::vector<IntervalSet> own(2);
+  std::vector<std::vector<IntervalSet>> needed(2, std::vector<IntervalSet>(n));
+  std::vector<std::vector<IntervalSet>> read_only(2, std::vector<IntervalSet>(n));
+  for (std::size_t d = 0; d < 2; ++d) {
+    own[d] = rows(n, d * n / 2, (d + 1) * n / 2, n);
+    for (std::uint64_t k = 0; k < n; ++k) {
+      needed[d][k] = own[d].unite(rows(n, k, k + 1, n));
+      read_only[d][k] = needed[d][k].subtract(own[d]);
+    }
+  }
+  std::vector<Tracker> trackers(2);
+  std::vector<std::shared_ptr<ManualEventState>> unfinished;
+  unfinished.reserve(2 * n);
+  std::uint64_t k = 0;
+  std::size_t deps_seen = 0;
+  for (auto _ : state) {
+    for (std::size_t d = 0; d < 2; ++d) {
+      EventList deps;
+      trackers[d].deps_for_read(needed[d][k], deps);
+      trackers[d].deps_for_write(own[d], deps);
+      deps_seen += deps.size();
+      auto [e, s] = Event::make_manual();
+      unfinished.push_back(std::move(s));
+      if (!read_only[d][k].empty()) trackers[d].record_read(read_only[d][k], e);
+      trackers[d].record_write(own[d], e);
+    }
+    if (++k == n) {
+      k = 0;
+      state.PauseTiming();
+      for (auto& s : unfinished) s->complete();
+      unfinished.clear();
+      state.ResumeTiming();
+    }
+  }
+  for (auto& s : unfinished) s->complete();
+  benchmark::DoNotOptimize(deps_seen);
+  state.counters["records"] = static_cast<double>(trackers[0].record_count());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_HazardTrackersFloydWarshall<HazardTracker>)->Iterations(16 * 1024);
+BENCHMARK(BM_HazardTrackersFloydWarshall<test::LinearHazardTracker>)->Iterations(16 * 1024);
 
 void BM_Fdtd2dLaunchPair(benchmark::State& state) {
   constexpr std::uint64_t n = 2048;
