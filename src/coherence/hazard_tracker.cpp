@@ -54,12 +54,12 @@ void HazardTracker::for_each_overlap(std::uint32_t t, std::uint64_t begin, std::
 }
 
 template <typename F>
-void HazardTracker::visit_overlaps(const IntervalSet& bytes, F& f) const {
-  if (bytes.empty() || root_ == kNone) return;
+void HazardTracker::visit_overlaps(std::uint32_t root, const IntervalSet& bytes, F& f) const {
+  if (bytes.empty() || root == kNone) return;
   const std::vector<Interval>& q = bytes.intervals();
   const std::size_t nodes = pieces_.size() - free_pieces_.size();
   if (q.size() == 1 || q.size() * std::bit_width(nodes) <= nodes) {
-    for (const Interval& i : q) for_each_overlap(root_, i.begin, i.end, f);
+    for (const Interval& i : q) for_each_overlap(root, i.begin, i.end, f);
     return;
   }
   // Many intervals (a strided access: one per row) against few nodes: one walk over their bounds
@@ -71,7 +71,7 @@ void HazardTracker::visit_overlaps(const IntervalSet& bytes, F& f) const {
     if (j < q.size() && q[j].begin < n.end) f(p);
   };
   const Interval b = bytes.bounds();
-  for_each_overlap(root_, b.begin, b.end, match);
+  for_each_overlap(root, b.begin, b.end, match);
 }
 
 void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only) const {
@@ -84,7 +84,8 @@ void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only) con
     rec.seen = query;
     hits_.push_back(r);
   };
-  visit_overlaps(bytes, hit);
+  visit_overlaps(roots_[1], bytes, hit);
+  if (!writes_only) visit_overlaps(roots_[0], bytes, hit);
   // Recording order, as the list of records kept before the tree gave them.
   std::sort(hits_.begin(), hits_.end(), [this](std::uint32_t a, std::uint32_t b) {
     return records_[a].order < records_[b].order;
@@ -94,7 +95,8 @@ void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only) con
 void HazardTracker::find_pieces(const IntervalSet& bytes) const {
   piece_hits_.clear();
   auto hit = [this](std::uint32_t p) { piece_hits_.push_back(p); };
-  visit_overlaps(bytes, hit);
+  visit_overlaps(roots_[0], bytes, hit);
+  visit_overlaps(roots_[1], bytes, hit);
   if (bytes.interval_count() > 1) {
     std::sort(piece_hits_.begin(), piece_hits_.end());
     piece_hits_.erase(std::unique(piece_hits_.begin(), piece_hits_.end()), piece_hits_.end());
@@ -148,11 +150,22 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
   // The new write depends on every older access to these bytes, so later accesses to them need
   // only wait for it: cut the bytes out of the older accesses' intervals.
   find_pieces(bytes);
+  const std::uint32_t w = new_record(event, true);
   const std::vector<Interval>& q = bytes.intervals();
+  bool rewritten = false;  // a single interval that an older write held exactly
   for (const std::uint32_t p : piece_hits_) {
     const std::uint64_t begin = pieces_[p].begin;
     const std::uint64_t end = pieces_[p].end;
     const std::uint32_t r = pieces_[p].record;
+    if (q.size() == 1 && records_[r].write && begin == q[0].begin && end == q[0].end) {
+      // The node keeps its place in the writes' tree and passes to the new write (an iterative
+      // kernel writing the same bytes each time pays no tree update).
+      pieces_[p].record = w;
+      ++records_[w].pieces;
+      if (--records_[r].pieces == 0) free_record(r);
+      rewritten = true;
+      continue;
+    }
     remove_piece(p);
     auto it = std::partition_point(q.begin(), q.end(),
                                    [begin](const Interval& i) { return i.end <= begin; });
@@ -164,7 +177,9 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
     if (rest < end) add_piece(rest, end, r);
     if (records_[r].pieces == 0) free_record(r);
   }
-  append(bytes, event, true);
+  if (!rewritten) {
+    for (const Interval& i : q) add_piece(i.begin, i.end, w);
+  }
   check_if_enabled();
 }
 
@@ -209,12 +224,14 @@ void HazardTracker::add_piece(std::uint64_t begin, std::uint64_t end, std::uint3
   random_ ^= random_ >> 17;
   random_ ^= random_ << 5;
   pieces_[p] = Piece{begin, end, end, record, random_, kNone, kNone};
-  root_ = insert(root_, p);
+  std::uint32_t& root = root_of(record);
+  root = insert(root, p);
   ++records_[record].pieces;
 }
 
 void HazardTracker::remove_piece(std::uint32_t p) {
-  root_ = erase(root_, p);
+  std::uint32_t& root = root_of(pieces_[p].record);
+  root = erase(root, p);
   --records_[pieces_[p].record].pieces;
   pieces_[p].record = kNone;
   free_pieces_.push_back(p);
@@ -231,7 +248,7 @@ void HazardTracker::prune() {
   }
   if (dropped) {
     // Rebuild the tree from the nodes of the records kept (amortised over the doubling).
-    root_ = kNone;
+    roots_[0] = roots_[1] = kNone;
     for (std::uint32_t p = 0; p < pieces_.size(); ++p) {
       Piece& n = pieces_[p];
       if (n.record == kNone) continue;
@@ -242,7 +259,8 @@ void HazardTracker::prune() {
       }
       n.left = n.right = kNone;
       n.max_end = n.end;
-      root_ = insert(root_, p);
+      std::uint32_t& root = root_of(n.record);
+      root = insert(root, p);
     }
   }
   prune_at_ = std::max(kPruneMinimum, 2 * record_count());
@@ -358,7 +376,7 @@ void HazardTracker::check_invariants() const {
   std::uint32_t previous = kNone;
   // In key order: each node ordered after the previous one, below its parent's priority, with
   // its subtree's largest end, its record's intervals disjoint and apart.
-  auto walk = [&](auto& self, std::uint32_t t, std::uint32_t parent) -> void {
+  auto walk = [&](auto& self, std::uint32_t t, std::uint32_t parent, bool writes) -> void {
     if (t == kNone) return;
     if (t >= pieces_.size() || pieces_[t].record == kNone || ++reached > nodes) {
       fail("the tree reaches a free or unknown node " + std::to_string(t));
@@ -367,11 +385,15 @@ void HazardTracker::check_invariants() const {
     if (parent != kNone && n.priority > pieces_[parent].priority) {
       fail("node " + std::to_string(t) + " outranks its parent (not a treap)");
     }
-    self(self, n.left, t);
+    self(self, n.left, t, writes);
     const std::string where = "node " + std::to_string(t) + " [" + std::to_string(n.begin) + ", " +
                               std::to_string(n.end) + ")";
     if (n.record >= records_.size() || records_[n.record].pieces == 0) {
       fail(where + " belongs to no record");
+    }
+    if (records_[n.record].write != writes) {
+      fail(where + " of " + name(n.record) + " sits in the " + (writes ? "writes'" : "reads'") +
+           " tree");
     }
     if (n.begin >= n.end) fail(where + " is empty");
     if (previous != kNone && !key_less(previous, t)) fail(where + " is out of order");
@@ -387,9 +409,12 @@ void HazardTracker::check_invariants() const {
     }
     last_end[n.record] = n.end;
     previous = t;
-    self(self, n.right, t);
+    self(self, n.right, t, writes);
   };
-  walk(walk, root_, kNone);
+  for (const bool writes : {false, true}) {
+    previous = kNone;
+    walk(walk, roots_[writes ? 1 : 0], kNone, writes);
+  }
   if (reached != nodes) {
     fail("the tree holds " + std::to_string(reached) + " of " + std::to_string(nodes) + " nodes");
   }
@@ -411,7 +436,8 @@ void HazardTracker::check_invariants() const {
       fail("record " + name(r) + " overlaps the later " + name(n.record) + " in " +
            common.to_string() + " (a write must shadow older accesses)");
     };
-    for_each_overlap(root_, n.begin, n.end, older);
+    for_each_overlap(roots_[0], n.begin, n.end, older);
+    for_each_overlap(roots_[1], n.begin, n.end, older);
   }
 }
 

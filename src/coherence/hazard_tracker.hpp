@@ -21,8 +21,9 @@ struct HazardTrackerTestAccess;  // defined by the tests that break a tracker on
 ///
 /// Every query touches only the accesses whose bytes overlap it: each interval of each access is
 /// a node of an interval tree (a treap ordered by start, each node holding the largest end below
-/// it), so a device that read a thousand rows of another device's half, which no later write of
-/// its own shadows, pays nothing for them when it writes its own half (floyd-warshall).
+/// it), one tree for reads and one for writes, so a device that read a thousand rows of another
+/// device's half, which no later write of its own shadows, pays nothing for them when it reads or
+/// writes its own half (floyd-warshall), and a read's RAW query looks at writes only.
 class HazardTracker {
  public:
   /// Appends to deps the events of unfinished writes that overlap bytes.
@@ -70,12 +71,12 @@ class HazardTracker {
   // Fills hits_ with the records that overlap bytes (only writes if writes_only), each once, in
   // recording order.
   void find_records(const IntervalSet& bytes, bool writes_only) const;
-  // Fills piece_hits_ with the nodes that overlap bytes, each once.
+  // Fills piece_hits_ with the nodes (of both trees) that overlap bytes, each once.
   void find_pieces(const IntervalSet& bytes) const;
-  // Calls f(node) for every node that overlaps bytes, at least once (a node that spans several of
-  // bytes' intervals may come once per interval).
+  // Calls f(node) for every node of tree `root` that overlaps bytes, at least once (a node that
+  // spans several of bytes' intervals may come once per interval).
   template <typename F>
-  void visit_overlaps(const IntervalSet& bytes, F& f) const;
+  void visit_overlaps(std::uint32_t root, const IntervalSet& bytes, F& f) const;
   // Calls f(node) for every node of subtree t overlapping [begin, end), in key order.
   template <typename F>
   void for_each_overlap(std::uint32_t t, std::uint64_t begin, std::uint64_t end, F& f) const;
@@ -107,7 +108,10 @@ class HazardTracker {
   std::vector<std::uint32_t> free_records_;
   std::vector<Piece> pieces_;  // tree nodes; free ones listed in free_pieces_
   std::vector<std::uint32_t> free_pieces_;
-  std::uint32_t root_ = kNone;
+  std::uint32_t roots_[2] = {kNone, kNone};  // the trees of the reads' and the writes' nodes
+  [[nodiscard]] std::uint32_t& root_of(std::uint32_t record) {
+    return roots_[records_[record].write ? 1 : 0];
+  }
   std::uint64_t next_order_ = 0;
   std::uint32_t random_ = 0x9e3779b9U;  // xorshift32 state for the priorities
   std::size_t prune_at_ = kPruneMinimum;

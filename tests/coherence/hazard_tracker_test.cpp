@@ -14,9 +14,9 @@ struct HazardTrackerTestAccess {
   static void append(HazardTracker& t, const IntervalSet& bytes, const Event& e, bool write) {
     t.append(bytes, e, write);
   }
-  // Sets the largest end the tree's root holds for its subtree.
-  static void set_root_bound(HazardTracker& t, std::uint64_t end) {
-    t.pieces_.at(t.root_).max_end = end;
+  // Sets the largest end the writes' tree's root holds for its subtree.
+  static void set_write_root_bound(HazardTracker& t, std::uint64_t end) {
+    t.pieces_.at(t.roots_[1]).max_end = end;
   }
 };
 }  // namespace detail
@@ -114,7 +114,7 @@ TEST(HazardTracker, CheckInvariantsRejectsBrokenRecords) {
   {
     HazardTracker t;
     t.record_write(IntervalSet{{0, 10}}, w1);
-    Access::set_root_bound(t, 8);  // a stale bound would hide bytes [8, 10)
+    Access::set_write_root_bound(t, 8);  // a stale bound would hide bytes [8, 10)
     EXPECT_THROW(t.check_invariants(), InvariantError);
   }
   {
