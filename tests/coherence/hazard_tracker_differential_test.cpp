@@ -83,11 +83,11 @@ class Run {
       const std::uint64_t op = pick(10);
       if (op < 3) {
         const Event e = event_for_record();
-        tree_.record_read(bytes, e);
+        ASSERT_NO_THROW(tree_.record_read(bytes, e)) << where() << " read " << bytes.to_string();
         list_.record_read(bytes, e);
       } else if (op < 5) {
         const Event e = event_for_record();
-        tree_.record_write(bytes, e);
+        ASSERT_NO_THROW(tree_.record_write(bytes, e)) << where() << " write " << bytes.to_string();
         list_.record_write(bytes, e);
       } else {
         compare_queries(bytes);
