@@ -82,6 +82,8 @@ void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only) con
     const Record& rec = records_[r];
     if ((writes_only && !rec.write) || rec.seen == query) return;
     rec.seen = query;
+    // A wide record: its bounds overlap the bytes, its own bytes may not.
+    if (!rec.bytes.empty() && !rec.bytes.intersects(bytes)) return;
     hits_.push_back(r);
   };
   visit_overlaps(roots_[1], bytes, hit);
@@ -157,6 +159,19 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
     const std::uint64_t begin = pieces_[p].begin;
     const std::uint64_t end = pieces_[p].end;
     const std::uint32_t r = pieces_[p].record;
+    if (!records_[r].bytes.empty()) {  // wide: cut its bytes, then bound what is left anew
+      if (!records_[r].bytes.intersects(bytes)) continue;
+      IntervalSet left = records_[r].bytes.subtract(bytes);
+      remove_piece(p);
+      if (left.empty()) {
+        free_record(r);
+        continue;
+      }
+      records_[r].bytes = std::move(left);
+      const Interval b = records_[r].bytes.bounds();
+      add_piece(b.begin, b.end, r);
+      continue;
+    }
     if (q.size() == 1 && records_[r].write && begin == q[0].begin && end == q[0].end) {
       // The node keeps its place in the writes' tree and passes to the new write (an iterative
       // kernel writing the same bytes each time pays no tree update).
@@ -177,14 +192,21 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
     if (rest < end) add_piece(rest, end, r);
     if (records_[r].pieces == 0) free_record(r);
   }
-  if (!rewritten) {
-    for (const Interval& i : q) add_piece(i.begin, i.end, w);
-  }
+  if (!rewritten) add_bytes(w, bytes);
   check_if_enabled();
 }
 
 void HazardTracker::append(const IntervalSet& bytes, const Event& event, bool write) {
-  const std::uint32_t r = new_record(event, write);
+  add_bytes(new_record(event, write), bytes);
+}
+
+void HazardTracker::add_bytes(std::uint32_t r, const IntervalSet& bytes) {
+  if (bytes.interval_count() > kWideIntervals) {
+    records_[r].bytes = bytes;
+    const Interval b = bytes.bounds();
+    add_piece(b.begin, b.end, r);
+    return;
+  }
   for (const Interval& i : bytes) add_piece(i.begin, i.end, r);
 }
 
@@ -207,6 +229,7 @@ std::uint32_t HazardTracker::new_record(const Event& event, bool write) {
 
 void HazardTracker::free_record(std::uint32_t r) {
   records_[r].event = Event{};  // let go of the driver's event now
+  records_[r].bytes = IntervalSet{};
   records_[r].pieces = 0;
   free_records_.push_back(r);
 }
@@ -391,6 +414,14 @@ void HazardTracker::check_invariants() const {
     if (n.record >= records_.size() || records_[n.record].pieces == 0) {
       fail(where + " belongs to no record");
     }
+    const IntervalSet& wide = records_[n.record].bytes;
+    if (!wide.empty()) {
+      wide.check_invariants();
+      if (Interval{n.begin, n.end} != wide.bounds()) {
+        fail(where + " does not bound the bytes " + wide.to_string() + " of wide " +
+             name(n.record));
+      }
+    }
     if (records_[n.record].write != writes) {
       fail(where + " of " + name(n.record) + " sits in the " + (writes ? "writes'" : "reads'") +
            " tree");
@@ -419,20 +450,28 @@ void HazardTracker::check_invariants() const {
     fail("the tree holds " + std::to_string(reached) + " of " + std::to_string(nodes) + " nodes");
   }
   for (std::uint32_t r = 0; r < records_.size(); ++r) {
+    if (!records_[r].bytes.empty() && records_[r].pieces != 1) {
+      fail("wide record " + name(r) + " has " + std::to_string(records_[r].pieces) +
+           " nodes, not one over its bounds");
+    }
     if (counted[r] != records_[r].pieces) {
       fail("record " + name(r) + " counts " + std::to_string(records_[r].pieces) +
            " intervals but the tree holds " + std::to_string(counted[r]));
     }
   }
   // A write shadows the older accesses to its bytes.
+  auto exact_bytes = [this](std::uint32_t p) {
+    const IntervalSet& wide = records_[pieces_[p].record].bytes;
+    return wide.empty() ? IntervalSet(Interval{pieces_[p].begin, pieces_[p].end}) : wide;
+  };
   for (std::uint32_t w = 0; w < pieces_.size(); ++w) {
     const Piece& n = pieces_[w];
     if (n.record == kNone || !records_[n.record].write) continue;
     auto older = [&](std::uint32_t p) {
       const std::uint32_t r = pieces_[p].record;
       if (records_[r].order >= records_[n.record].order) return;
-      const Interval common =
-          Interval{n.begin, n.end}.intersect({pieces_[p].begin, pieces_[p].end});
+      const IntervalSet common = exact_bytes(w).intersect(exact_bytes(p));
+      if (common.empty()) return;  // a wide record's bounds, not its bytes
       fail("record " + name(r) + " overlaps the later " + name(n.record) + " in " +
            common.to_string() + " (a write must shadow older accesses)");
     };

@@ -23,7 +23,9 @@ struct HazardTrackerTestAccess;  // defined by the tests that break a tracker on
 /// a node of an interval tree (a treap ordered by start, each node holding the largest end below
 /// it), one tree for reads and one for writes, so a device that read a thousand rows of another
 /// device's half, which no later write of its own shadows, pays nothing for them when it reads or
-/// writes its own half (floyd-warshall), and a read's RAW query looks at writes only.
+/// writes its own half (floyd-warshall), and a read's RAW query looks at writes only. An access
+/// of many intervals (one per row: fdtd2d) is one node over its bounds instead, whose bytes are
+/// checked when the node is reached, so recording it costs one node, not one per row.
 class HazardTracker {
  public:
   /// Appends to deps the events of unfinished writes that overlap bytes.
@@ -51,6 +53,10 @@ class HazardTracker {
   static constexpr std::uint32_t kNone = 0xffffffffU;
 
   struct Record {
+    // A wide record's bytes (more than kWideIntervals intervals, as a strided access has one per
+    // row): its one node holds their bounds, and queries check the bytes themselves. Empty for a
+    // narrow record, which has a node per interval.
+    IntervalSet bytes;
     Event event;
     std::uint64_t order = 0;   // recording order: dependencies come out in it
     std::uint32_t pieces = 0;  // its intervals in the tree; 0 for a free slot
@@ -83,6 +89,9 @@ class HazardTracker {
 
   // A record with bytes' intervals, recorded as is (no shadowing).
   void append(const IntervalSet& bytes, const Event& event, bool write);
+  // Gives record r the nodes of bytes: one per interval, or one over their bounds (wide).
+  void add_bytes(std::uint32_t r, const IntervalSet& bytes);
+  static constexpr std::size_t kWideIntervals = 8;
   std::uint32_t new_record(const Event& event, bool write);
   void free_record(std::uint32_t r);
   void add_piece(std::uint64_t begin, std::uint64_t end, std::uint32_t record);

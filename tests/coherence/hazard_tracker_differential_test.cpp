@@ -195,7 +195,7 @@ void run_seeds(std::uint32_t first, std::uint32_t count, Shape shape) {
 }
 
 TEST(HazardTrackerDifferential, SmallCopyGivesTheLinearTrackersDependencies) {
-  run_seeds(1, 20, Shape{64, 8, 1500, 50});
+  run_seeds(1, 20, Shape{64, 16, 1500, 50});
 }
 
 TEST(HazardTrackerDifferential, StridedAccessesGiveTheLinearTrackersDependencies) {
