@@ -3,13 +3,22 @@
 // 002_aa84334820ddd8b5.txt section 9.2): beta minus gamma is what `unimem bench` reports as
 // bookkeeping_cpu_fraction. Kernels are no-ops on two host devices, so the time is the runtime's.
 //   floyd-warshall: per launch, each half of the rows reads itself and row k, writes itself.
+//   floyd-warshall, held: the same launches, but every device's first kernel of a run waits at a
+//   gate opened only after all n launches were submitted, so no kernel finishes while the host
+//   submits: the trackers keep every unfinished record, as when `unimem bench floyd-warshall`
+//   submits its 1024 launches far ahead of the devices.
 //   fdtd2d (fdtd_ey then fdtd_hz): each half writes its rows of ey, then reads its rows of ey and
 //   the row below, every row without its last column (one interval per row), and writes hz.
 #include <benchmark/benchmark.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <vector>
 
 #include "api/runtime_core.hpp"
+#include "coherence/hazard_tracker.hpp"
+// The tracker before its interval tree, kept as the tests' oracle: measured side by side.
+#include "../tests/coherence/linear_hazard_tracker.hpp"
 #include "device/host/host_platform.hpp"
 
 namespace {
@@ -32,7 +41,33 @@ IntervalSet rows(std::uint64_t n, std::uint64_t first, std::uint64_t last, std::
   return IntervalSet::from_normalized(std::move(out));
 }
 
-void BM_FloydWarshallLaunch(benchmark::State& state) {
+// A kernel that blocks its device's worker until open() (so everything queued behind it waits).
+class Gate {
+ public:
+  std::shared_ptr<HostKernel> kernel() {
+    return std::make_shared<HostKernel>("gate", [this](const HostKernelContext&) {
+      std::unique_lock lock(mutex_);
+      opened_.wait(lock, [this] { return open_; });
+    });
+  }
+  void open() {
+    const std::lock_guard lock(mutex_);
+    open_ = true;
+    opened_.notify_all();
+  }
+  void close() {
+    const std::lock_guard lock(mutex_);
+    open_ = false;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable opened_;
+  bool open_ = false;
+};
+
+// held: the first launch of every run of n is gated (see the top of the file).
+void floyd_warshall_launches(benchmark::State& state, bool held) {
   constexpr std::uint64_t n = 1024;
   RuntimeOptions options{UpdateStrategy::adaptive};
   options.measurement = mode_of(state);
@@ -51,20 +86,86 @@ void BM_FloydWarshallLaunch(benchmark::State& state) {
       p.accesses[0] = {own.unite(rows(n, k, k + 1, n)), own, {}};
     }
   }
+  Gate gate;
+  if (held) {
+    // One untimed run first: the devices' allocations grow to every row k read, so no later run
+    // relocates one (which would wait for the held kernels still using the old allocation).
+    for (const auto& plan : plans) rt.core().launch_partitioned(args, plan);
+    rt.finish();
+    for (LaunchPartition& p : plans[0]) p.kernel = gate.kernel();
+  }
   std::uint64_t k = 0;
   for (auto _ : state) {
     benchmark::DoNotOptimize(rt.core().launch_partitioned(args, plans[k]));
     if (++k == n) {
       k = 0;
       state.PauseTiming();
+      gate.open();
       rt.finish();
+      gate.close();
       state.ResumeTiming();
     }
   }
+  gate.open();
   rt.finish();
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
+
+void BM_FloydWarshallLaunch(benchmark::State& state) { floyd_warshall_launches(state, false); }
 BENCHMARK(BM_FloydWarshallLaunch)->ArgName("gamma")->Arg(0)->Arg(1);
+
+void BM_FloydWarshallLaunchHeld(benchmark::State& state) { floyd_warshall_launches(state, true); }
+// Whole runs of n launches (a partial run would hold fewer records): 8 runs per configuration.
+BENCHMARK(BM_FloydWarshallLaunchHeld)->ArgName("gamma")->Arg(0)->Arg(1)->Iterations(8 * 1024);
+
+// The trackers alone under floyd-warshall's launches: per launch and device, the calls
+// submit_kernels makes (deps of the bytes read and written, then record the read of row k when it
+// lies in the other half, and the write of the own half), with no event finishing before the end
+// of each run of n launches. Time per launch (both devices); Linear: the tracker before its tree.
+template <typename Tracker>
+void BM_HazardTrackersFloydWarshall(benchmark::State& state) {
+  constexpr std::uint64_t n = 1024;
+  std::vector<IntervalSet> own(2);
+  std::vector<std::vector<IntervalSet>> needed(2, std::vector<IntervalSet>(n));
+  std::vector<std::vector<IntervalSet>> read_only(2, std::vector<IntervalSet>(n));
+  for (std::size_t d = 0; d < 2; ++d) {
+    own[d] = rows(n, d * n / 2, (d + 1) * n / 2, n);
+    for (std::uint64_t k = 0; k < n; ++k) {
+      needed[d][k] = own[d].unite(rows(n, k, k + 1, n));
+      read_only[d][k] = needed[d][k].subtract(own[d]);
+    }
+  }
+  std::vector<Tracker> trackers(2);
+  std::vector<std::shared_ptr<ManualEventState>> unfinished;
+  unfinished.reserve(2 * n);
+  std::uint64_t k = 0;
+  std::size_t deps_seen = 0;
+  for (auto _ : state) {
+    for (std::size_t d = 0; d < 2; ++d) {
+      EventList deps;
+      trackers[d].deps_for_read(needed[d][k], deps);
+      trackers[d].deps_for_write(own[d], deps);
+      deps_seen += deps.size();
+      auto [e, s] = Event::make_manual();
+      unfinished.push_back(std::move(s));
+      if (!read_only[d][k].empty()) trackers[d].record_read(read_only[d][k], e);
+      trackers[d].record_write(own[d], e);
+    }
+    if (++k == n) {
+      k = 0;
+      state.PauseTiming();
+      for (auto& s : unfinished) s->complete();
+      unfinished.clear();
+      state.ResumeTiming();
+    }
+  }
+  for (auto& s : unfinished) s->complete();
+  benchmark::DoNotOptimize(deps_seen);
+  state.counters["records"] = static_cast<double>(trackers[0].record_count());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_HazardTrackersFloydWarshall<HazardTracker>)->Iterations(16 * 1024);
+BENCHMARK(BM_HazardTrackersFloydWarshall<test::LinearHazardTracker>)->Iterations(16 * 1024);
 
 void BM_Fdtd2dLaunchPair(benchmark::State& state) {
   constexpr std::uint64_t n = 2048;

@@ -1,6 +1,7 @@
 #include "coherence/hazard_tracker.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 #include <string>
 
@@ -37,28 +38,111 @@ EventList unique_pending(EventList events) {
   return events;
 }
 
-void HazardTracker::collect(const IntervalSet& bytes, bool writes_only, EventList& deps) const {
-  if (bytes.empty()) return;
+// ---- queries -----------------------------------------------------------------------------------
+
+template <typename F>
+void HazardTracker::for_each_overlap(std::uint32_t t, std::uint64_t begin, std::uint64_t end,
+                                     F& f) const {
+  while (t != kNone) {
+    const Piece& n = pieces_[t];
+    if (n.max_end <= begin) return;  // nothing below reaches the query
+    for_each_overlap(n.left, begin, end, f);
+    if (n.begin >= end) return;  // neither this node nor its right subtree starts before the end
+    if (n.end > begin) f(t);
+    t = n.right;
+  }
+}
+
+template <typename F>
+void HazardTracker::visit_overlaps(std::uint32_t root, const IntervalSet& bytes, F& f) const {
+  if (bytes.empty() || root == kNone) return;
+  const std::vector<Interval>& q = bytes.intervals();
+  const std::size_t nodes = pieces_.size() - free_pieces_.size();
+  if (q.size() == 1 || q.size() * std::bit_width(nodes) <= nodes) {
+    for (const Interval& i : q) for_each_overlap(root, i.begin, i.end, f);
+    return;
+  }
+  // Many intervals (a strided access: one per row) against few nodes: one walk over their bounds
+  // in key order, matched against them by a cursor, as the nodes' starts only grow.
+  std::size_t j = 0;
+  auto match = [&](std::uint32_t p) {
+    const Piece& n = pieces_[p];
+    while (j < q.size() && q[j].end <= n.begin) ++j;
+    if (j < q.size() && q[j].begin < n.end) f(p);
+  };
   const Interval b = bytes.bounds();
-  for (const Record& r : records_) {
-    if (writes_only && !r.write) continue;
-    if (!r.bounds.overlaps(b)) continue;
-    if (r.bytes.intersects(bytes)) add_dependency(deps, r.event);
+  for_each_overlap(root, b.begin, b.end, match);
+}
+
+void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only) const {
+  hits_.clear();
+  const std::uint64_t query = ++query_;
+  auto hit = [&](std::uint32_t p) {
+    const std::uint32_t r = pieces_[p].record;
+    const Record& rec = records_[r];
+    if ((writes_only && !rec.write) || rec.seen == query) return;
+    rec.seen = query;
+    // A wide record: its bounds overlap the bytes, its own bytes may not.
+    if (!rec.bytes.empty() && !rec.bytes.intersects(bytes)) return;
+    hits_.push_back(r);
+  };
+  visit_overlaps(roots_[1], bytes, hit);
+  if (!writes_only) visit_overlaps(roots_[0], bytes, hit);
+  // Recording order, as the list of records kept before the tree gave them.
+  std::sort(hits_.begin(), hits_.end(), [this](std::uint32_t a, std::uint32_t b) {
+    return records_[a].order < records_[b].order;
+  });
+}
+
+void HazardTracker::find_pieces(const IntervalSet& bytes) const {
+  piece_hits_.clear();
+  auto hit = [this](std::uint32_t p) { piece_hits_.push_back(p); };
+  visit_overlaps(roots_[0], bytes, hit);
+  visit_overlaps(roots_[1], bytes, hit);
+  if (bytes.interval_count() > 1) {
+    std::sort(piece_hits_.begin(), piece_hits_.end());
+    piece_hits_.erase(std::unique(piece_hits_.begin(), piece_hits_.end()), piece_hits_.end());
   }
 }
 
 void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) const {
-  collect(bytes, true, deps);
+  find_records(bytes, true);
+  for (const std::uint32_t r : hits_) add_dependency(deps, records_[r].event);
 }
 
 void HazardTracker::deps_for_write(const IntervalSet& bytes, EventList& deps) const {
-  collect(bytes, false, deps);
+  find_records(bytes, false);
+  for (const std::uint32_t r : hits_) add_dependency(deps, records_[r].event);
 }
+
+EventList HazardTracker::pending() const {
+  hits_.clear();
+  for (std::uint32_t r = 0; r < records_.size(); ++r) {
+    if (records_[r].pieces > 0) hits_.push_back(r);
+  }
+  std::sort(hits_.begin(), hits_.end(), [this](std::uint32_t a, std::uint32_t b) {
+    return records_[a].order < records_[b].order;
+  });
+  EventList out;
+  out.reserve(hits_.size());
+  for (const std::uint32_t r : hits_) out.push_back(records_[r].event);
+  return unique_pending(std::move(out));
+}
+
+EventList HazardTracker::pending_on(const IntervalSet& bytes) const {
+  find_records(bytes, false);
+  EventList out;
+  out.reserve(hits_.size());
+  for (const std::uint32_t r : hits_) out.push_back(records_[r].event);
+  return unique_pending(std::move(out));
+}
+
+// ---- recording ---------------------------------------------------------------------------------
 
 void HazardTracker::record_read(const IntervalSet& bytes, const Event& event) {
   prune();
   if (bytes.empty() || event.is_null()) return;
-  records_.push_back({bytes, bytes.bounds(), event, false});
+  append(bytes, event, false);
   check_if_enabled();
 }
 
@@ -66,42 +150,221 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
   prune();
   if (bytes.empty() || event.is_null()) return;
   // The new write depends on every older access to these bytes, so later accesses to them need
-  // only wait for it.
-  const Interval b = bytes.bounds();
-  bool emptied = false;
-  for (Record& r : records_) {
-    if (!r.bounds.overlaps(b) || !r.bytes.intersects(bytes)) continue;
-    r.bytes = r.bytes.subtract(bytes);
-    r.bounds = r.bytes.bounds();
-    emptied = emptied || r.bytes.empty();
+  // only wait for it: cut the bytes out of the older accesses' intervals.
+  find_pieces(bytes);
+  const std::uint32_t w = new_record(event, true);
+  const std::vector<Interval>& q = bytes.intervals();
+  bool rewritten = false;  // a single interval that an older write held exactly
+  for (const std::uint32_t p : piece_hits_) {
+    const std::uint64_t begin = pieces_[p].begin;
+    const std::uint64_t end = pieces_[p].end;
+    const std::uint32_t r = pieces_[p].record;
+    if (!records_[r].bytes.empty()) {  // wide: cut its bytes, then bound what is left anew
+      if (!records_[r].bytes.intersects(bytes)) continue;
+      IntervalSet left = records_[r].bytes.subtract(bytes);
+      remove_piece(p);
+      if (left.empty()) {
+        free_record(r);
+        continue;
+      }
+      records_[r].bytes = std::move(left);
+      const Interval b = records_[r].bytes.bounds();
+      add_piece(b.begin, b.end, r);
+      continue;
+    }
+    if (q.size() == 1 && records_[r].write && begin == q[0].begin && end == q[0].end) {
+      // The node keeps its place in the writes' tree and passes to the new write (an iterative
+      // kernel writing the same bytes each time pays no tree update).
+      pieces_[p].record = w;
+      ++records_[w].pieces;
+      if (--records_[r].pieces == 0) free_record(r);
+      rewritten = true;
+      continue;
+    }
+    remove_piece(p);
+    auto it = std::partition_point(q.begin(), q.end(),
+                                   [begin](const Interval& i) { return i.end <= begin; });
+    std::uint64_t rest = begin;  // the start of what is left of [begin, end)
+    for (; it != q.end() && it->begin < end; ++it) {
+      if (it->begin > rest) add_piece(rest, it->begin, r);
+      rest = std::max(rest, it->end);
+    }
+    if (rest < end) add_piece(rest, end, r);
+    if (records_[r].pieces == 0) free_record(r);
   }
-  if (emptied) std::erase_if(records_, [](const Record& r) { return r.bytes.empty(); });
-  records_.push_back({bytes, b, event, true});
+  if (!rewritten) add_bytes(w, bytes);
   check_if_enabled();
 }
 
-EventList HazardTracker::pending() const {
-  EventList out;
-  out.reserve(records_.size());
-  for (const Record& r : records_) out.push_back(r.event);
-  return unique_pending(std::move(out));
+void HazardTracker::append(const IntervalSet& bytes, const Event& event, bool write) {
+  add_bytes(new_record(event, write), bytes);
 }
 
-EventList HazardTracker::pending_on(const IntervalSet& bytes) const {
-  EventList out;
-  if (bytes.empty()) return out;
-  const Interval b = bytes.bounds();
-  for (const Record& r : records_) {
-    if (r.bounds.overlaps(b) && r.bytes.intersects(bytes)) out.push_back(r.event);
+void HazardTracker::add_bytes(std::uint32_t r, const IntervalSet& bytes) {
+  if (bytes.interval_count() > kWideIntervals) {
+    records_[r].bytes = bytes;
+    const Interval b = bytes.bounds();
+    add_piece(b.begin, b.end, r);
+    return;
   }
-  return unique_pending(std::move(out));
+  for (const Interval& i : bytes) add_piece(i.begin, i.end, r);
+}
+
+std::uint32_t HazardTracker::new_record(const Event& event, bool write) {
+  std::uint32_t r;
+  if (free_records_.empty()) {
+    r = static_cast<std::uint32_t>(records_.size());
+    records_.emplace_back();
+  } else {
+    r = free_records_.back();
+    free_records_.pop_back();
+  }
+  Record& rec = records_[r];
+  rec.event = event;
+  rec.order = next_order_++;
+  rec.pieces = 0;
+  rec.write = write;
+  return r;
+}
+
+void HazardTracker::free_record(std::uint32_t r) {
+  records_[r].event = Event{};  // let go of the driver's event now
+  records_[r].bytes = IntervalSet{};
+  records_[r].pieces = 0;
+  free_records_.push_back(r);
+}
+
+void HazardTracker::add_piece(std::uint64_t begin, std::uint64_t end, std::uint32_t record) {
+  std::uint32_t p;
+  if (free_pieces_.empty()) {
+    p = static_cast<std::uint32_t>(pieces_.size());
+    pieces_.emplace_back();
+  } else {
+    p = free_pieces_.back();
+    free_pieces_.pop_back();
+  }
+  random_ ^= random_ << 13;
+  random_ ^= random_ >> 17;
+  random_ ^= random_ << 5;
+  pieces_[p] = Piece{begin, end, end, record, random_, kNone, kNone};
+  std::uint32_t& root = root_of(record);
+  root = insert(root, p);
+  ++records_[record].pieces;
+}
+
+void HazardTracker::remove_piece(std::uint32_t p) {
+  std::uint32_t& root = root_of(pieces_[p].record);
+  root = erase(root, p);
+  --records_[pieces_[p].record].pieces;
+  pieces_[p].record = kNone;
+  free_pieces_.push_back(p);
 }
 
 void HazardTracker::prune() {
-  if (records_.size() < prune_at_) return;
-  std::erase_if(records_, [](const Record& r) { return r.event.is_complete(); });
-  prune_at_ = std::max(kPruneMinimum, 2 * records_.size());
+  if (record_count() < prune_at_) return;
+  bool dropped = false;
+  for (std::uint32_t r = 0; r < records_.size(); ++r) {
+    if (records_[r].pieces > 0 && records_[r].event.is_complete()) {
+      free_record(r);
+      dropped = true;
+    }
+  }
+  if (dropped) {
+    // Rebuild the tree from the nodes of the records kept (amortised over the doubling).
+    roots_[0] = roots_[1] = kNone;
+    for (std::uint32_t p = 0; p < pieces_.size(); ++p) {
+      Piece& n = pieces_[p];
+      if (n.record == kNone) continue;
+      if (records_[n.record].pieces == 0) {
+        n.record = kNone;
+        free_pieces_.push_back(p);
+        continue;
+      }
+      n.left = n.right = kNone;
+      n.max_end = n.end;
+      std::uint32_t& root = root_of(n.record);
+      root = insert(root, p);
+    }
+  }
+  prune_at_ = std::max(kPruneMinimum, 2 * record_count());
 }
+
+// ---- the treap ---------------------------------------------------------------------------------
+
+bool HazardTracker::key_less(std::uint32_t a, std::uint32_t b) const {
+  const std::uint64_t x = pieces_[a].begin;
+  const std::uint64_t y = pieces_[b].begin;
+  return x < y || (x == y && a < b);
+}
+
+void HazardTracker::update(std::uint32_t t) {
+  Piece& n = pieces_[t];
+  n.max_end = n.end;
+  if (n.left != kNone) n.max_end = std::max(n.max_end, pieces_[n.left].max_end);
+  if (n.right != kNone) n.max_end = std::max(n.max_end, pieces_[n.right].max_end);
+}
+
+void HazardTracker::split(std::uint32_t t, std::uint32_t key, std::uint32_t& less,
+                          std::uint32_t& rest) {
+  if (t == kNone) {
+    less = rest = kNone;
+    return;
+  }
+  if (key_less(t, key)) {
+    split(pieces_[t].right, key, pieces_[t].right, rest);
+    less = t;
+  } else {
+    split(pieces_[t].left, key, less, pieces_[t].left);
+    rest = t;
+  }
+  update(t);
+}
+
+std::uint32_t HazardTracker::merge(std::uint32_t a, std::uint32_t b) {
+  if (a == kNone) return b;
+  if (b == kNone) return a;
+  if (pieces_[a].priority > pieces_[b].priority) {
+    pieces_[a].right = merge(pieces_[a].right, b);
+    update(a);
+    return a;
+  }
+  pieces_[b].left = merge(a, pieces_[b].left);
+  update(b);
+  return b;
+}
+
+std::uint32_t HazardTracker::insert(std::uint32_t t, std::uint32_t p) {
+  if (t == kNone) return p;
+  if (pieces_[p].priority > pieces_[t].priority) {
+    split(t, p, pieces_[p].left, pieces_[p].right);
+    update(p);
+    return p;
+  }
+  if (key_less(p, t)) {
+    pieces_[t].left = insert(pieces_[t].left, p);
+  } else {
+    pieces_[t].right = insert(pieces_[t].right, p);
+  }
+  update(t);
+  return t;
+}
+
+std::uint32_t HazardTracker::erase(std::uint32_t t, std::uint32_t p) {
+  if (t == kNone) {
+    detail::throw_invariant("HazardTracker: erasing a node the tree does not hold", __FILE__,
+                            __LINE__);
+  }
+  if (t == p) return merge(pieces_[t].left, pieces_[t].right);
+  if (key_less(p, t)) {
+    pieces_[t].left = erase(pieces_[t].left, p);
+  } else {
+    pieces_[t].right = erase(pieces_[t].right, p);
+  }
+  update(t);
+  return t;
+}
+
+// ---- checks ------------------------------------------------------------------------------------
 
 void HazardTracker::check_if_enabled() const {
 #if UNIMEM_INVARIANTS_ENABLED
@@ -113,28 +376,107 @@ void HazardTracker::check_invariants() const {
   auto fail = [](const std::string& what) {
     detail::throw_invariant("HazardTracker: " + what, __FILE__, __LINE__);
   };
-  for (std::size_t i = 0; i < records_.size(); ++i) {
-    const Record& r = records_[i];
-    const std::string name = "record " + std::to_string(i);
-    r.bytes.check_invariants();
-    if (r.bytes.empty()) fail(name + " holds no bytes");
-    if (r.bounds != r.bytes.bounds()) {
-      fail(name + " has bounds " + r.bounds.to_string() + " but bytes " + r.bytes.to_string());
-    }
-    if (r.event.is_null()) fail(name + " has no event");
-  }
+  auto name = [this](std::uint32_t r) {
+    std::string s = records_[r].write ? "write #" : "read #";
+    s += std::to_string(records_[r].order);
+    return s;
+  };
   if (prune_at_ < kPruneMinimum) fail("prune threshold below " + std::to_string(kPruneMinimum));
-  if (records_.size() > kPairCheckLimit) return;
-  for (std::size_t j = 0; j < records_.size(); ++j) {
-    if (!records_[j].write) continue;
-    for (std::size_t i = 0; i < j; ++i) {
-      if (records_[i].bounds.overlaps(records_[j].bounds) &&
-          records_[i].bytes.intersects(records_[j].bytes)) {
-        fail("record " + std::to_string(i) + " overlaps the later write " + std::to_string(j) +
-             " in " + records_[i].bytes.intersect(records_[j].bytes).to_string() +
-             " (a write must shadow older accesses)");
+  std::size_t live = 0;
+  for (std::uint32_t r = 0; r < records_.size(); ++r) {
+    if (records_[r].pieces == 0) continue;
+    ++live;
+    if (records_[r].event.is_null()) fail("record " + name(r) + " has no event");
+  }
+  if (live != record_count()) {
+    fail(std::to_string(live) + " records hold bytes, but " + std::to_string(record_count()) +
+         " are counted (a record without bytes was kept)");
+  }
+  const std::size_t nodes = pieces_.size() - free_pieces_.size();
+  std::vector<std::uint32_t> counted(records_.size(), 0);
+  std::vector<std::uint64_t> last_end(records_.size(), 0);
+  std::size_t reached = 0;
+  std::uint32_t previous = kNone;
+  // In key order: each node ordered after the previous one, below its parent's priority, with
+  // its subtree's largest end, its record's intervals disjoint and apart.
+  auto walk = [&](auto& self, std::uint32_t t, std::uint32_t parent, bool writes) -> void {
+    if (t == kNone) return;
+    if (t >= pieces_.size() || pieces_[t].record == kNone || ++reached > nodes) {
+      fail("the tree reaches a free or unknown node " + std::to_string(t));
+    }
+    const Piece& n = pieces_[t];
+    if (parent != kNone && n.priority > pieces_[parent].priority) {
+      fail("node " + std::to_string(t) + " outranks its parent (not a treap)");
+    }
+    self(self, n.left, t, writes);
+    const std::string where = "node " + std::to_string(t) + " [" + std::to_string(n.begin) + ", " +
+                              std::to_string(n.end) + ")";
+    if (n.record >= records_.size() || records_[n.record].pieces == 0) {
+      fail(where + " belongs to no record");
+    }
+    const IntervalSet& wide = records_[n.record].bytes;
+    if (!wide.empty()) {
+      wide.check_invariants();
+      if (Interval{n.begin, n.end} != wide.bounds()) {
+        fail(where + " does not bound the bytes " + wide.to_string() + " of wide " +
+             name(n.record));
       }
     }
+    if (records_[n.record].write != writes) {
+      fail(where + " of " + name(n.record) + " sits in the " + (writes ? "writes'" : "reads'") +
+           " tree");
+    }
+    if (n.begin >= n.end) fail(where + " is empty");
+    if (previous != kNone && !key_less(previous, t)) fail(where + " is out of order");
+    std::uint64_t max_end = n.end;
+    if (n.left != kNone) max_end = std::max(max_end, pieces_[n.left].max_end);
+    if (n.right != kNone) max_end = std::max(max_end, pieces_[n.right].max_end);
+    if (n.max_end != max_end) {
+      fail(where + " bounds its subtree at " + std::to_string(n.max_end) + ", not " +
+           std::to_string(max_end) + " (a query would miss bytes)");
+    }
+    if (counted[n.record]++ > 0 && last_end[n.record] >= n.begin) {
+      fail(where + " overlaps or touches another interval of " + name(n.record));
+    }
+    last_end[n.record] = n.end;
+    previous = t;
+    self(self, n.right, t, writes);
+  };
+  for (const bool writes : {false, true}) {
+    previous = kNone;
+    walk(walk, roots_[writes ? 1 : 0], kNone, writes);
+  }
+  if (reached != nodes) {
+    fail("the tree holds " + std::to_string(reached) + " of " + std::to_string(nodes) + " nodes");
+  }
+  for (std::uint32_t r = 0; r < records_.size(); ++r) {
+    if (!records_[r].bytes.empty() && records_[r].pieces != 1) {
+      fail("wide record " + name(r) + " has " + std::to_string(records_[r].pieces) +
+           " nodes, not one over its bounds");
+    }
+    if (counted[r] != records_[r].pieces) {
+      fail("record " + name(r) + " counts " + std::to_string(records_[r].pieces) +
+           " intervals but the tree holds " + std::to_string(counted[r]));
+    }
+  }
+  // A write shadows the older accesses to its bytes.
+  auto exact_bytes = [this](std::uint32_t p) {
+    const IntervalSet& wide = records_[pieces_[p].record].bytes;
+    return wide.empty() ? IntervalSet(Interval{pieces_[p].begin, pieces_[p].end}) : wide;
+  };
+  for (std::uint32_t w = 0; w < pieces_.size(); ++w) {
+    const Piece& n = pieces_[w];
+    if (n.record == kNone || !records_[n.record].write) continue;
+    auto older = [&](std::uint32_t p) {
+      const std::uint32_t r = pieces_[p].record;
+      if (records_[r].order >= records_[n.record].order) return;
+      const IntervalSet common = exact_bytes(w).intersect(exact_bytes(p));
+      if (common.empty()) return;  // a wide record's bounds, not its bytes
+      fail("record " + name(r) + " overlaps the later " + name(n.record) + " in " +
+           common.to_string() + " (a write must shadow older accesses)");
+    };
+    for_each_overlap(roots_[0], n.begin, n.end, older);
+    for_each_overlap(roots_[1], n.begin, n.end, older);
   }
 }
 

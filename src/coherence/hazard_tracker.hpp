@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include <unimem/event.hpp>
@@ -17,6 +18,14 @@ struct HazardTrackerTestAccess;  // defined by the tests that break a tracker on
 /// writes of its bytes (RAW), a write for the earlier reads and writes of its bytes (WAR, WAW).
 /// A recorded write shadows older accesses to its bytes (it already waits for them), so they are
 /// dropped; finished accesses are dropped too. Not thread-safe.
+///
+/// Every query touches only the accesses whose bytes overlap it: each interval of each access is
+/// a node of an interval tree (a treap ordered by start, each node holding the largest end below
+/// it), one tree for reads and one for writes, so a device that read a thousand rows of another
+/// device's half, which no later write of its own shadows, pays nothing for them when it reads or
+/// writes its own half (floyd-warshall), and a read's RAW query looks at writes only. An access
+/// of many intervals (one per row: fdtd2d) is one node over its bounds instead, whose bytes are
+/// checked when the node is reached, so recording it costs one node, not one per row.
 class HazardTracker {
  public:
   /// Appends to deps the events of unfinished writes that overlap bytes.
@@ -31,33 +40,94 @@ class HazardTracker {
   /// The unfinished events of the accesses that overlap bytes, each once: deps_for_write's
   /// events in O(n log n) (a tracker may hold a thousand readers of a pivot row).
   [[nodiscard]] EventList pending_on(const IntervalSet& bytes) const;
-  [[nodiscard]] std::size_t record_count() const { return records_.size(); }
+  /// Recorded accesses not yet dropped (finished ones go in amortised passes: prune()).
+  [[nodiscard]] std::size_t record_count() const { return records_.size() - free_records_.size(); }
 
-  /// Throws InvariantError unless every record has bytes, up-to-date bounds and an event, and no
-  /// record overlaps a later write (a write shadows the older accesses to its bytes).
+  /// Throws InvariantError unless the tree is ordered, balanced as a treap and its bounds are up
+  /// to date, every record has bytes (normalized) and an event, and no record overlaps a later
+  /// write (a write shadows the older accesses to its bytes).
   void check_invariants() const;
 
  private:
   friend struct detail::HazardTrackerTestAccess;
+  static constexpr std::uint32_t kNone = 0xffffffffU;
+
   struct Record {
+    // A wide record's bytes (more than kWideIntervals intervals, as a strided access has one per
+    // row): its one node holds their bounds, and queries check the bytes themselves. Empty for a
+    // narrow record, which has a node per interval.
     IntervalSet bytes;
-    Interval bounds;
     Event event;
-    bool write;
+    std::uint64_t order = 0;   // recording order: dependencies come out in it
+    std::uint32_t pieces = 0;  // its intervals in the tree; 0 for a free slot
+    bool write = false;
+    mutable std::uint64_t seen = 0;  // the query that last found it (one hit per query)
   };
-  void collect(const IntervalSet& bytes, bool writes_only, EventList& deps) const;
+  // One interval of one record: a node of the tree, keyed by (begin, node index).
+  struct Piece {
+    std::uint64_t begin = 0;
+    std::uint64_t end = 0;
+    std::uint64_t max_end = 0;     // the largest end in this subtree
+    std::uint32_t record = kNone;  // kNone for a free node
+    std::uint32_t priority = 0;    // treap heap order: a parent's is at least its children's
+    std::uint32_t left = kNone;
+    std::uint32_t right = kNone;
+  };
+
+  // Fills hits_ with the records that overlap bytes (only writes if writes_only), each once, in
+  // recording order.
+  void find_records(const IntervalSet& bytes, bool writes_only) const;
+  // Fills piece_hits_ with the nodes (of both trees) that overlap bytes, each once.
+  void find_pieces(const IntervalSet& bytes) const;
+  // Calls f(node) for every node of tree `root` that overlaps bytes, at least once (a node that
+  // spans several of bytes' intervals may come once per interval).
+  template <typename F>
+  void visit_overlaps(std::uint32_t root, const IntervalSet& bytes, F& f) const;
+  // Calls f(node) for every node of subtree t overlapping [begin, end), in key order.
+  template <typename F>
+  void for_each_overlap(std::uint32_t t, std::uint64_t begin, std::uint64_t end, F& f) const;
+
+  // A record with bytes' intervals, recorded as is (no shadowing).
+  void append(const IntervalSet& bytes, const Event& event, bool write);
+  // Gives record r the nodes of bytes: one per interval, or one over their bounds (wide).
+  void add_bytes(std::uint32_t r, const IntervalSet& bytes);
+  static constexpr std::size_t kWideIntervals = 8;
+  std::uint32_t new_record(const Event& event, bool write);
+  void free_record(std::uint32_t r);
+  void add_piece(std::uint64_t begin, std::uint64_t end, std::uint32_t record);
+  void remove_piece(std::uint32_t p);
+
+  // Treap operations on the nodes of pieces_ (recursion depth: the tree's, O(log n) expected).
+  [[nodiscard]] bool key_less(std::uint32_t a, std::uint32_t b) const;
+  void update(std::uint32_t t);
+  void split(std::uint32_t t, std::uint32_t key, std::uint32_t& less, std::uint32_t& rest);
+  [[nodiscard]] std::uint32_t merge(std::uint32_t a, std::uint32_t b);
+  [[nodiscard]] std::uint32_t insert(std::uint32_t t, std::uint32_t p);
+  [[nodiscard]] std::uint32_t erase(std::uint32_t t, std::uint32_t p);
+
   // Drops finished records, but only when the list has doubled since the last pass (at least
   // kPruneMinimum records): asking an event whether it finished may cost a driver call, and a host
   // that submits far ahead of the devices (floyd-warshall: 1024 launches) would otherwise pay
-  // O(records) of them per access. Finished records left in are harmless: collect() skips them.
+  // O(records) of them per access. Finished records left in are harmless: queries skip them.
   void prune();
   static constexpr std::size_t kPruneMinimum = 16;
-  // The shadowing check compares every pair of records: only done for this many or fewer.
-  static constexpr std::size_t kPairCheckLimit = 64;
   void check_if_enabled() const;
 
-  std::vector<Record> records_;
+  std::vector<Record> records_;  // slots; free ones listed in free_records_
+  std::vector<std::uint32_t> free_records_;
+  std::vector<Piece> pieces_;  // tree nodes; free ones listed in free_pieces_
+  std::vector<std::uint32_t> free_pieces_;
+  std::uint32_t roots_[2] = {kNone, kNone};  // the trees of the reads' and the writes' nodes
+  [[nodiscard]] std::uint32_t& root_of(std::uint32_t record) {
+    return roots_[records_[record].write ? 1 : 0];
+  }
+  std::uint64_t next_order_ = 0;
+  std::uint32_t random_ = 0x9e3779b9U;  // xorshift32 state for the priorities
   std::size_t prune_at_ = kPruneMinimum;
+  // Scratch space of the queries, kept to spare an allocation per access.
+  mutable std::uint64_t query_ = 0;
+  mutable std::vector<std::uint32_t> hits_;
+  mutable std::vector<std::uint32_t> piece_hits_;
 };
 
 /// Appends e to events unless it is null, complete or already present.

@@ -12,10 +12,11 @@ namespace detail {
 struct HazardTrackerTestAccess {
   // Appends a record as is, bypassing the shadowing of record_write.
   static void append(HazardTracker& t, const IntervalSet& bytes, const Event& e, bool write) {
-    t.records_.push_back({bytes, bytes.bounds(), e, write});
+    t.append(bytes, e, write);
   }
-  static void set_bounds(HazardTracker& t, std::size_t i, Interval bounds) {
-    t.records_.at(i).bounds = bounds;
+  // Sets the largest end the writes' tree's root holds for its subtree.
+  static void set_write_root_bound(HazardTracker& t, std::uint64_t end) {
+    t.pieces_.at(t.roots_[1]).max_end = end;
   }
 };
 }  // namespace detail
@@ -113,7 +114,7 @@ TEST(HazardTracker, CheckInvariantsRejectsBrokenRecords) {
   {
     HazardTracker t;
     t.record_write(IntervalSet{{0, 10}}, w1);
-    Access::set_bounds(t, 0, Interval{0, 8});  // stale bounds would hide bytes [8, 10)
+    Access::set_write_root_bound(t, 8);  // a stale bound would hide bytes [8, 10)
     EXPECT_THROW(t.check_invariants(), InvariantError);
   }
   {
