@@ -471,6 +471,53 @@ TEST(Runtime, MemoryKeptForReuseIsFreedWhenTheDeviceRunsOut) {
   EXPECT_THROW(rt.core().launch(add(0, c, 0, 20000, 1)), DeviceError);
 }
 
+// The fault test of issue 10, end to end: the driver itself refuses an allocation in the middle
+// of a run, under unimem's own accounting (another user of the device took memory behind its
+// back), while another buffer's only current bytes are on the device. The refusal is recovered
+// by evicting that buffer (its Modified bytes written home first); when nothing can be evicted
+// (the launch itself needs everything unimem holds), the launch fails naming the device and the
+// driver's refusal, and every buffer's bytes stay as they were.
+TEST(Runtime, ADriverRefusalMidRunLosesNoByte) {
+  HostDeviceOptions small;
+  small.capacity = 12000;
+  DeviceRegistry devices = make_host_devices(1, small);
+  const std::shared_ptr<Device> device = devices.shared(0);
+  Runtime rt(std::move(devices));
+  const BufferId a = rt.create_buffer(6000, "a");
+  rt.write_blocking(a, 0, bytes(6000, 1));
+  rt.core().launch(add(0, a, 0, 6000, 2));  // a's current bytes: only on the device now
+  rt.finish();
+  const DeviceAllocation other = device->allocate(3000);  // another user of the device
+  const BufferId b = rt.create_buffer(5000, "b");
+  rt.write_blocking(b, 0, bytes(5000, 7));
+  // unimem counts 6000 + 5000 <= 12000, the driver has 3000 fewer: it refuses, a is evicted.
+  rt.core().launch(add(0, b, 0, 5000, 1));
+  rt.finish();
+  EXPECT_EQ(rt.core().device_memory()[0].memory.refusals, 1u);
+  EXPECT_EQ(rt.core().device_memory()[0].memory.evictions, 1u);
+  std::vector<std::byte> out_a(6000), out_b(5000);
+  rt.read_blocking(a, 0, out_a);
+  rt.read_blocking(b, 0, out_b);
+  EXPECT_EQ(out_a, bytes(6000, 3));
+  EXPECT_EQ(out_b, bytes(5000, 8));
+  // Copying 5000 bytes of a into b needs a box of a next to b's: 3000 + 5000 + 5000 > 12000,
+  // and b is the launch's own: nothing can be evicted.
+  try {
+    rt.core().launch(copy_launch(0, a, b, 0, 5000));
+    rt.finish();
+    ADD_FAILURE() << "the copy ran although the driver had no room for it";
+  } catch (const DeviceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("device 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("refused"), std::string::npos) << what;
+  }
+  rt.read_blocking(a, 0, out_a);
+  rt.read_blocking(b, 0, out_b);
+  EXPECT_EQ(out_a, bytes(6000, 3));
+  EXPECT_EQ(out_b, bytes(5000, 8));
+  device->free(other);
+}
+
 }  // namespace
 }  // namespace unimem
 

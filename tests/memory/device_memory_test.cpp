@@ -79,17 +79,22 @@ TEST(DeviceMemory, InUseAllocationsAreNeverEvictedAndAFullDeviceIsAClearError) {
 
 TEST(DeviceMemory, ADriverRefusalUnderTheCapIsRecoveredByEviction) {
   HostDeviceOptions small;
-  small.capacity = 1000;  // the driver's own limit
+  small.capacity = 1500;  // the driver's own limit, and so DeviceMemory's
   const DeviceRegistry devices = make_host_devices(1, small);
   AllocationCache cache(devices.pointers(), 0);
-  DeviceMemory memory(devices.pointers(), cache, 0);  // no cap: only the driver refuses
+  DeviceMemory memory(devices.pointers(), cache, 0);
   RecordingClient ca("a"), cb("b");
   Residency a(600, 1, cache, memory, ca), b(600, 1, cache, memory, cb);
   (void)a.ensure_whole(0);
-  (void)b.ensure_whole(0);  // 1200 > 1000: a is evicted
+  // Another user of the device takes 400 bytes DeviceMemory does not know of: b's 600 fit the
+  // limit (1200 <= 1500) but not the driver (1600), which refuses; a is evicted and b retried.
+  const DeviceAllocation other = devices.shared(0)->allocate(400);
+  (void)b.ensure_whole(0);
+  EXPECT_EQ(memory.stats(0).refusals, 1u);
   EXPECT_EQ(ca.boxed_out.size(), 1u);
   EXPECT_TRUE(b.covers(0, Interval{0, 600}));
   memory.check_invariants();
+  devices.shared(0)->free(other);
 }
 
 TEST(DeviceMemory, IdleVictimsGoBeforeBusyOnes) {
