@@ -10,6 +10,11 @@ ProgramAccessInfo analyze_program(const std::string& /*source*/, const std::stri
   throw AnalysisUnavailable("unimem was built without the kernel analysis");
 }
 
+std::string injectivity_key(const KernelAccessInfo& /*kernel*/, const NDRange& /*range*/,
+                            const ParamValues& /*values*/) {
+  return {};  // every launch gets the same answer below
+}
+
 bool writes_injective_over_groups(const KernelAccessInfo& kernel, const NDRange& /*range*/,
                                   const ParamValues& /*values*/, std::string* reason) {
   if (reason != nullptr) {

@@ -218,12 +218,9 @@ bool KernelRangeGenerator::splittable(const NDRange& range, const LaunchArgument
       break;
   }
   const ParamValues values = param_values(kernel_, range, args);
-  std::string key;
-  for (std::size_t d = 0; d < 3; ++d) {
-    key += std::to_string(range.global[d]) + "," + std::to_string(range.local[d]) + "," +
-           std::to_string(range.offset[d]) + ";";
-  }
-  for (const auto& s : values.scalar_args) key += s ? std::to_string(*s) + "," : "-,";
+  // Keyed by what the check reads (the write maps after substitution), not by every launch
+  // parameter: launches that differ only in scalars no write uses share one isl check.
+  const std::string key = injectivity_key(kernel_, range, values);
   {
     std::lock_guard lock(mutex_);
     auto it = injectivity_cache_.find(key);

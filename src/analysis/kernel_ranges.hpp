@@ -91,7 +91,7 @@ class KernelRangeGenerator {
   /// Whether the launch may be split: static splittability plus injectivity of the write map over
   /// all work-groups of range. Decided by the analysis for every launch when it could
   /// (KernelAccessInfo::write_injectivity); otherwise with isl for the concrete launch parameters,
-  /// cached per distinct parameter values.
+  /// cached per injectivity_key (launch_injectivity.hpp).
   [[nodiscard]] bool splittable(const NDRange& range, const LaunchArguments& args,
                                 std::string* reason = nullptr) const;
 

@@ -23,4 +23,12 @@ namespace unimem {
                                                 const NDRange& range, const ParamValues& values,
                                                 std::string* reason);
 
+/// Everything of a launch that writes_injective_over_groups reads: two launches of one kernel
+/// with equal keys get the same answer and reason, so the answer is cached per key
+/// (KernelRangeGenerator::splittable). With isl, the write maps' texts after substitution: a
+/// scalar argument that no write subscript or guard uses (floyd-warshall's pivot k) does not
+/// change the key, so one check serves all its values.
+[[nodiscard]] std::string injectivity_key(const KernelAccessInfo& kernel, const NDRange& range,
+                                          const ParamValues& values);
+
 }  // namespace unimem

@@ -7,6 +7,7 @@
 #include <isl/space.h>
 #include <isl/version.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <set>
@@ -341,6 +342,27 @@ WriteInjectivity parametric_write_injectivity(const KernelAccessInfo& kernel, st
     }
   }
   return all_injective ? WriteInjectivity::injective : WriteInjectivity::parametric;
+}
+
+// The inputs writes_injective_over_groups reads, in its order: each written buffer argument's
+// map text, up to the first argument with a write that is not affine (which decides alone).
+std::string injectivity_key(const KernelAccessInfo& kernel, const NDRange& range,
+                            const ParamValues& values) {
+  std::string key;
+  for (std::size_t i = 0; i < kernel.args.size(); ++i) {
+    const ArgumentAccess& arg = kernel.args[i];
+    if (!arg.is_buffer() || arg.writes.empty()) continue;
+    key += std::to_string(i);
+    if (std::any_of(arg.writes.begin(), arg.writes.end(),
+                    [](const AccessPiece& p) { return !is_affine(p.access_class); })) {
+      key += ": not affine";
+      return key;
+    }
+    key += ": ";
+    key += detail::write_map_text(arg, range, values);
+    key += '\n';
+  }
+  return key;
 }
 
 bool writes_injective_over_groups(const KernelAccessInfo& kernel, const NDRange& range,

@@ -156,6 +156,27 @@ TEST(ParametricWriteInjectivity, ScaledIndexDependsOnTheScalar) {
   EXPECT_EQ(checks, launches.size()) << "one concrete check per distinct launch";
 }
 
+TEST(ParametricWriteInjectivity, ScalarsNoWriteUsesShareOneCheck) {
+  // The write depends on s, the read on k (as floyd-warshall's pivot): launches that differ only
+  // in k ask isl once per value of s, and each answer is still the oracle's.
+  const KernelAccessInfo k = test::analyze_kernel(R"(
+    __kernel void k(__global int* a, __global const int* b, int s, int k) {
+      a[get_global_id(0) * s] = b[k];
+    })",
+                                                  "k");
+  std::vector<Launch> launches;
+  for (std::int64_t s : {0, 2}) {
+    for (std::int64_t pivot : {0, 5, 17, 31}) {
+      launches.push_back({nd({32, 1, 1}, {8, 1, 1}, 1), {{2, s}, {3, pivot}}});
+    }
+  }
+  const std::size_t checks = check_launches(
+      k, WriteInjectivity::parametric, launches, [](const Launch& l, const Item& it, Touched& t) {
+        t.store("a", it.global_id[0] * l.scalars[0].second, 4);
+      });
+  EXPECT_EQ(checks, 2U) << "one concrete check per value of s, whatever k";
+}
+
 TEST(ParametricWriteInjectivity, GuardedBlockDependsOnScalarAndLocalSize) {
   // Groups write [8 w, 8 w + min(n, local size)): they overlap only when that exceeds 8.
   const KernelAccessInfo k = test::analyze_kernel(R"(
