@@ -6,12 +6,16 @@
 #include <set>
 
 #include <unimem/errors.hpp>
+#include "api/kernel_source_text.hpp"
 
 namespace unimem {
 
 namespace {
 
-bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+using kernel_text::is_ident;
+using kernel_text::split_parameters;
+using kernel_text::trim;
+using kernel_text::word_at;
 
 // The source with the insides of comments, string and character literals blanked (newlines
 // kept), so that searches on it see only code; positions are the source's.
@@ -41,21 +45,6 @@ std::string code_only(const std::string& s) {
   return m;
 }
 
-bool word_at(const std::string& s, std::size_t at, const std::string& word) {
-  if (s.compare(at, word.size(), word) != 0) return false;
-  if (at > 0 && is_ident(s[at - 1])) return false;
-  const std::size_t end = at + word.size();
-  return end >= s.size() || !is_ident(s[end]);
-}
-
-std::string trim(const std::string& s) {
-  std::size_t b = 0;
-  std::size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b])) != 0) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])) != 0) --e;
-  return s.substr(b, e - b);
-}
-
 std::vector<std::string> words_of(const std::string& s) {
   std::vector<std::string> out;
   for (std::size_t i = 0; i < s.size();) {
@@ -68,24 +57,6 @@ std::vector<std::string> words_of(const std::string& s) {
     out.push_back(s.substr(i, e - i));
     i = e;
   }
-  return out;
-}
-
-std::vector<std::string> split_parameters(const std::string& list) {
-  std::vector<std::string> out;
-  int depth = 0;
-  std::string current;
-  for (const char c : list) {
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(trim(current));
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  if (!trim(current).empty()) out.push_back(trim(current));
   return out;
 }
 
@@ -309,16 +280,11 @@ PitchedSource rewrite_for_pitches(const std::string& source) {
         parameters.push_back(param);
         continue;
       }
-      std::size_t e = p.size();
-      while (e > 0 && !is_ident(p[e - 1])) --e;
-      std::size_t b = e;
-      while (b > 0 && is_ident(p[b - 1])) --b;
-      if (b == e || p.find('[') != std::string::npos) unreadable(name, "parameter '" + p + "'");
-      const std::string pname = p.substr(b, e - b);
-      const std::string type = trim(p.substr(0, b));
-      params += type + " " + pname + "__um_base, ulong " + pname + "__um_offset";
-      prologue += " " + type + " " + pname + " = (" + type + ")((__global const char*)" + pname +
-                  "__um_base + " + pname + "__um_offset);";
+      const auto pointer = kernel_text::pointer_parameter(p);
+      if (!pointer) unreadable(name, "parameter '" + p + "'");
+      kernel_text::append_offset_parameter(*pointer, params, prologue);
+      const std::string& pname = pointer->name;
+      const std::string& type = pointer->type;
       const std::uint32_t size = std::count(type.begin(), type.end(), '*') == 1
                                      ? element_size_of(type.substr(0, type.find('*')))
                                      : 0;

@@ -4,54 +4,16 @@
 #include <cstddef>
 
 #include <unimem/errors.hpp>
+#include "api/kernel_source_text.hpp"
 
 namespace unimem {
 
 namespace {
 
-bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-
-// Whether source[at, at + word.size()) is `word` as a whole token.
-bool word_at(const std::string& s, std::size_t at, const std::string& word) {
-  if (s.compare(at, word.size(), word) != 0) return false;
-  if (at > 0 && is_ident(s[at - 1])) return false;
-  const std::size_t end = at + word.size();
-  return end >= s.size() || !is_ident(s[end]);
-}
-
-std::string trim(const std::string& s) {
-  std::size_t b = 0;
-  std::size_t e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b])) != 0) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])) != 0) --e;
-  return s.substr(b, e - b);
-}
-
-bool contains_word(const std::string& s, const std::string& word) {
-  for (std::size_t at = s.find(word); at != std::string::npos; at = s.find(word, at + 1)) {
-    if (word_at(s, at, word)) return true;
-  }
-  return false;
-}
-
-// Splits a parameter list at its top-level commas.
-std::vector<std::string> split_parameters(const std::string& list) {
-  std::vector<std::string> out;
-  int depth = 0;
-  std::string current;
-  for (const char c : list) {
-    if (c == '(' || c == '[') ++depth;
-    if (c == ')' || c == ']') --depth;
-    if (c == ',' && depth == 0) {
-      out.push_back(trim(current));
-      current.clear();
-    } else {
-      current += c;
-    }
-  }
-  if (!trim(current).empty()) out.push_back(trim(current));
-  return out;
-}
+using kernel_text::contains_word;
+using kernel_text::split_parameters;
+using kernel_text::trim;
+using kernel_text::word_at;
 
 [[noreturn]] void unreadable(const std::string& kernel, const std::string& why) {
   std::string m = "cannot rewrite kernel '";
@@ -106,16 +68,9 @@ RewrittenSource rewrite_for_offsets(const std::string& source) {
         params += p;
         continue;
       }
-      std::size_t e = p.size();
-      while (e > 0 && !is_ident(p[e - 1])) --e;
-      std::size_t b = e;
-      while (b > 0 && is_ident(p[b - 1])) --b;
-      if (b == e || p.find('[') != std::string::npos) unreadable(name, "parameter '" + p + "'");
-      const std::string param = p.substr(b, e - b);
-      const std::string type = trim(p.substr(0, b));
-      params += type + " " + param + "__um_base, ulong " + param + "__um_offset";
-      prologue += " " + type + " " + param + " = (" + type + ")((__global const char*)" + param +
-                  "__um_base + " + param + "__um_offset);";
+      const auto pointer = kernel_text::pointer_parameter(p);
+      if (!pointer) unreadable(name, "parameter '" + p + "'");
+      kernel_text::append_offset_parameter(*pointer, params, prologue);
     }
     out.global_pointers[name] = rewritten;
     const std::string head = s.substr(0, open + 1) + params + s.substr(close, brace + 1 - close);
