@@ -80,6 +80,12 @@ struct OnePlatform {
 };
 
 // Nanoseconds on the host's steady clock (the platform's profiling time base).
+// Device times are placed on the host clock through measured offset bounds (clock_offset.hpp);
+// under load the placement can put a device operation's END after the host saw it finish (3.1 ms
+// under ASan during a cold CI build). Times are checked against the run's host bounds with this
+// much slack; their order among themselves is checked exactly.
+constexpr cl_ulong kDevicePlacementSlack = 20'000'000;  // ns
+
 cl_ulong host_now() {
   return static_cast<cl_ulong>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                    std::chrono::steady_clock::now().time_since_epoch())
@@ -973,7 +979,7 @@ TEST_F(PlatformApi, TransferProfilingTimesComeFromTheOperationsThatRan) {
     EXPECT_LE(t.queued, t.submit);
     EXPECT_LE(t.submit, t.start);
     EXPECT_LE(t.start, t.end);
-    EXPECT_LE(t.end, after);
+    EXPECT_LE(t.end, after + kDevicePlacementSlack);
   }
   EXPECT_EQ(profiled_times(read_big), rb) << "asked again, an event answers the same";
   const auto us = [&](cl_ulong t) {
@@ -1130,7 +1136,7 @@ TEST_F(PlatformApi, ProfilingTimesKeepTheirOrderOverManyRandomCommands) {
     EXPECT_LE(t.queued, t.submit) << what;
     EXPECT_LE(t.submit, t.start) << what;
     EXPECT_LE(t.start, t.end) << what;
-    EXPECT_LE(t.end, after) << what;
+    EXPECT_LE(t.end, after + kDevicePlacementSlack) << what;
     EXPECT_EQ(profiled_times(commands[i].event), t) << what << ": asked again";
     clReleaseEvent(commands[i].event);
   }
