@@ -234,21 +234,10 @@ PitchedSource rewrite_for_pitches(const std::string& source) {
   std::size_t copied = 0;  // source[0, copied) is in result
   std::size_t at = 0;
   while (at < code.size()) {
-    std::size_t k = std::string::npos;
-    for (std::size_t i = at; i < code.size(); ++i) {
-      if ((code[i] == '_' && word_at(code, i, "__kernel")) ||
-          (code[i] == 'k' && word_at(code, i, "kernel"))) {
-        k = i;
-        break;
-      }
-    }
-    if (k == std::string::npos) break;
-    std::size_t v = code.find("void", k);
-    while (v != std::string::npos && !word_at(code, v, "void")) v = code.find("void", v + 1);
-    if (v == std::string::npos) break;
-    const std::size_t open = code.find('(', v);
-    if (open == std::string::npos) break;
-    const std::string name = trim(code.substr(v + 4, open - v - 4));
+    const auto header = kernel_text::next_kernel_header(code, at);
+    if (!header) break;
+    const std::size_t open = header->open;
+    const std::string& name = header->name;
     const std::size_t close = matching(code, open, code.size());
     if (close == std::string::npos) unreadable(name, "unbalanced parameters");
     const std::size_t brace = code.find('{', close);
@@ -304,7 +293,7 @@ PitchedSource rewrite_for_pitches(const std::string& source) {
     }
     out.parameters[name] = std::move(parameters);
     // The macros go on their own lines before the line the kernel starts on.
-    std::size_t line = k;
+    std::size_t line = header->keyword;
     while (line > copied && source[line - 1] != '\n') --line;
     result += source.substr(copied, line - copied);
     if (!macros.empty()) result += (line > 0 && source[line - 1] != '\n' ? "\n" : "") + macros;

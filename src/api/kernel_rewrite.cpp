@@ -13,7 +13,6 @@ namespace {
 using kernel_text::contains_word;
 using kernel_text::split_parameters;
 using kernel_text::trim;
-using kernel_text::word_at;
 
 [[noreturn]] void unreadable(const std::string& kernel, const std::string& why) {
   std::string m = "cannot rewrite kernel '";
@@ -30,20 +29,10 @@ RewrittenSource rewrite_for_offsets(const std::string& source) {
   std::string s = source;
   std::size_t at = 0;
   while (at < s.size()) {
-    std::size_t k = std::string::npos;
-    for (std::size_t i = at; i < s.size(); ++i) {
-      if ((s[i] == '_' && word_at(s, i, "__kernel")) || (s[i] == 'k' && word_at(s, i, "kernel"))) {
-        k = i;
-        break;
-      }
-    }
-    if (k == std::string::npos) break;
-    std::size_t v = s.find("void", k);
-    while (v != std::string::npos && !word_at(s, v, "void")) v = s.find("void", v + 1);
-    if (v == std::string::npos) break;
-    const std::size_t open = s.find('(', v);
-    if (open == std::string::npos) break;
-    const std::string name = trim(s.substr(v + 4, open - v - 4));
+    const auto header = kernel_text::next_kernel_header(s, at);
+    if (!header) break;
+    const std::size_t open = header->open;
+    const std::string& name = header->name;
     int depth = 0;
     std::size_t close = open;
     for (; close < s.size(); ++close) {

@@ -46,6 +46,23 @@ std::vector<std::string> split_parameters(const std::string& list) {
   return out;
 }
 
+std::optional<KernelHeader> next_kernel_header(const std::string& s, std::size_t at) {
+  std::size_t k = std::string::npos;
+  for (std::size_t i = at; i < s.size(); ++i) {
+    if ((s[i] == '_' && word_at(s, i, "__kernel")) || (s[i] == 'k' && word_at(s, i, "kernel"))) {
+      k = i;
+      break;
+    }
+  }
+  if (k == std::string::npos) return std::nullopt;
+  std::size_t v = s.find("void", k);
+  while (v != std::string::npos && !word_at(s, v, "void")) v = s.find("void", v + 1);
+  if (v == std::string::npos) return std::nullopt;
+  const std::size_t open = s.find('(', v);
+  if (open == std::string::npos) return std::nullopt;
+  return KernelHeader{k, open, trim(s.substr(v + 4, open - v - 4))};
+}
+
 std::optional<PointerParameter> pointer_parameter(const std::string& p) {
   std::size_t e = p.size();
   while (e > 0 && !is_ident(p[e - 1])) --e;

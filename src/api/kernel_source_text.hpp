@@ -22,6 +22,16 @@ namespace unimem::kernel_text {
 /// A parameter list split at its top-level commas, each part trimmed.
 [[nodiscard]] std::vector<std::string> split_parameters(const std::string& list);
 
+/// Where the next kernel's header at or after `at` in s is: its `kernel` / `__kernel` keyword,
+/// the `(` of its parameter list and its name (the text between `void` and `(`, trimmed);
+/// nullopt when there is none.
+struct KernelHeader {
+  std::size_t keyword = 0;
+  std::size_t open = 0;
+  std::string name;
+};
+[[nodiscard]] std::optional<KernelHeader> next_kernel_header(const std::string& s, std::size_t at);
+
 /// A pointer parameter ("global const float* a"): its type ("global const float*") and name.
 struct PointerParameter {
   std::string type;
