@@ -44,12 +44,10 @@ constexpr std::size_t kItems = 256;
 
 // Before the first OpenCL call: a vendor directory with the system's vendors and unimem.
 const bool kEnvironment = [] {
-  const fs::path dir = fs::temp_directory_path() / ("unimem-bench-" + std::to_string(::getpid()));
-  const std::string vendors =
-      unimem::opencl::other_vendor_libraries(unimem::opencl::IcdSearch::from_environment());
-  unimem::opencl::write_vendor_directory(dir.string(), vendors, UNIMEM_PLATFORM_LIBRARY_BUILD);
-  ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
-  ::setenv("UNIMEM_VENDOR_ICDS", vendors.c_str(), 1);
+  (void)unimem::opencl::use_private_vendor_directory(
+      "unimem-bench-",
+      unimem::opencl::other_vendor_libraries(unimem::opencl::IcdSearch::from_environment()),
+      UNIMEM_PLATFORM_LIBRARY_BUILD);
   if (!all_devices()) ::setenv("UNIMEM_DEVICES", "0", 1);  // the platform over POCL's device 0
   return true;
 }();

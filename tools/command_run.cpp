@@ -114,11 +114,15 @@ int run_program(const std::vector<std::string>& command, const std::string& repo
   }
   const fs::path dir = dir_template;
   std::ofstream(dir / "unimem.icd") << fs::absolute(library).string() << "\n";
+  // The report is the user's when --report or UNIMEM_REPORT names it; otherwise it lives in the
+  // temporary directory, which goes with it.
   std::string report = report_option;
   if (report.empty()) {
     const char* env = std::getenv("UNIMEM_REPORT");
-    report = env && *env ? env : (dir / "report.json").string();
+    if (env != nullptr && *env != '\0') report = env;
   }
+  const bool report_is_ours = report.empty();
+  if (report_is_ours) report = (dir / "report.json").string();
   fs::remove(report);
 
   ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
@@ -160,12 +164,13 @@ int run_program(const std::vector<std::string>& command, const std::string& repo
   } else if (!quiet) {
     std::cerr << "unimem run: the program used no device of the unimem platform (no report)\n";
   }
-  if (report_option.empty() && !std::getenv("UNIMEM_REPORT")) {
-    fs::remove_all(dir);
+  // Nothing of the run stays in the temporary directory but a report the user asked for there.
+  std::error_code not_removed;
+  if (report_is_ours) {
+    fs::remove_all(dir, not_removed);
   } else {
-    fs::remove(dir / "unimem.icd");
-    std::error_code ec;
-    fs::remove(dir, ec);  // kept when the report is inside it
+    fs::remove(dir / "unimem.icd", not_removed);
+    fs::remove(dir, not_removed);  // kept when the user's report is inside it
   }
   if (!quiet && !trace_file.empty()) {
     std::error_code ec;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -243,6 +244,53 @@ TEST(PlatformLaunchShape, KernelsReadingTheLaunchSizesSplitAndMatchPocl) {
   }
   EXPECT_GE(r.at("split_launches").get<std::uint64_t>(), 2u) << r.dump();
 #endif
+}
+
+}  // namespace
+
+namespace {
+
+// The names in `dir` that start with `prefix`.
+std::vector<std::string> entries_named(const fs::path& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with(prefix)) out.push_back(name);
+  }
+  return out;
+}
+
+// `unimem run` keeps its loader directory and its report in a temporary directory: it removes
+// both at exit unless the user asked for the report (then only the report stays, where the user
+// put it). The platform tests' own vendor directory (this process's) goes at exit too. Each
+// leaked a directory per run before.
+TEST(PlatformRun, LeavesNothingInTheTemporaryDirectory) {
+  const fs::path tmp =
+      fs::temp_directory_path() / ("unimem-tmpdir-test-" + std::to_string(::getpid()));
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  const std::string in_tmp = "TMPDIR=" + tmp.string() + " ";
+
+  const Output plain = run(kEnv + in_tmp + UNIMEM_CLI + std::string(" run --quiet -- ") +
+                           UNIMEM_EACH_DEVICE_PROGRAM);
+  EXPECT_EQ(plain.status, 0) << plain.text;
+  EXPECT_EQ(entries_named(tmp, "unimem-"), std::vector<std::string>{}) << "after `unimem run`";
+
+  const fs::path report = tmp / "report.json";
+  const Output reported =
+      run(kEnv + in_tmp + "UNIMEM_REPORT=" + report.string() + " " + UNIMEM_CLI +
+          std::string(" run --quiet -- ") + UNIMEM_EACH_DEVICE_PROGRAM);
+  EXPECT_EQ(reported.status, 0) << reported.text;
+  EXPECT_FALSE(take_report(report).is_null()) << "UNIMEM_REPORT's file is the user's: kept";
+  EXPECT_EQ(entries_named(tmp, "unimem-"), std::vector<std::string>{})
+      << "after `unimem run` with UNIMEM_REPORT";
+
+  const std::string self = fs::read_symlink("/proc/self/exe").string();
+  const Output listed = run(in_tmp + self + " --gtest_list_tests");
+  EXPECT_EQ(listed.status, 0) << listed.text;
+  EXPECT_EQ(entries_named(tmp, "unimem-"), std::vector<std::string>{})
+      << "after the platform tests' own process";
+  fs::remove_all(tmp);
 }
 
 }  // namespace

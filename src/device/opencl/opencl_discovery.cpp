@@ -3,11 +3,14 @@
 #include <dlfcn.h>
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <stdexcept>
 #include <type_traits>
 
 #include <unimem/errors.hpp>
@@ -207,6 +210,35 @@ void write_vendor_directory(const std::string& dir, const std::string& vendors,
   }
   if (!extra_library.empty())
     std::ofstream(fs::path(dir) / "zz-extra.icd") << extra_library << "\n";
+}
+
+std::string use_private_vendor_directory(const std::string& prefix, const std::string& vendors,
+                                         const std::string& extra_library) {
+  namespace fs = std::filesystem;
+  std::string dir = (fs::temp_directory_path() / (prefix + "XXXXXX")).string();
+  if (::mkdtemp(dir.data()) == nullptr) {
+    throw std::runtime_error("cannot create a vendor directory " + dir + ": " +
+                             std::strerror(errno));
+  }
+  write_vendor_directory(dir, vendors, extra_library);
+  ::setenv("OCL_ICD_VENDORS", dir.c_str(), 1);
+  ::setenv(kVendorIcdsEnvironmentVariable, vendors.c_str(), 1);
+  // Removed at exit (the loader has read it by then); a function-local static so that the
+  // removal runs once per directory, after main returns or exit() is called.
+  static std::mutex mutex;
+  static std::vector<std::string> made;
+  const std::lock_guard lock(mutex);
+  if (made.empty()) {
+    std::atexit([] {
+      const std::lock_guard lock_at_exit(mutex);
+      for (const std::string& d : made) {
+        std::error_code ec;
+        fs::remove_all(d, ec);
+      }
+    });
+  }
+  made.push_back(dir);
+  return dir;
 }
 
 std::vector<DeviceInfo> list_devices() {

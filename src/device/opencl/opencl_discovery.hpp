@@ -80,6 +80,15 @@ struct IcdSearch {
 void write_vendor_directory(const std::string& dir, const std::string& vendors,
                             const std::string& extra_library);
 
+/// A private vendor directory for this process, made with a unique name under the temporary
+/// directory (mkdtemp of `prefix` + "XXXXXX"), written by write_vendor_directory, and pointed to
+/// by OCL_ICD_VENDORS (with UNIMEM_VENDOR_ICDS = `vendors`, so unimem's platform runs on them).
+/// Call before the process's first OpenCL call: the loader reads its vendors once. The directory
+/// is removed when the process exits normally. Returns its path. For tests and benchmarks that
+/// load this build's platform library next to the system's vendors.
+std::string use_private_vendor_directory(const std::string& prefix, const std::string& vendors,
+                                         const std::string& extra_library);
+
 /// Whether every library is POCL's (libpocl*.so*) and there is at least one.
 [[nodiscard]] bool only_pocl(std::span<const std::string> libraries);
 
