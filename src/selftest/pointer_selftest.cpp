@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -145,14 +148,24 @@ PointerSelftestResult run_pointer_selftest(const PointerSelftestOptions& o) {
   }
   um_reset_stats();
 
-  char path[64];
-  std::snprintf(path, sizeof path, "/tmp/unimem_selftest_pointer_%d", static_cast<int>(getpid()));
-  FILE* file = std::fopen(path, "w+b");
-  if (file == nullptr) throw PreconditionError(std::string("cannot create ") + path);
+  // A scratch file for the file I/O ops, unlinked as soon as it is open: nothing is left behind
+  // whatever way the run ends.
+  std::string path =
+      (std::filesystem::temp_directory_path() / "unimem_selftest_pointer_XXXXXX").string();
+  const int made = mkstemp(path.data());
+  if (made < 0) throw PreconditionError("cannot create " + path + ": " + std::strerror(errno));
+  close(made);
+  FILE* file = std::fopen(path.c_str(), "w+b");
   // Its own descriptor for read / write / pread / pwrite: lseek on it leaves the FILE's offset
   // (and stdio's view of it) alone.
-  const int fd = open(path, O_RDWR);
-  if (fd < 0) throw PreconditionError(std::string("cannot open ") + path);
+  const int fd = file == nullptr ? -1 : open(path.c_str(), O_RDWR);
+  std::remove(path.c_str());
+  if (file == nullptr || fd < 0) {
+    if (file != nullptr) std::fclose(file);
+    for (std::byte* p : mem) um_free(p);
+    um_program_release(program);
+    throw PreconditionError("cannot open " + path + ": " + std::strerror(errno));
+  }
 
   // A random byte range [begin, begin + n) of allocation a (n >= 1, whole words when words).
   auto pick = [&](std::size_t a, bool words, std::uint64_t max_len) {
@@ -364,7 +377,6 @@ PointerSelftestResult run_pointer_selftest(const PointerSelftestOptions& o) {
   check.expect_ok(um_program_release(program), "um_program_release");
   std::fclose(file);
   close(fd);
-  std::remove(path);
   result.faults = s.faults;
   result.read_faults = s.read_faults;
   result.write_faults = s.write_faults;
