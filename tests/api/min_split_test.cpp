@@ -41,9 +41,15 @@ std::unique_ptr<Runtime> two_devices(std::optional<std::uint64_t> min_split_byte
   return std::make_unique<Runtime>(std::move(devices), options);
 }
 
-// Launches add_one `times` times over `items` ints (from zero) and checks every value.
+// Launches add_one `times` times over `items` ints (from zero) and checks every value. Builds
+// without the kernel analysis split only described launches: there, add_one's access (each
+// work-item its own int) is given as a descriptor, so the threshold is tested the same way.
 std::size_t partitions_of_launches(Runtime& rt, std::uint64_t items, int times,
-                                   const LaunchOptions& options = {}) {
+                                   LaunchOptions options = {}) {
+#if !defined(UNIMEM_WITH_ANALYSIS)
+  options.accesses = {
+      AccessDescriptor::affine(0, AccessMode::read_write, {row_major_piece(sizeof(int), {1})})};
+#endif
   Program program(rt, kSource);
   program.set_log([](const std::string&) {});
   const BufferId b = rt.create_buffer(items * sizeof(int), "data");
