@@ -202,15 +202,35 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
         std::shuffle(devs.begin(), devs.end(), std::mt19937_64(gen.next()));
         // All partitions share the argument list; each gets its own sets and write slice.
         const KernelEffect base = gen.kernel_effect(sizes);
+        // One launch in four also passes one of its buffers a second time, with access sets of
+        // its own (floyd-warshall passes its matrix as the rows and as the pivot row): the
+        // runtime unites a buffer's arguments, and out of core gives arguments whose bytes lie
+        // apart boxes of their own (RuntimeCore::split_uses). The choice and the second
+        // argument's sets come from a generator seeded by the base's salt, so the program's
+        // random stream is the same either way.
+        ProgramGenerator aside(base.salt);
+        std::vector<std::size_t> arg_buffers = base.buffers;
+        if (aside.chance(25)) arg_buffers.push_back(base.buffers[aside.below(base.buffers.size())]);
         std::vector<std::shared_ptr<KernelEffect>> specs;
         std::vector<LaunchPartition> partitions;
         for (std::size_t p = 0; p < parts; ++p) {
           auto spec = std::make_shared<KernelEffect>();
           spec->salt = gen.next();
-          spec->buffers = base.buffers;
-          for (std::size_t b : base.buffers) {
-            const std::uint64_t n = sizes[b];
+          spec->buffers = arg_buffers;
+          for (std::size_t j = 0; j < base.buffers.size(); ++j) {
+            const std::uint64_t n = sizes[arg_buffers[j]];
             spec->access.push_back(gen.access_in(n, n * p / parts, n * (p + 1) / parts));
+          }
+          if (arg_buffers.size() > base.buffers.size()) {
+            // The second argument stays in the partition's slice, so that its bytes often lie
+            // apart from the first's.
+            const std::uint64_t n = sizes[arg_buffers.back()];
+            const std::uint64_t lo = n * p / parts;
+            const std::uint64_t hi = n * (p + 1) / parts;
+            spec->access.push_back(
+                hi == lo
+                    ? AccessBytes{}
+                    : aside.access_in(hi - lo, 0, hi - lo).shifted(static_cast<std::int64_t>(lo)));
           }
           specs.push_back(spec);
           LaunchPartition lp;
@@ -245,7 +265,7 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
           }
         }
         std::vector<LaunchArg> args;
-        for (std::size_t b : base.buffers) args.push_back(LaunchArg::of_buffer(ids[b], {}, {}));
+        for (std::size_t b : arg_buffers) args.push_back(LaunchArg::of_buffer(ids[b], {}, {}));
         (void)rt.core().launch_partitioned(args, partitions);
         ++result.launches;
         ++result.partitioned_launches;

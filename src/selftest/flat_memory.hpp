@@ -20,8 +20,10 @@ namespace unimem::selftest {
 /// values derived from the digest and the position, and a quarter of its may-writes.
 struct KernelEffect {
   std::uint64_t salt = 0;
-  std::vector<std::size_t> buffers;  ///< indices into the program's buffers, distinct
-  std::vector<AccessBytes> access;   ///< per argument
+  /// Indices into the program's buffers; a buffer may be passed twice (the digest reads every
+  /// argument before any write, and a later argument's write of a byte wins).
+  std::vector<std::size_t> buffers;
+  std::vector<AccessBytes> access;  ///< per argument
 
   [[nodiscard]] std::uint64_t digest(const std::vector<const std::byte*>& memory) const;
   void write(std::uint64_t digest, const std::vector<std::byte*>& memory) const;
