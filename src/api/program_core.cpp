@@ -119,13 +119,19 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::shared_ptr<const LaunchPlan>* plan_out,
                           std::vector<Event>* partition_events) {
   {
-    // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch).
+    // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch),
+    // the previous launch's or, in a cycle of launches, an earlier one's.
     std::shared_ptr<const RepeatableLaunch> last;
     {
       std::lock_guard lock(mutex_);
-      if (last_launch_ && repeats(*last_launch_, kernel, range, user_args, options)) {
-        last = last_launch_;
+      for (std::size_t i = recent_launches_.size(); i-- > 0;) {
+        if (!repeats(*recent_launches_[i], kernel, range, user_args, options)) continue;
+        last = recent_launches_[i];
+        std::rotate(recent_launches_.begin() + static_cast<std::ptrdiff_t>(i),
+                    recent_launches_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                    recent_launches_.end());
         if (last_plan_ != last->cached.plan) last_plan_ = last->cached.plan;
+        break;
       }
     }
     if (last) {
@@ -237,7 +243,9 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
         RepeatableLaunch{kernel, range, std::vector<Arg>(args.begin(), args.end()), options, cached,
                          std::make_shared<const std::vector<LaunchArg>>(launch_args)});
     std::lock_guard lock(mutex_);
-    last_launch_ = repeatable;
+    if (recent_launches_.size() == kRecentLaunches)
+      recent_launches_.erase(recent_launches_.begin());
+    recent_launches_.push_back(repeatable);
   }
   const LaunchPlan& plan = *cached.plan;
   report_fallback(plan, cached.analysis_note);
