@@ -146,6 +146,12 @@ class ProgramCore {
     LaunchOptions options;
     CachedPlan cached;
     std::shared_ptr<const std::vector<LaunchArg>> launch_args;
+    /// Placed whole on the device holding most of its buffers (RuntimeOptions::min_split_bytes,
+    /// describe_launch): a launch repeated from further back than the previous one (a cycle)
+    /// checks that device again unless RuntimeCore::directory_version() is still
+    /// placement_version (guarded by mutex_).
+    bool placed = false;
+    mutable std::uint64_t placement_version = ~std::uint64_t{0};
   };
   /// Also the repeat tokens of their runtime launches (RuntimeCore::launch_partitioned): each
   /// keeps its plan and arguments alive and unchanged. The last few, the most recent last, so

@@ -507,6 +507,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     ++repeat_epoch_;  // the state may have changed: earlier verifications no longer hold
   }
   context_.memory->settle();
+  if (!coherent || skip_directory) ++launches_leaving_directory_;
   if (repeat) {
     ++repeated_launches_;
     if (found + 1 != repeatable_.size()) ++cycle_repeats_;
@@ -1267,6 +1268,11 @@ std::uint64_t RuntimeCore::repeats_leaving_directory() const {
 std::uint64_t RuntimeCore::cycle_repeats() const {
   std::lock_guard lock(mutex_);
   return cycle_repeats_;
+}
+
+std::uint64_t RuntimeCore::directory_version() const {
+  std::lock_guard lock(mutex_);
+  return operations_ - launches_leaving_directory_;
 }
 
 std::size_t RuntimeCore::device_holding_most(std::span<const LaunchArg> args,

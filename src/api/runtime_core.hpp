@@ -236,6 +236,12 @@ class RuntimeCore {
   [[nodiscard]] std::uint64_t repeated_launches() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
   [[nodiscard]] std::uint64_t cycle_repeats() const;
+  /// Changes when an operation may have changed a directory: every operation but the launches
+  /// that ran without their directory steps (a repeat that skipped them, or any launch under
+  /// measurement gamma). What device_holding_most says is the same while it stays the same.
+  [[nodiscard]] std::uint64_t directory_version() const;
+  /// RuntimeOptions::repeat_fast_path (fixed at construction).
+  [[nodiscard]] bool repeat_fast_path() const { return repeat_fast_path_; }
   /// RuntimeOptions::min_split_bytes as resolved (option, environment or default).
   [[nodiscard]] std::uint64_t min_split_bytes() const { return min_split_bytes_; }
   /// Of devices, the one holding the most bytes of args' buffers current (the first on a tie):
@@ -350,6 +356,7 @@ class RuntimeCore {
   std::uint64_t repeated_launches_ = 0;
   std::uint64_t repeats_leaving_directory_ = 0;
   std::uint64_t cycle_repeats_ = 0;
+  std::uint64_t launches_leaving_directory_ = 0;  // directory_version() = operations_ - this
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size

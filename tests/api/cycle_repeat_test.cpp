@@ -23,6 +23,7 @@
 
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
+#include "api/program_core.hpp"
 #include "api/runtime_core.hpp"
 #include "device/host/host_kernel.hpp"
 #include "device/host/host_platform.hpp"
@@ -680,6 +681,73 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(std::get<1>(p.param)) + "devices_period" +
              std::to_string(std::get<2>(p.param));
     });
+
+// A small launch left to every device runs whole on the device holding most of its buffers
+// (RuntimeOptions::min_split_bytes). In the cycle below, A (x -> w, 64 items: placed) first runs on
+// device 0, where nothing is yet; then B, pinned to device 1, rewrites all of x there, so from the
+// second round on device 1 holds most of A's bytes and A belongs there. A repeated A must not keep
+// its first placement: with the fast path it goes where it goes without it.
+struct PlacementObserved {
+  std::vector<std::vector<std::uint32_t>> reads;
+  std::string stats;
+  std::vector<std::size_t> a_devices;  // where each A ran
+  std::uint64_t cycle_repeats = 0;
+};
+
+PlacementObserved run_placement(bool fast_path) {
+  RuntimeOptions options{UpdateStrategy::lazy};
+  options.repeat_fast_path = fast_path;
+  options.min_split_bytes = 4096;
+  Runtime rt(opencl::make_opencl_devices(""), options);
+  Program program(rt, kSource);
+  program.set_log([](const std::string&) {});
+  constexpr std::uint32_t kSmall = 64;
+  constexpr std::uint32_t kLarge = 512;
+  const BufferId x = rt.create_buffer(kLarge * sizeof(std::uint32_t), "x");
+  const BufferId w = rt.create_buffer(kSmall * sizeof(std::uint32_t), "w");
+  const BufferId z = rt.create_buffer(kLarge * sizeof(std::uint32_t), "z");
+  std::vector<std::uint32_t> init(kLarge);
+  for (std::uint32_t i = 0; i < kLarge; ++i) init[i] = 7 * i + 1;
+  rt.write_blocking(x, 0, std::as_bytes(std::span(init)));
+  rt.write_blocking(z, 0, std::as_bytes(std::span(init)));
+  NDRange small;
+  small.global[0] = kSmall;
+  NDRange large;
+  large.global[0] = kLarge;
+  LaunchOptions on_device_1;
+  on_device_1.device = 1;
+  PlacementObserved seen;
+  for (std::uint32_t round = 0; round < 12; ++round) {
+    std::shared_ptr<const LaunchPlan> plan;
+    program.core().launch("scale", small,
+                          std::vector<Arg>{Arg::buffer(x), Arg::buffer(w), Arg::scalar(1u)}, {},
+                          &plan);
+    seen.a_devices.push_back(plan->partitions.front().device);
+    program.launch("scale", large, {Arg::buffer(z), Arg::buffer(x), Arg::scalar(2u)}, on_device_1);
+  }
+  for (const BufferId b : {x, w, z}) {
+    std::vector<std::uint32_t> out(rt.buffer_size(b) / sizeof(std::uint32_t));
+    rt.read_blocking(b, 0, std::as_writable_bytes(std::span(out)));
+    seen.reads.push_back(out);
+  }
+  rt.finish();
+  seen.stats = rt.stats().to_json();
+  seen.cycle_repeats = rt.core().cycle_repeats();
+  return seen;
+}
+
+TEST(CycleRepeatPlacementTest, RepeatedSmallLaunchGoesWhereItsBuffersAreNowAsWithoutTheFastPath) {
+  if (opencl::make_opencl_devices("").size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  const PlacementObserved fast = run_placement(true);
+  const PlacementObserved slow = run_placement(false);
+  ASSERT_GE(slow.a_devices.size(), 2u);
+  EXPECT_EQ(slow.a_devices.front(), 0u) << "the first A runs where nothing is yet: device 0";
+  EXPECT_EQ(slow.a_devices.back(), 1u) << "then where B left x: device 1";
+  EXPECT_EQ(fast.a_devices, slow.a_devices);
+  EXPECT_EQ(fast.reads, slow.reads);
+  EXPECT_EQ(fast.stats, slow.stats);
+  EXPECT_GT(fast.cycle_repeats, 10u);
+}
 
 }  // namespace
 }  // namespace unimem
