@@ -131,6 +131,12 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
         if (!repeats(*recent_launches_[i], kernel, range, user_args, options)) continue;
         last = recent_launches_[i];
         recheck_placement = last->placed && i + 1 != recent_launches_.size();
+        if (!recheck_placement) {  // the most recently used last
+          std::rotate(recent_launches_.begin() + static_cast<std::ptrdiff_t>(i),
+                      recent_launches_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                      recent_launches_.end());
+          if (last_plan_ != last->cached.plan) last_plan_ = last->cached.plan;
+        }
         break;
       }
     }
@@ -157,7 +163,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
         }
       }
     }
-    if (last) {
+    if (last && recheck_placement) {
       std::lock_guard lock(mutex_);
       const auto it = std::find(recent_launches_.begin(), recent_launches_.end(), last);
       if (it != recent_launches_.end()) std::rotate(it, it + 1, recent_launches_.end());
