@@ -9,6 +9,8 @@
 //   submits its 1024 launches far ahead of the devices.
 //   fdtd2d (fdtd_ey then fdtd_hz): each half writes its rows of ey, then reads its rows of ey and
 //   the row below, every row without its last column (one interval per row), and writes hz.
+//   ping-pong: stencil2d's short launches on one device, two grids in turn, with and without the
+//   repeat path for cycles.
 #include <benchmark/benchmark.h>
 
 #include <condition_variable>
@@ -202,6 +204,53 @@ void BM_Fdtd2dLaunchPair(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 2);
 }
 BENCHMARK(BM_Fdtd2dLaunchPair)->ArgName("gamma")->Arg(0)->Arg(1);
+
+// stencil2d's 20,000 short launches (`unimem bench stencil2d --size 16`): on one device, two
+// 16 x 16 float grids in turn, each launch reading one grid and writing the other (every cell:
+// the borders are clamped), each behind its repeat token as Program passes them. cycle 1: the
+// repeat path for cycles (RuntimeOptions::repeat_fast_path); 0: without it, every launch checked
+// and published.
+void BM_PingPongLaunch(benchmark::State& state) {
+  constexpr std::uint64_t n = 16;
+  RuntimeOptions options{UpdateStrategy::adaptive};
+  options.measurement = mode_of(state);
+  options.repeat_fast_path = state.range(1) != 0;
+  Runtime rt(make_host_devices(1), options);
+  const BufferId grids[2] = {rt.create_buffer(n * n * 4, "a"), rt.create_buffer(n * n * 4, "b")};
+  const auto kernel = noop_kernel();
+  struct Step {
+    std::vector<LaunchArg> args;
+    std::vector<LaunchPartition> partitions;
+  };
+  std::shared_ptr<Step> steps[2];
+  for (std::size_t s = 0; s < 2; ++s) {
+    steps[s] = std::make_shared<Step>();
+    steps[s]->args = {LaunchArg::of_buffer(grids[s], {}, {}),
+                      LaunchArg::of_buffer(grids[1 - s], {}, {})};
+    LaunchPartition p;
+    p.device = 0;
+    p.kernel = kernel;
+    p.accesses[0] = {IntervalSet(Interval{0, n * n * 4}), {}, {}};
+    p.accesses[1] = {{}, IntervalSet(Interval{0, n * n * 4}), {}};
+    steps[s]->partitions = {p};
+  }
+  std::size_t i = 0;
+  for (auto _ : state) {
+    const std::shared_ptr<Step>& step = steps[i % 2];
+    benchmark::DoNotOptimize(
+        rt.core().launch_partitioned(step->args, step->partitions, nullptr, step));
+    if (++i % 256 == 0) {
+      state.PauseTiming();
+      rt.finish();
+      state.ResumeTiming();
+    }
+  }
+  rt.finish();
+  state.counters["cycle_repeats"] = static_cast<double>(rt.core().cycle_repeats());
+  state.counters["directory_skips"] = static_cast<double>(rt.core().repeats_leaving_directory());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_PingPongLaunch)->ArgNames({"gamma", "cycle"})->ArgsProduct({{0, 1}, {0, 1}});
 
 }  // namespace
 

@@ -50,12 +50,13 @@ struct RuntimeOptions {
   /// host access, per device queue and host lane. Empty: the environment variable UNIMEM_TRACE
   /// when set, else no tracing. Written when the runtime is destroyed (and by write_trace()).
   std::string trace = {};
-  /// A launch identical to the runtime's previous operation (the same Program launch again, with
-  /// nothing else in between) skips checks and bookkeeping whose outcome is already known and,
-  /// under the lazy strategy, the directory updates too (they would change nothing); under the
-  /// adaptive strategy as well, once the buffers' histories have seen the launch repeat with no
-  /// copies in between (then they would only count one more repeat). Results, copies, statistics
-  /// and the adaptive histories are the same either way; off is for comparing.
+  /// A launch identical to one of the runtime's last four launches (the same Program launch
+  /// again with nothing but launches in between: a loop, or a cycle such as ping-pong) skips
+  /// checks and bookkeeping whose outcome is already known and, under the lazy and adaptive
+  /// strategies, the directory updates too when the state shows they would change nothing (under
+  /// adaptive once the buffers' histories have seen the launch repeat with no copies in between:
+  /// then they only count one more repeat). Results, copies, statistics and the adaptive
+  /// histories are the same either way; off is for comparing.
   bool repeat_fast_path = true;
   /// A host read (read, read_blocking) copies the bytes whose home copy is stale - current only on
   /// devices, as a kernel left them - from a device straight into the caller's memory; the home

@@ -119,14 +119,55 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::shared_ptr<const LaunchPlan>* plan_out,
                           std::vector<Event>* partition_events) {
   {
-    // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch).
+    // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch),
+    // the previous launch's or, in a cycle of launches, an earlier one's.
     std::shared_ptr<const RepeatableLaunch> last;
-    {
+    bool recheck_placement = false;
+    // Off (RuntimeOptions::repeat_fast_path), every launch is described and planned, for
+    // comparing.
+    if (runtime_.core().repeat_fast_path()) {
       std::lock_guard lock(mutex_);
-      if (last_launch_ && repeats(*last_launch_, kernel, range, user_args, options)) {
-        last = last_launch_;
-        if (last_plan_ != last->cached.plan) last_plan_ = last->cached.plan;
+      for (std::size_t i = recent_launches_.size(); i-- > 0;) {
+        if (!repeats(*recent_launches_[i], kernel, range, user_args, options)) continue;
+        last = recent_launches_[i];
+        recheck_placement = last->placed && i + 1 != recent_launches_.size();
+        if (!recheck_placement) {  // the most recently used last
+          std::rotate(recent_launches_.begin() + static_cast<std::ptrdiff_t>(i),
+                      recent_launches_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                      recent_launches_.end());
+          if (last_plan_ != last->cached.plan) last_plan_ = last->cached.plan;
+        }
+        break;
       }
+    }
+    // A placed launch right after its own previous run would be placed there again (that run
+    // only added to what its device holds and took from the others); after other launches the
+    // device holding most may have changed, as describe_launch would see: then it is planned
+    // anew. Only a directory change can change the answer (RuntimeCore::directory_version).
+    if (last && recheck_placement) {
+      const std::uint64_t version = runtime_.core().directory_version();
+      std::uint64_t seen = 0;
+      {
+        std::lock_guard lock(mutex_);
+        seen = last->placement_version;
+      }
+      if (seen != version) {
+        std::vector<std::size_t> devices(runtime_.device_count());
+        for (std::size_t d = 0; d < devices.size(); ++d) devices[d] = d;
+        if (runtime_.core().device_holding_most(*last->launch_args, devices) ==
+            last->cached.plan->partitions.front().device) {
+          std::lock_guard lock(mutex_);
+          last->placement_version = version;
+        } else {
+          last = nullptr;
+        }
+      }
+    }
+    if (last && recheck_placement) {
+      std::lock_guard lock(mutex_);
+      const auto it = std::find(recent_launches_.begin(), recent_launches_.end(), last);
+      if (it != recent_launches_.end()) std::rotate(it, it + 1, recent_launches_.end());
+      if (last_plan_ != last->cached.plan) last_plan_ = last->cached.plan;
     }
     if (last) {
       const LaunchPlan& plan = *last->cached.plan;
@@ -233,11 +274,15 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   }
   std::shared_ptr<const RepeatableLaunch> repeatable;
   if (!key.empty()) {
+    const bool placed = !options.device && options.devices.empty() && runtime_.device_count() > 1 &&
+                        request.devices.size() == 1;
     repeatable = std::make_shared<const RepeatableLaunch>(
         RepeatableLaunch{kernel, range, std::vector<Arg>(args.begin(), args.end()), options, cached,
-                         std::make_shared<const std::vector<LaunchArg>>(launch_args)});
+                         std::make_shared<const std::vector<LaunchArg>>(launch_args), placed});
     std::lock_guard lock(mutex_);
-    last_launch_ = repeatable;
+    if (recent_launches_.size() == kRecentLaunches)
+      recent_launches_.erase(recent_launches_.begin());
+    recent_launches_.push_back(repeatable);
   }
   const LaunchPlan& plan = *cached.plan;
   report_fallback(plan, cached.analysis_note);

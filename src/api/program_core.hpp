@@ -135,7 +135,7 @@ class ProgramCore {
     std::string analysis_note;
   };
   std::map<std::string, CachedPlan> plan_cache_;
-  /// The last launch that went through the plan cache. A launch with the same kernel, range,
+  /// A recent launch that went through the plan cache. A launch with the same kernel, range,
   /// options and arguments (buffers by id: ids are never reused and a buffer's size never
   /// changes, so its plan key would be the same) reuses its plan and runtime arguments without
   /// describing itself or building its key. Guarded by mutex_.
@@ -146,10 +146,19 @@ class ProgramCore {
     LaunchOptions options;
     CachedPlan cached;
     std::shared_ptr<const std::vector<LaunchArg>> launch_args;
+    /// Placed whole on the device holding most of its buffers (RuntimeOptions::min_split_bytes,
+    /// describe_launch): a launch repeated from further back than the previous one (a cycle)
+    /// checks that device again unless RuntimeCore::directory_version() is still
+    /// placement_version (guarded by mutex_).
+    bool placed = false;
+    mutable std::uint64_t placement_version = ~std::uint64_t{0};
   };
-  /// Also the repeat token of its runtime launches (RuntimeCore::launch_partitioned): it keeps
-  /// the plan and the arguments alive and unchanged.
-  std::shared_ptr<const RepeatableLaunch> last_launch_;
+  /// Also the repeat tokens of their runtime launches (RuntimeCore::launch_partitioned): each
+  /// keeps its plan and arguments alive and unchanged. The last few, the most recent last, so
+  /// that the launches of a cycle (ping-pong: A, B, A, B) find theirs and pass the same token
+  /// again; as many as the runtime keeps (RuntimeCore's kRepeatCycle).
+  static constexpr std::size_t kRecentLaunches = 4;
+  std::vector<std::shared_ptr<const RepeatableLaunch>> recent_launches_;
   [[nodiscard]] static bool repeats(const RepeatableLaunch& last, const std::string& kernel,
                                     const NDRange& range, std::span<const Arg> args,
                                     const LaunchOptions& options);

@@ -411,35 +411,65 @@ class RuntimeCore::HeldBuffers {
   std::vector<Held> more_;
 };
 
-// A launch passing the repeat token of the runtime's previous operation (RepeatableLaunch) is
-// the same launch again, over buffers nothing has touched since. It skips:
+// The repeat path. A launch passing the token of one of the last few launches with a token
+// (repeatable_, at most kRepeatCycle of them), when nothing but those launches ran since (no host
+// access, copy, launch without a token, buffer created or released, strategy or measurement
+// change: each counts in operations_) and no eviction happened since (DeviceMemory::
+// eviction_count), is the same launch again: the previous operation repeated (A, A, ...) or a
+// cycle (ping-pong: A, B, A, B, ...; any order of up to kRepeatCycle launches). It skips:
 // - the checks and the accounting of steps 1, 2 and 3b: the same arguments and partitions passed
-//   them last time, and their outcome depends on nothing else (buffer sizes and device
-//   alignments never change; released buffers would have counted as operations);
-// - under the lazy strategy, when no partition reads bytes another partition writes
-//   (repeat_leaves_directory), the directory steps 3 and 5 as well. Proof that they change
-//   nothing: after the previous run, partition p's device d held every byte of its read set R_p
-//   (its acquire made them current) and of its write set W_p (publish made them {d}); no other
-//   partition's write touched R_p, and no operation ran since. So acquiring R_p again finds
-//   nothing missing (no copy, no directory change; lazy keeps no history or prefetches), and
-//   publishing W_p as {d} again finds it {d} (lazy issues no eager copy).
-// - under the adaptive strategy, the same, when also each buffer's history and prefetch ledger
-//   say the repeat changes nothing (repeat_changes_nothing): the written buffers' open
-//   recordings are this kernel's, empty, with an empty stored sequence (so the previous
-//   publish replayed nothing: the proof above holds, and publishing again only counts a repeat,
-//   which the history is told), and no replayed bytes of R_p or W_p are unread.
-// What it still does: holding the buffers (the boxes the first run chose: choose_boxes depends
-// only on the plan, and nothing since can have evicted or moved them), the kernels after the
-// hazards of their bytes (the previous run's kernels), recorded as the new last accesses, and
-// settling device memory, like any launch.
+//   them last time, and their outcome depends on nothing else: buffer sizes and device
+//   alignments never change, a released buffer would have counted as an operation, and
+//   note_touched is idempotent for a plan it has seen. The boxes (choose_boxes) are the ones it
+//   chose last time; a box chosen afresh could only be narrower (widen_first_boxes widens only a
+//   buffer's first box on a device), and the allocation that took the old box still holds it:
+//   allocations on a device only grow by merging until they are evicted or their buffer is
+//   released, and neither happened. So hold_buffers finds the same allocation either way.
+// - the directory steps 3 and 5 (acquire_inputs, publish_writes), when they would change
+//   nothing. Statically (repeat_leaves_directory, once per entry): every buffer lazy or adaptive
+//   (batch and balance copy after every write) and no partition reads bytes another partition of
+//   the launch writes. On the state (repeat_changes_nothing, checked on the state right before
+//   the repeat): for each partition on agent d, each buffer's read set R is current on d with no
+//   replayed bytes of it unread (the acquire issues no copy, changes no mask, records nothing in
+//   the adaptive recording and nothing in the ledger), each write set W is held by d alone
+//   (apply_device_write changes no mask) with no replayed bytes of it unread on any agent (the
+//   ledger stays), and under lazy no recording is open (begin_write closes nothing) while under
+//   adaptive the open recording is this kernel's on these writers, empty, with an empty stored
+//   sequence (close() then only counts one more run and open() replays nothing: the history is
+//   told with count_unchanged_rewrite, so its counts stay what the full steps give). These are
+//   exactly what the skipped calls read, so skipping them leaves the state as running them.
+//   A verification stays valid while no launch runs its directory steps (repeat_epoch_): the
+//   skipped ones change nothing the check reads (count_unchanged_rewrite adds to a pending count
+//   the check does not look at), and anything else empties repeatable_. In a steady cycle each
+//   launch is verified once, then every round skips. A cycle that copies every round (halo
+//   exchange between devices) fails the check; after kMaxFailedVerifications failures in a row
+//   an entry stops checking (cost only: it then runs its directory steps every time).
+// What it still does: holding the buffers, the kernels after the hazards of their bytes (each
+// buffer's trackers give the previous runs' kernels and copies, so ping-pong's B waits for A's
+// write of the grid it reads, and A for B's read of the grid it overwrites), recorded as the new
+// last accesses, and settling device memory, like any launch.
 Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
                                       std::span<const LaunchPartition> partitions,
                                       std::vector<Event>* partition_events,
                                       std::shared_ptr<const void> repeat_token) {
   std::lock_guard lock(mutex_);
-  const bool repeat = repeat_fast_path_ && repeat_token && repeatable_ &&
-                      repeatable_->token == repeat_token &&
-                      repeatable_->after_operation == operations_;
+  const bool repeatable = repeat_fast_path_ && repeat_token != nullptr;
+  std::size_t found = repeatable_.size();
+  if (repeatable && !repeatable_.empty()) {
+    if (repeat_after_operation_ != operations_ ||
+        repeat_evictions_ != context_.memory->eviction_count()) {
+      repeatable_.clear();  // something else happened since
+      found = 0;
+    }
+    for (std::size_t i = repeatable_.size(); i-- > 0;) {
+      if (repeatable_[i]->token == repeat_token) {
+        found = i;
+        break;
+      }
+    }
+  }
+  RepeatableLaunch* const entry = found < repeatable_.size() ? repeatable_[found].get() : nullptr;
+  const bool repeat = entry != nullptr;
   ++operations_;
   std::vector<PartitionUses> checked;
   if (!repeat) {
@@ -449,48 +479,64 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     for (PartitionUses& pu : checked) choose_boxes(args, pu);
     note_touched(checked);
   }
-  std::vector<PartitionUses>& plan = repeat ? repeatable_->plan : checked;
-  bool skip_directory = repeat && repeatable_->leaves_directory;
-  if (skip_directory && repeatable_->adaptive) {
-    if (!repeatable_->verified) {
-      repeatable_->verified = repeat_changes_nothing(*repeatable_, partitions[0].kernel->name());
+  std::vector<PartitionUses>& plan = repeat ? entry->plan : checked;
+  const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
+  bool skip_directory = false;
+  if (repeat && coherent && entry->leaves_directory) {
+    if (entry->verified_epoch != repeat_epoch_ &&
+        entry->failed_verifications < kMaxFailedVerifications) {
+      if (repeat_changes_nothing(*entry, partitions[0].kernel->name())) {
+        entry->verified_epoch = repeat_epoch_;
+        entry->failed_verifications = 0;
+      } else {
+        ++entry->failed_verifications;
+      }
     }
-    skip_directory = repeatable_->verified;
+    skip_directory = entry->verified_epoch == repeat_epoch_;
     if (skip_directory) {
-      for (SharedBuffer* b : repeatable_->adaptive_written) b->count_unchanged_rewrite();
+      for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
     }
   }
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
-  const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
   if (coherent && !skip_directory) acquire_inputs(plan);
   const Event kernels = submit_kernels(args, plan, partition_events);
   if (coherent && !skip_directory) {
     publish_writes(plan, partitions[0].kernel->name());
     write_back_chunks(plan);
+    ++repeat_epoch_;  // the state may have changed: earlier verifications no longer hold
   }
   context_.memory->settle();
+  if (!coherent || skip_directory) ++launches_leaving_directory_;
   if (repeat) {
-    repeatable_->after_operation = operations_;
     ++repeated_launches_;
+    if (found + 1 != repeatable_.size()) ++cycle_repeats_;
     if (skip_directory) ++repeats_leaving_directory_;
-  } else if (repeat_token && repeat_fast_path_) {
+    // The most recently run goes last (the oldest is dropped first).
+    std::rotate(repeatable_.begin() + static_cast<std::ptrdiff_t>(found),
+                repeatable_.begin() + static_cast<std::ptrdiff_t>(found) + 1, repeatable_.end());
+  } else if (repeatable) {
+    if (repeatable_.size() == kRepeatCycle) repeatable_.erase(repeatable_.begin());
     const bool leaves = repeat_leaves_directory(checked);
-    bool adaptive = false;
-    for (const PartitionUses& pu : checked) {
-      for (const BufferUse& u : pu.uses) {
-        adaptive = adaptive || strategy_for(*u.buffer) == UpdateStrategy::adaptive;
-      }
+    repeatable_.push_back(std::make_unique<RepeatableLaunch>(RepeatableLaunch{
+        std::move(repeat_token), std::move(checked), leaves, kNeverVerified, 0, {}}));
+  }
+  if (repeatable) {
+    repeat_after_operation_ = operations_;
+    const std::uint64_t evictions = context_.memory->eviction_count();
+    if (evictions != repeat_evictions_) {
+      // This launch evicted allocations (of its own buffers elsewhere, or of other launches'):
+      // only its own entry still describes what it holds.
+      repeatable_.erase(repeatable_.begin(), repeatable_.end() - 1);
+      repeat_evictions_ = evictions;
     }
-    repeatable_ = std::make_unique<RepeatableLaunch>(RepeatableLaunch{
-        std::move(repeat_token), operations_, std::move(checked), leaves, adaptive, false, {}});
   }
   return kernels;
 }
 
-// Whether repeating a launch leaves the directory as it is (see launch_partitioned): every buffer
-// under the lazy or adaptive strategy (adaptive: if repeat_changes_nothing says so too), and no
-// partition reading bytes another partition writes.
+// Whether repeating a launch may leave the directory as it is (see launch_partitioned): every
+// buffer under the lazy or adaptive strategy, and no partition reading bytes another partition
+// writes (that partition's device holds them alone after the launch).
 bool RuntimeCore::repeat_leaves_directory(std::span<const PartitionUses> plan) const {
   for (std::size_t i = 0; i < plan.size(); ++i) {
     for (const BufferUse& u : plan[i].uses) {
@@ -507,13 +553,14 @@ bool RuntimeCore::repeat_leaves_directory(std::span<const PartitionUses> plan) c
   return true;
 }
 
-// The adaptive buffers' part of the repeat proof (see launch_partitioned), checked on the state
-// right after the previous run; fills launch.adaptive_written when it holds.
+// The state half of the directory skip (see launch_partitioned), checked on the state right
+// before the repeat: acquiring every partition's reads and publishing its writes again would
+// change nothing but the adaptive histories' repeat counts. Fills launch.adaptive_written when
+// it holds.
 bool RuntimeCore::repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel) {
   std::vector<SharedBuffer*> written;
   for (const PartitionUses& pu : launch.plan) {
     for (const BufferUse& u : pu.uses) {
-      if (strategy_for(*u.buffer) != UpdateStrategy::adaptive) continue;
       if (!u.buffer->reread_changes_nothing(pu.agent, u.needed)) return false;
       if (!u.written.empty() &&
           std::find(written.begin(), written.end(), u.buffer) == written.end()) {
@@ -521,6 +568,7 @@ bool RuntimeCore::repeat_changes_nothing(RepeatableLaunch& launch, const std::st
       }
     }
   }
+  std::vector<SharedBuffer*> adaptive;
   for (SharedBuffer* b : written) {
     std::vector<std::pair<Agent, IntervalSet>> writes;  // as publish_writes gathers them
     for (const PartitionUses& pu : launch.plan) {
@@ -528,9 +576,11 @@ bool RuntimeCore::repeat_changes_nothing(RepeatableLaunch& launch, const std::st
         if (u.buffer == b && !u.written.empty()) writes.emplace_back(pu.agent, u.written);
       }
     }
-    if (!b->rewrite_changes_nothing(writes, kernel)) return false;
+    const UpdateStrategy strategy = strategy_for(*b);
+    if (!b->rewrite_changes_nothing(writes, kernel, strategy)) return false;
+    if (strategy == UpdateStrategy::adaptive) adaptive.push_back(b);
   }
-  launch.adaptive_written = std::move(written);
+  launch.adaptive_written = std::move(adaptive);
   return true;
 }
 
@@ -1213,6 +1263,16 @@ std::uint64_t RuntimeCore::repeated_launches() const {
 std::uint64_t RuntimeCore::repeats_leaving_directory() const {
   std::lock_guard lock(mutex_);
   return repeats_leaving_directory_;
+}
+
+std::uint64_t RuntimeCore::cycle_repeats() const {
+  std::lock_guard lock(mutex_);
+  return cycle_repeats_;
+}
+
+std::uint64_t RuntimeCore::directory_version() const {
+  std::lock_guard lock(mutex_);
+  return operations_ - launches_leaving_directory_;
 }
 
 std::size_t RuntimeCore::device_holding_most(std::span<const LaunchArg> args,

@@ -195,8 +195,10 @@ class RuntimeCore {
   ///
   /// repeat_token: the caller's promise that whenever it passes the same token, args and
   /// partitions are the same, unchanged, and kept alive by the token. A launch with the token of
-  /// the runtime's previous operation repeats that launch, and skips what it already knows
-  /// (launch_partitioned in runtime_core.cpp says what and why); null: no such promise.
+  /// one of the runtime's last few launches, with nothing but launches since (the same launch
+  /// again, or a cycle of launches such as ping-pong), repeats that launch, and skips what it
+  /// already knows (launch_partitioned in runtime_core.cpp says what and why); null: no such
+  /// promise.
   Event launch_partitioned(std::span<const LaunchArg> args,
                            std::span<const LaunchPartition> partitions,
                            std::vector<Event>* partition_events = nullptr,
@@ -228,10 +230,18 @@ class RuntimeCore {
   /// Starts the peaks of device_memory() over at the current values (to measure one run).
   void reset_device_memory_peaks();
 
-  /// Launches that took the repeat path of launch_partitioned, and those of them that also
-  /// skipped the directory steps (for tests and tools).
+  /// Launches that took the repeat path of launch_partitioned, those of them that also skipped
+  /// the directory steps, and those that repeated a launch other than the previous operation (a
+  /// cycle: ping-pong's A, B, A, B, ...) (for tests and tools).
   [[nodiscard]] std::uint64_t repeated_launches() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
+  [[nodiscard]] std::uint64_t cycle_repeats() const;
+  /// Changes when an operation may have changed a directory: every operation but the launches
+  /// that ran without their directory steps (a repeat that skipped them, or any launch under
+  /// measurement gamma). What device_holding_most says is the same while it stays the same.
+  [[nodiscard]] std::uint64_t directory_version() const;
+  /// RuntimeOptions::repeat_fast_path (fixed at construction).
+  [[nodiscard]] bool repeat_fast_path() const { return repeat_fast_path_; }
   /// RuntimeOptions::min_split_bytes as resolved (option, environment or default).
   [[nodiscard]] std::uint64_t min_split_bytes() const { return min_split_bytes_; }
   /// Of devices, the one holding the most bytes of args' buffers current (the first on a tie):
@@ -317,23 +327,36 @@ class RuntimeCore {
   bool repeat_fast_path_ = true;       // RuntimeOptions::repeat_fast_path
   bool direct_host_reads_ = true;      // RuntimeOptions::direct_host_reads
   std::uint64_t min_split_bytes_ = 0;  // RuntimeOptions::min_split_bytes, resolved
-  // The previous launch_partitioned with a repeat token, as launch_partitioned needs it again.
+  // The recent launch_partitioned calls with a repeat token, as launch_partitioned needs them
+  // again (runtime_core.cpp, before launch_partitioned, says when and why they may repeat).
   struct RepeatableLaunch {
     std::shared_ptr<const void> token;
-    std::uint64_t after_operation = 0;  // operations_ right after it
-    std::vector<PartitionUses> plan;    // its checked uses (partitions live with the token)
-    bool leaves_directory = false;      // its acquire and publish change nothing when repeated
-    // Under adaptive, leaves_directory holds only while the buffers' histories and prefetch
-    // ledgers say so (repeat_changes_nothing); once they did, they keep saying so along an
-    // unbroken chain of repeats (a skipped repeat changes nothing they look at). The written
-    // adaptive buffers then count each skipped repeat in their histories.
-    bool adaptive = false;
-    bool verified = false;
+    std::vector<PartitionUses> plan;  // its checked uses (partitions live with the token)
+    // The static half of the directory skip (repeat_leaves_directory): every buffer lazy or
+    // adaptive, no partition reading bytes another one writes.
+    bool leaves_directory = false;
+    // The state half (repeat_changes_nothing) held when repeat_epoch_ was this value: the
+    // directory, ledgers and histories have not changed since, so it still holds.
+    std::uint64_t verified_epoch = kNeverVerified;
+    int failed_verifications = 0;  // in a row; at kMaxFailedVerifications the check stops
+    // Its adaptive written buffers (each skipped repeat is counted in their histories).
     std::vector<SharedBuffer*> adaptive_written;
   };
-  std::unique_ptr<RepeatableLaunch> repeatable_;
+  static constexpr std::uint64_t kNeverVerified = ~std::uint64_t{0};
+  static constexpr int kMaxFailedVerifications = 3;
+  // At most this many, the most recently run last: a cycle of up to kRepeatCycle launches
+  // (ping-pong: 2) repeats. Valid only while repeat_after_operation_ == operations_ (nothing but
+  // their launches since) and no eviction happened since (repeat_evictions_).
+  static constexpr std::size_t kRepeatCycle = 4;
+  std::vector<std::unique_ptr<RepeatableLaunch>> repeatable_;
+  std::uint64_t repeat_after_operation_ = 0;  // operations_ right after the last of them
+  std::uint64_t repeat_evictions_ = 0;        // DeviceMemory::eviction_count() then
+  // Bumped by every launch that runs its directory steps: a verification is valid in its epoch.
+  std::uint64_t repeat_epoch_ = 0;
   std::uint64_t repeated_launches_ = 0;
   std::uint64_t repeats_leaving_directory_ = 0;
+  std::uint64_t cycle_repeats_ = 0;
+  std::uint64_t launches_leaving_directory_ = 0;  // directory_version() = operations_ - this
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size

@@ -58,6 +58,11 @@ IntervalSet Directory::missing_on(Agent agent, const IntervalSet& ranges) const 
   return map_.select(ranges, [agent](AgentMask mask) { return !mask.contains(agent); });
 }
 
+bool Directory::held_only_by(Agent agent, const IntervalSet& ranges) const {
+  const AgentMask only = AgentMask::of(agent);
+  return map_.select(ranges, [only](AgentMask mask) { return mask != only; }).empty();
+}
+
 // The request actions run over the whole set at once (IntervalMap's IntervalSet forms): a segment
 // that already holds what the action makes of it - a read hit, say - is passed over whatever the
 // number of the set's intervals inside it, so a strided access (one interval per row) costs in

@@ -52,6 +52,9 @@ class Directory {
   }
   /// The bytes of ranges whose copy on agent is not current.
   [[nodiscard]] IntervalSet missing_on(Agent agent, const IntervalSet& ranges) const;
+  /// Whether agent alone holds every byte of ranges (what apply_device_write(agent, ranges)
+  /// leaves): writing them there again would change nothing.
+  [[nodiscard]] bool held_only_by(Agent agent, const IntervalSet& ranges) const;
 
   /// Table 1 "device read": every byte of ranges not valid on device agent d is fetched - from
   /// the host if it is current there (Shared), else by a peer copy from a device holder when

@@ -478,17 +478,23 @@ void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy str
 }
 
 bool SharedBuffer::reread_changes_nothing(Agent agent, const IntervalSet& bytes) const {
-  return !history_.read_would_record(agent, bytes) && !prefetch_.unread_on(agent).intersects(bytes);
+  return !history_.read_would_record(agent, bytes) &&
+         !prefetch_.unread_on(agent).intersects(bytes) &&
+         directory_.missing_on(agent, bytes).empty();
 }
 
-bool SharedBuffer::rewrite_changes_nothing(DeviceWrites writes, const std::string& kernel) const {
+bool SharedBuffer::rewrite_changes_nothing(DeviceWrites writes, const std::string& kernel,
+                                           UpdateStrategy strategy) const {
+  if (strategy != UpdateStrategy::lazy && strategy != UpdateStrategy::adaptive) return false;
   AgentMask writers;
   for (const auto& [agent, bytes] : writes) {
     writers = writers.with(agent);
     for (std::size_t a = 0; a < context_.agent_count(); ++a) {
       if (prefetch_.unread_on(static_cast<Agent>(a)).intersects(bytes)) return false;
     }
+    if (!directory_.held_only_by(agent, bytes)) return false;
   }
+  if (strategy == UpdateStrategy::lazy) return !history_.recording();
   return history_.repeat_changes_only_count(kernel, writers);
 }
 

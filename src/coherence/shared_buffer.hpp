@@ -179,15 +179,22 @@ class SharedBuffer final : public EvictionClient {
   /// post-write copies (batch pushes them out).
   void after_host_write(const IntervalSet& bytes, UpdateStrategy strategy);
 
-  /// The repeat of a launch under the adaptive strategy (RuntimeCore::launch_partitioned): the
-  /// same kernel again, right after its previous run, its reads current where it reads them and
-  /// its writes held by their writers. Whether a demand acquire of `bytes` on agent would change
-  /// nothing (no replayed bytes among them wait for their first read).
+  /// The repeat of a launch (RuntimeCore::launch_partitioned): the same kernel again, with
+  /// nothing but launches since its previous run. Whether a demand acquire of `bytes` on agent
+  /// would change nothing: every byte current there (no copy, no directory change), no replayed
+  /// bytes among them waiting for their first read (the ledger and the adaptive recording would
+  /// not change).
   [[nodiscard]] bool reread_changes_nothing(Agent agent, const IntervalSet& bytes) const;
-  /// Whether writing `writes` again with kernel would change nothing but the history's repeat
-  /// count (AdaptiveHistory::repeat_changes_only_count; no replayed bytes among them unread).
-  [[nodiscard]] bool rewrite_changes_nothing(DeviceWrites writes, const std::string& kernel) const;
-  /// Such a rewrite happened without begin_write and after_device_writes: counted in the history.
+  /// Whether begin_write and after_device_writes(writes, kernel, strategy) would change nothing
+  /// but, under adaptive, the history's repeat count: each agent alone holds its bytes already
+  /// (the directory stays), no replayed bytes among them are unread (the ledger stays), and
+  /// under lazy no recording is open (close() does nothing), under adaptive the open recording
+  /// would only count one more run (AdaptiveHistory::repeat_changes_only_count: open() replays
+  /// nothing). False for batch and balance, whose post-write copies always act.
+  [[nodiscard]] bool rewrite_changes_nothing(DeviceWrites writes, const std::string& kernel,
+                                             UpdateStrategy strategy) const;
+  /// Such a rewrite happened under adaptive without begin_write and after_device_writes: counted
+  /// in the history.
   void count_unchanged_rewrite();
 
   /// EvictionClient (called by DeviceMemory, under its lock): whether operations on the copy of

@@ -130,6 +130,7 @@ void DeviceMemory::evict_locked(std::size_t device, EntryId id) {
   pd.stats.held_bytes -= doomed.size;
   pd.stats.evicted_bytes += doomed.size;
   ++pd.stats.evictions;
+  evictions_.fetch_add(1, std::memory_order_relaxed);
   try {
     // To the cache, counted against the limit until trimmed: an out-of-core launch's next chunk
     // asks for a box of the same size, and gets this one without a driver allocation.

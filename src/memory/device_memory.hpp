@@ -27,6 +27,7 @@
 // Thread-safe (one mutex; eviction calls back into the victim's owner under it, so an owner's
 // box-out must not call back into this object).
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <list>
@@ -115,6 +116,12 @@ class DeviceMemory {
   [[nodiscard]] std::uint32_t uses(std::size_t device, EntryId id) const;
 
   [[nodiscard]] DeviceMemoryStats stats(std::size_t device) const;
+  /// Evictions on every device so far, without taking the lock: a launch that repeats an earlier
+  /// one (RuntimeCore::launch_partitioned) compares it with the count after that one, since an
+  /// eviction changes both the directory and the boxes the earlier launch found.
+  [[nodiscard]] std::uint64_t eviction_count() const {
+    return evictions_.load(std::memory_order_relaxed);
+  }
   /// Starts the peaks over at the bytes held now (to measure one run of a program).
   void reset_peaks();
   /// A launch has finished making and merging its allocations: the bytes held now count towards
@@ -169,6 +176,7 @@ class DeviceMemory {
   mutable std::mutex mutex_;
   std::vector<PerDevice> per_device_;
   EntryId next_id_ = 1;
+  std::atomic<std::uint64_t> evictions_{0};  // eviction_count()
 };
 
 }  // namespace unimem

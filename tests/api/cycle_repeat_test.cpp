@@ -1,0 +1,753 @@
+// Cycles of launches on the repeat path (RuntimeOptions::repeat_fast_path, RuntimeCore::
+// launch_partitioned): launch N equal to launch N-p (ping-pong: p = 2) skips the checks and, when
+// the state says they would change nothing, the directory steps. Every scenario runs twice, with
+// the fast path on and off, and must give the same bytes (every host read and the final
+// contents), the same transfers, the same directories and the same adaptive history counts, and
+// equal a flat-memory oracle. Host devices through RuntimeCore (tokens held by the test) and
+// POCL devices through Program (whose recent launches pass the tokens), on 1 and 2 devices,
+// under every strategy, with host reads and writes, unrelated launches, released buffers and
+// evictions in between; and a randomized mix (seed printed, UNIMEM_TEST_SEED reproduces it).
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <unimem/program.hpp>
+#include <unimem/runtime.hpp>
+#include "api/program_core.hpp"
+#include "api/runtime_core.hpp"
+#include "device/host/host_kernel.hpp"
+#include "device/host/host_platform.hpp"
+#include "device/opencl/opencl_context.hpp"
+
+namespace unimem {
+namespace {
+
+constexpr std::uint64_t kGrid = 512;  // bytes per grid (host-device tests)
+
+// ---------------------------------------------------------------------------------------------
+// Host devices: launches built here, each behind a token (RuntimeCore::launch_partitioned).
+
+enum class KernelKind : std::uint8_t {
+  scale,   // out[i] = 3 in[i] + c: reads exactly the bytes it writes, at the same offsets
+  smooth,  // out[i] = in[i-1] + 2 in[i] + in[i+1] + c (edges clamped): reads a halo
+  bump,    // a[i] += c in place
+};
+
+// One launch: the kernel over the whole grid, split evenly over `devices` partitions.
+struct LaunchSpec {
+  KernelKind kind = KernelKind::scale;
+  std::size_t in = 0;   // buffer slots (bump: only `in`)
+  std::size_t out = 0;  // ignored by bump
+  int c = 0;
+  bool operator==(const LaunchSpec&) const = default;
+};
+
+std::uint8_t smooth_at(const std::uint8_t* in, std::uint64_t i, std::uint64_t n, int c) {
+  const int l = in[i > 0 ? i - 1 : i];
+  const int r = in[i + 1 < n ? i + 1 : i];
+  return static_cast<std::uint8_t>((l + 2 * in[i] + r + c) & 0xFF);
+}
+
+std::shared_ptr<HostKernel> host_kernel(KernelKind kind) {
+  switch (kind) {
+    case KernelKind::scale:
+      return std::make_shared<HostKernel>("scale", [](const HostKernelContext& ctx) {
+        const auto* in = ctx.buffer<std::uint8_t>(0);
+        auto* out = ctx.buffer<std::uint8_t>(1);
+        const int c = ctx.scalar<int>(2);
+        const std::uint64_t first = ctx.range().offset[0];
+        for (std::uint64_t i = first; i < first + ctx.range().global[0]; ++i) {
+          out[i] = static_cast<std::uint8_t>((3 * in[i] + c) & 0xFF);
+        }
+      });
+    case KernelKind::smooth:
+      return std::make_shared<HostKernel>("smooth", [](const HostKernelContext& ctx) {
+        const auto* in = ctx.buffer<std::uint8_t>(0);
+        auto* out = ctx.buffer<std::uint8_t>(1);
+        const int c = ctx.scalar<int>(2);
+        const std::uint64_t first = ctx.range().offset[0];
+        for (std::uint64_t i = first; i < first + ctx.range().global[0]; ++i) {
+          out[i] = smooth_at(in, i, kGrid, c);
+        }
+      });
+    case KernelKind::bump:
+      return std::make_shared<HostKernel>("bump", [](const HostKernelContext& ctx) {
+        auto* a = ctx.buffer<std::uint8_t>(0);
+        const int c = ctx.scalar<int>(1);
+        const std::uint64_t first = ctx.range().offset[0];
+        for (std::uint64_t i = first; i < first + ctx.range().global[0]; ++i) {
+          a[i] = static_cast<std::uint8_t>((a[i] + c) & 0xFF);
+        }
+      });
+  }
+  return nullptr;
+}
+
+// What a token keeps alive: the arguments and partitions of one launch.
+struct BuiltLaunch {
+  std::vector<LaunchArg> args;
+  std::vector<LaunchPartition> partitions;
+};
+
+std::shared_ptr<const BuiltLaunch> build(const LaunchSpec& s, const std::vector<BufferId>& slots,
+                                         std::size_t devices) {
+  auto built = std::make_shared<BuiltLaunch>();
+  const auto kernel = host_kernel(s.kind);
+  if (s.kind == KernelKind::bump) {
+    built->args = {LaunchArg::of_buffer(slots[s.in], {}, {}), LaunchArg::of_scalar(s.c)};
+  } else {
+    built->args = {LaunchArg::of_buffer(slots[s.in], {}, {}),
+                   LaunchArg::of_buffer(slots[s.out], {}, {}), LaunchArg::of_scalar(s.c)};
+  }
+  for (std::size_t d = 0; d < devices; ++d) {
+    const std::uint64_t first = kGrid * d / devices;
+    const std::uint64_t last = kGrid * (d + 1) / devices;
+    LaunchPartition p;
+    p.device = d;
+    p.kernel = kernel;
+    p.range.dims = 1;
+    p.range.offset[0] = first;
+    p.range.global[0] = last - first;
+    const IntervalSet own{{first, last}};
+    if (s.kind == KernelKind::bump) {
+      p.accesses[0] = AccessBytes{own, own, {}};
+    } else {
+      const IntervalSet read =
+          s.kind == KernelKind::smooth
+              ? IntervalSet{{first > 0 ? first - 1 : 0, std::min(kGrid, last + 1)}}
+              : own;
+      p.accesses[0] = AccessBytes{read, {}, {}};
+      p.accesses[1] = AccessBytes{{}, own, {}};
+    }
+    built->partitions.push_back(std::move(p));
+  }
+  return built;
+}
+
+void apply(const LaunchSpec& s, std::vector<std::vector<std::uint8_t>>& flat) {
+  if (s.kind == KernelKind::bump) {
+    for (std::uint8_t& v : flat[s.in]) v = static_cast<std::uint8_t>((v + s.c) & 0xFF);
+    return;
+  }
+  const std::vector<std::uint8_t> in = flat[s.in];
+  std::vector<std::uint8_t>& out = flat[s.out];
+  for (std::uint64_t i = 0; i < kGrid; ++i) {
+    out[i] = s.kind == KernelKind::smooth ? smooth_at(in.data(), i, kGrid, s.c)
+                                          : static_cast<std::uint8_t>((3 * in[i] + s.c) & 0xFF);
+  }
+}
+
+// One step of a script.
+struct Step {
+  enum class Kind : std::uint8_t {
+    launch,         // spec, behind its token (the same token for an equal spec and slots)
+    untokened,      // spec without a token (an ordinary launch between cycles)
+    host_read,      // slot, [offset, offset + size)
+    host_write,     // slot, [offset, offset + size) with values from value
+    replace,        // slot: released, a new buffer with the same contents takes its place
+    release_spare,  // a spare buffer is created, used by a launch and released
+    strategy,       // the runtime's strategy becomes `strategy`
+  };
+  Kind kind = Kind::launch;
+  LaunchSpec spec;
+  std::size_t slot = 0;
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  int value = 0;
+  UpdateStrategy strategy = UpdateStrategy::lazy;
+};
+
+struct Observed {
+  std::vector<std::vector<std::uint8_t>> reads;  // every host read, then every slot at the end
+  std::string stats;
+  std::vector<std::vector<IntervalMap<AgentMask>::Segment>> directories;
+  std::vector<int> history_counts;
+  std::uint64_t repeats = 0;
+  std::uint64_t cycle_repeats = 0;
+  std::uint64_t directory_skips = 0;
+  std::uint64_t evictions = 0;
+};
+
+struct HostSetup {
+  std::size_t devices = 1;
+  UpdateStrategy strategy = UpdateStrategy::lazy;
+  std::uint64_t device_memory = 0;  // RuntimeOptions::device_memory (0: no cap)
+};
+
+constexpr std::size_t kSlots = 3;
+
+Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool fast_path,
+                  std::vector<std::vector<std::uint8_t>>* oracle_reads) {
+  RuntimeOptions options{setup.strategy};
+  options.repeat_fast_path = fast_path;
+  options.device_memory = setup.device_memory;
+  HostDeviceOptions device_options;
+  device_options.peer_copies = false;  // copies between devices go through the host too
+  Runtime rt(make_host_devices(setup.devices, device_options), options);
+  std::vector<BufferId> slots;
+  std::vector<std::vector<std::uint8_t>> flat(kSlots, std::vector<std::uint8_t>(kGrid));
+  for (std::size_t b = 0; b < kSlots; ++b) {
+    for (std::uint64_t i = 0; i < kGrid; ++i) flat[b][i] = static_cast<std::uint8_t>(i * (b + 3));
+    slots.push_back(rt.create_buffer(kGrid, "grid" + std::to_string(b)));
+    rt.write_blocking(slots[b], 0, std::as_bytes(std::span(flat[b])));
+  }
+  // Tokens: one per spec while its buffers live (a cycle passes the same token again).
+  std::vector<std::pair<LaunchSpec, std::shared_ptr<const BuiltLaunch>>> tokens;
+  std::vector<std::string> kernels_seen;
+  Observed seen;
+  for (const Step& step : script) {
+    switch (step.kind) {
+      case Step::Kind::launch:
+      case Step::Kind::untokened: {
+        std::shared_ptr<const BuiltLaunch> built;
+        for (const auto& [spec, b] : tokens) {
+          if (spec == step.spec) built = b;
+        }
+        if (!built || step.kind == Step::Kind::untokened) {
+          built = build(step.spec, slots, setup.devices);
+          if (step.kind == Step::Kind::launch) tokens.emplace_back(step.spec, built);
+        }
+        rt.core().launch_partitioned(built->args, built->partitions, nullptr,
+                                     step.kind == Step::Kind::launch ? built : nullptr);
+        apply(step.spec, flat);
+        break;
+      }
+      case Step::Kind::host_read: {
+        std::vector<std::uint8_t> out(step.size);
+        rt.read_blocking(slots[step.slot], step.offset, std::as_writable_bytes(std::span(out)));
+        seen.reads.push_back(out);
+        if (oracle_reads != nullptr) {
+          oracle_reads->emplace_back(
+              flat[step.slot].begin() + static_cast<std::ptrdiff_t>(step.offset),
+              flat[step.slot].begin() + static_cast<std::ptrdiff_t>(step.offset + step.size));
+        }
+        break;
+      }
+      case Step::Kind::host_write: {
+        std::vector<std::uint8_t> values(step.size);
+        for (std::uint64_t i = 0; i < step.size; ++i) {
+          values[i] = static_cast<std::uint8_t>(step.value + 7 * i);
+        }
+        rt.write_blocking(slots[step.slot], step.offset, std::as_bytes(std::span(values)));
+        std::copy(values.begin(), values.end(),
+                  flat[step.slot].begin() + static_cast<std::ptrdiff_t>(step.offset));
+        break;
+      }
+      case Step::Kind::replace: {
+        rt.release_buffer(slots[step.slot]);
+        slots[step.slot] = rt.create_buffer(kGrid, "grid" + std::to_string(step.slot) + "'");
+        rt.write_blocking(slots[step.slot], 0, std::as_bytes(std::span(flat[step.slot])));
+        std::erase_if(tokens, [&](const auto& t) {
+          return t.first.in == step.slot || t.first.out == step.slot;
+        });
+        break;
+      }
+      case Step::Kind::release_spare: {
+        const BufferId spare = rt.create_buffer(kGrid, "spare");
+        std::vector<BufferId> with_spare = slots;
+        with_spare.push_back(spare);
+        const LaunchSpec bump{KernelKind::bump, kSlots, kSlots, 1};
+        const auto built = build(bump, with_spare, setup.devices);
+        rt.core().launch_partitioned(built->args, built->partitions, nullptr, built);
+        rt.release_buffer(spare);
+        break;
+      }
+      case Step::Kind::strategy:
+        rt.set_strategy(step.strategy);
+        break;
+    }
+    // Eviction prefers allocations no running operation uses: under a cap, every step waits for
+    // its operations (finish() is no operation the repeat path counts), so what is evicted does
+    // not depend on timing and both runs evict the same.
+    if (setup.device_memory != 0) rt.finish();
+  }
+  for (std::size_t b = 0; b < kSlots; ++b) {
+    std::vector<std::uint8_t> out(kGrid);
+    rt.read_blocking(slots[b], 0, std::as_writable_bytes(std::span(out)));
+    seen.reads.push_back(out);
+    if (oracle_reads != nullptr) oracle_reads->push_back(flat[b]);
+  }
+  rt.finish();
+  seen.stats = rt.stats().to_json();
+  for (const BufferId id : slots) seen.directories.push_back(rt.core().directory_segments(id));
+  std::vector<AgentMask> writer_sets{AgentMask::of(1)};
+  if (setup.devices == 2)
+    writer_sets = {AgentMask::of(1), AgentMask::of(2), AgentMask::of(1).with(2)};
+  for (const BufferId id : slots) {
+    for (const char* kernel : {"scale", "smooth", "bump"}) {
+      for (const AgentMask writers : writer_sets) {
+        seen.history_counts.push_back(rt.core().history_repeat_count(id, kernel, writers));
+      }
+    }
+  }
+  seen.repeats = rt.core().repeated_launches();
+  seen.cycle_repeats = rt.core().cycle_repeats();
+  seen.directory_skips = rt.core().repeats_leaving_directory();
+  for (const DeviceMemoryReport& r : rt.core().device_memory()) {
+    seen.evictions += r.memory.evictions;
+  }
+  return seen;
+}
+
+// Runs the script with the fast path on and off; both must equal the oracle and each other.
+Observed check_script(const std::vector<Step>& script, const HostSetup& setup) {
+  std::vector<std::vector<std::uint8_t>> oracle;
+  const Observed fast = run_host(script, setup, true, &oracle);
+  const Observed slow = run_host(script, setup, false, nullptr);
+  EXPECT_EQ(fast.reads.size(), oracle.size());
+  for (std::size_t i = 0; i < std::min(fast.reads.size(), oracle.size()); ++i) {
+    EXPECT_EQ(fast.reads[i], oracle[i]) << "host read " << i << " (fast path)";
+    EXPECT_EQ(slow.reads[i], oracle[i]) << "host read " << i << " (no fast path)";
+  }
+  EXPECT_EQ(fast.stats, slow.stats);
+  EXPECT_TRUE(fast.directories == slow.directories) << "directories differ";
+  EXPECT_EQ(fast.history_counts, slow.history_counts);
+  EXPECT_EQ(fast.evictions, slow.evictions);
+  EXPECT_EQ(slow.repeats, 0u);
+  return fast;
+}
+
+Step launch(KernelKind kind, std::size_t in, std::size_t out, int c) {
+  Step s;
+  s.spec = {kind, in, out, c};
+  return s;
+}
+Step host_read(std::size_t slot, std::uint64_t offset, std::uint64_t size) {
+  Step s;
+  s.kind = Step::Kind::host_read;
+  s.slot = slot;
+  s.offset = offset;
+  s.size = size;
+  return s;
+}
+Step host_write(std::size_t slot, std::uint64_t offset, std::uint64_t size, int value) {
+  Step s = host_read(slot, offset, size);
+  s.kind = Step::Kind::host_write;
+  s.value = value;
+  return s;
+}
+Step of_kind(Step::Kind kind, std::size_t slot = 0) {
+  Step s;
+  s.kind = kind;
+  s.slot = slot;
+  return s;
+}
+
+// `rounds` rounds of the cycle, with `breaks(round, script)` adding steps after each round.
+std::vector<Step> cycle_script(const std::vector<Step>& cycle, int rounds,
+                               const std::function<void(int, std::vector<Step>&)>& breaks) {
+  std::vector<Step> script;
+  for (int r = 0; r < rounds; ++r) {
+    script.insert(script.end(), cycle.begin(), cycle.end());
+    if (breaks) breaks(r, script);
+  }
+  return script;
+}
+
+// Every kind of break, a few rounds apart, each followed by clean rounds (where the cycle forms
+// again and skips).
+void every_break(int round, std::vector<Step>& script) {
+  switch (round) {
+    case 5:
+      script.push_back(host_read(0, 100, 40));  // the host reads a grid between two rounds
+      break;
+    case 9:
+      script.push_back(host_write(1, 200, 16, 9));  // the host writes the grid the next one reads
+      break;
+    case 10:
+      script.push_back(host_read(1, 190, 40));  // what the cycle made of the bytes written
+      break;
+    case 13:
+      script.push_back(launch(KernelKind::bump, 2, 2, 5));  // an unrelated launch, with a token
+      break;
+    case 17: {
+      Step s = launch(KernelKind::bump, 0, 0, 3);  // a launch without a token
+      s.kind = Step::Kind::untokened;
+      script.push_back(s);
+      break;
+    }
+    case 21:
+      script.push_back(of_kind(Step::Kind::release_spare));  // a buffer created and freed
+      break;
+    case 25:
+      script.push_back(of_kind(Step::Kind::replace, 1));  // a grid of the cycle freed, replaced
+      break;
+    default:
+      break;
+  }
+}
+
+class CycleRepeatHostTest
+    : public ::testing::TestWithParam<std::tuple<UpdateStrategy, std::size_t>> {
+ protected:
+  HostSetup setup() const { return {std::get<1>(GetParam()), std::get<0>(GetParam())}; }
+  [[nodiscard]] bool skips_expected() const {
+    const UpdateStrategy s = std::get<0>(GetParam());
+    return s == UpdateStrategy::lazy || s == UpdateStrategy::adaptive;
+  }
+};
+
+TEST_P(CycleRepeatHostTest, PingPongOfPeriodTwoMatchesTheLaunchesWithoutTheFastPath) {
+  // scale A -> B, then B -> A: each grid is written by one launch and read by the other, on the
+  // same device halves, so once formed every round skips its directory steps.
+  const std::vector<Step> cycle{launch(KernelKind::scale, 0, 1, 1),
+                                launch(KernelKind::scale, 1, 0, 2)};
+  const Observed fast = check_script(cycle_script(cycle, 30, every_break), setup());
+  EXPECT_GT(fast.cycle_repeats, 30u) << "the ping-pong did not repeat as a cycle";
+  if (skips_expected()) {
+    EXPECT_GT(fast.directory_skips, 20u) << "no round of the ping-pong skipped the directory";
+  } else {
+    EXPECT_EQ(fast.directory_skips, 0u) << "batch and balance copy after every write";
+  }
+}
+
+TEST_P(CycleRepeatHostTest, StencilPingPongWithHalosMatchesTheLaunchesWithoutTheFastPath) {
+  // smooth reads a halo: on 2 devices each round copies the other half's edge (never skipped).
+  const std::vector<Step> cycle{launch(KernelKind::smooth, 0, 1, 1),
+                                launch(KernelKind::smooth, 1, 0, 2)};
+  const Observed fast = check_script(cycle_script(cycle, 30, every_break), setup());
+  EXPECT_GT(fast.cycle_repeats, 30u);
+  if (skips_expected() && setup().devices == 1) {
+    EXPECT_GT(fast.directory_skips, 20u);
+  }
+}
+
+TEST_P(CycleRepeatHostTest, CycleOfPeriodThreeMatchesTheLaunchesWithoutTheFastPath) {
+  const std::vector<Step> cycle{launch(KernelKind::scale, 0, 1, 1),
+                                launch(KernelKind::smooth, 1, 2, 2),
+                                launch(KernelKind::scale, 2, 0, 3)};
+  const Observed fast = check_script(cycle_script(cycle, 30, every_break), setup());
+  EXPECT_GT(fast.cycle_repeats, 45u);
+  if (skips_expected() && setup().devices == 1) {
+    EXPECT_GT(fast.directory_skips, 30u);
+  }
+}
+
+TEST_P(CycleRepeatHostTest, CycleWhoseLaunchesWriteTheSameGridMatchesWithoutTheFastPath) {
+  // Two launches of one cycle write grid 2 (scale A -> C, then scale B -> C): its adaptive
+  // recording is the other launch's when each repeats.
+  const std::vector<Step> cycle{launch(KernelKind::scale, 0, 2, 1),
+                                launch(KernelKind::scale, 1, 2, 2),
+                                launch(KernelKind::bump, 0, 0, 1)};
+  check_script(cycle_script(cycle, 20, every_break), setup());
+}
+
+TEST_P(CycleRepeatHostTest, CycleThatEvictsMatchesTheLaunchesWithoutTheFastPath) {
+  // Room for two grids per device: each launch of the 3-cycle evicts the grid it does not use.
+  HostSetup s = setup();
+  s.device_memory = (2 * kGrid + kGrid / 2) / s.devices;
+  const std::vector<Step> cycle{launch(KernelKind::scale, 0, 1, 1),
+                                launch(KernelKind::scale, 1, 2, 2),
+                                launch(KernelKind::scale, 2, 0, 3)};
+  const Observed fast = check_script(cycle_script(cycle, 12, nullptr), s);
+  EXPECT_GT(fast.evictions, 10u) << "the cap did not make the cycle evict";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    StrategiesAndDevices, CycleRepeatHostTest,
+    ::testing::Combine(::testing::Values(UpdateStrategy::lazy, UpdateStrategy::adaptive,
+                                         UpdateStrategy::batch, UpdateStrategy::balance),
+                       ::testing::Values(std::size_t{1}, std::size_t{2})),
+    [](const auto& p) {
+      return std::string(to_string(std::get<0>(p.param))) + "_" +
+             std::to_string(std::get<1>(p.param)) + "devices";
+    });
+
+// A random program: cycles of random period (1 to 4 launches over the three grids) run for a
+// while, broken by everything that may come between two launches.
+std::vector<Step> random_script(std::uint32_t seed) {
+  std::mt19937 random(seed);
+  const auto pick = [&](std::uint32_t n) { return static_cast<std::size_t>(random() % n); };
+  std::vector<Step> cycle;
+  const auto new_cycle = [&] {
+    cycle.clear();
+    const std::size_t period = 1 + pick(4);
+    for (std::size_t i = 0; i < period; ++i) {
+      const auto kind = static_cast<KernelKind>(pick(3));
+      const std::size_t in = pick(kSlots);
+      const std::size_t out = kind == KernelKind::bump ? in : (in + 1 + pick(kSlots - 1)) % kSlots;
+      cycle.push_back(launch(kind, in, out, static_cast<int>(pick(5))));
+    }
+  };
+  new_cycle();
+  std::vector<Step> script;
+  std::size_t position = 0;
+  for (int n = 0; n < 260; ++n) {
+    const std::size_t what = pick(100);
+    if (what < 78) {
+      script.push_back(cycle[position++ % cycle.size()]);
+    } else if (what < 82) {
+      new_cycle();
+      position = 0;
+    } else if (what < 86) {
+      script.push_back(host_read(pick(kSlots), pick(kGrid - 64), 1 + pick(64)));
+    } else if (what < 89) {
+      script.push_back(
+          host_write(pick(kSlots), pick(kGrid - 32), 1 + pick(32), static_cast<int>(pick(256))));
+    } else if (what < 92) {
+      Step s = launch(KernelKind::bump, pick(kSlots), 0, 1);
+      s.spec.out = s.spec.in;
+      if (pick(2) == 0) s.kind = Step::Kind::untokened;
+      script.push_back(s);
+    } else if (what < 94) {
+      script.push_back(of_kind(Step::Kind::release_spare));
+    } else if (what < 96) {
+      script.push_back(of_kind(Step::Kind::replace, pick(kSlots)));
+    } else {
+      Step s = of_kind(Step::Kind::strategy);
+      s.strategy = static_cast<UpdateStrategy>(pick(4));
+      script.push_back(s);
+    }
+  }
+  return script;
+}
+
+std::uint32_t first_seed() {
+  if (const char* s = std::getenv("UNIMEM_TEST_SEED")) {
+    return static_cast<std::uint32_t>(std::stoul(s));
+  }
+  return std::random_device{}();
+}
+
+TEST(CycleRepeatRandomTest, RandomCyclesAndBreaksMatchTheLaunchesWithoutTheFastPath) {
+  const std::uint32_t first = first_seed();
+  std::uint64_t cycle_repeats = 0;
+  std::uint64_t skips = 0;
+  for (std::uint32_t seed = first; seed < first + 12; ++seed) {
+    for (const std::size_t devices : {std::size_t{1}, std::size_t{2}}) {
+      const HostSetup setup{devices, static_cast<UpdateStrategy>(seed % 4),
+                            seed % 3 == 0 ? 2 * kGrid + kGrid / 2 : 0};
+      SCOPED_TRACE("seed " + std::to_string(seed) + " on " + std::to_string(devices) +
+                   " device(s) (UNIMEM_TEST_SEED=" + std::to_string(first) + " reproduces it)");
+      const Observed fast = check_script(random_script(seed), setup);
+      cycle_repeats += fast.cycle_repeats;
+      skips += fast.directory_skips;
+    }
+  }
+  std::printf(
+      "cycle repeat random test: first seed %u (UNIMEM_TEST_SEED), %llu cycle repeats, "
+      "%llu directory skips\n",
+      first, static_cast<unsigned long long>(cycle_repeats),
+      static_cast<unsigned long long>(skips));
+  EXPECT_GT(cycle_repeats, 100u);
+  EXPECT_GT(skips, 50u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// POCL devices through Program: its recent launches pass the same tokens again.
+
+constexpr const char* kSource = R"CLC(
+kernel void scale(global const uint* in, global uint* out, uint c) {
+  const size_t i = get_global_id(0);
+  out[i] = 3u * in[i] + c;
+}
+kernel void smooth(global const uint* in, global uint* out, uint c, uint n) {
+  const size_t i = get_global_id(0);
+  const uint l = in[i > 0 ? i - 1 : i];
+  const uint r = in[i + 1 < n ? i + 1 : i];
+  out[i] = l + 2u * in[i] + r + c;
+}
+)CLC";
+
+constexpr std::uint32_t kItems = 4096;
+
+struct ProgramObserved {
+  std::vector<std::vector<std::uint32_t>> reads;
+  std::string stats;
+  std::vector<std::vector<IntervalMap<AgentMask>::Segment>> directories;
+  std::vector<int> history_counts;
+  std::uint64_t cycle_repeats = 0;
+  std::uint64_t directory_skips = 0;
+};
+
+// rounds of a cycle of `period` (2: scale A -> B, smooth B -> A; 3: scale A -> B, smooth B -> C,
+// scale C -> A), with a host read, an unrelated launch and a released buffer between some.
+ProgramObserved run_program(std::size_t devices, int period, UpdateStrategy strategy,
+                            bool fast_path, std::vector<std::vector<std::uint32_t>>* oracle) {
+  RuntimeOptions options{strategy};
+  options.repeat_fast_path = fast_path;
+  options.min_split_bytes = 0;  // split even these small grids over both devices
+  Runtime rt(opencl::make_opencl_devices(devices == 1 ? "0" : ""), options);
+  Program program(rt, kSource);
+  program.set_log([](const std::string&) {});
+  std::vector<BufferId> grids;
+  std::vector<std::vector<std::uint32_t>> flat(3, std::vector<std::uint32_t>(kItems));
+  for (std::size_t b = 0; b < 3; ++b) {
+    for (std::uint32_t i = 0; i < kItems; ++i) flat[b][i] = i * static_cast<std::uint32_t>(b + 1);
+    grids.push_back(rt.create_buffer(kItems * sizeof(std::uint32_t)));
+    rt.write_blocking(grids[b], 0, std::as_bytes(std::span(flat[b])));
+  }
+  NDRange range;
+  range.global[0] = kItems;
+  range.local[0] = 64;
+  const auto scale = [&](std::size_t in, std::size_t out, std::uint32_t c) {
+    program.launch("scale", range,
+                   {Arg::buffer(grids[in]), Arg::buffer(grids[out]), Arg::scalar(c)});
+    for (std::uint32_t i = 0; i < kItems; ++i) flat[out][i] = 3u * flat[in][i] + c;
+  };
+  const auto smooth = [&](std::size_t in, std::size_t out, std::uint32_t c) {
+    program.launch(
+        "smooth", range,
+        {Arg::buffer(grids[in]), Arg::buffer(grids[out]), Arg::scalar(c), Arg::scalar(kItems)});
+    const std::vector<std::uint32_t> src = flat[in];
+    for (std::uint32_t i = 0; i < kItems; ++i) {
+      flat[out][i] = src[i > 0 ? i - 1 : i] + 2u * src[i] + src[i + 1 < kItems ? i + 1 : i] + c;
+    }
+  };
+  ProgramObserved seen;
+  const auto read = [&](std::size_t b, std::uint32_t at, std::uint32_t count) {
+    std::vector<std::uint32_t> out(count);
+    rt.read_blocking(grids[b], at * sizeof(std::uint32_t), std::as_writable_bytes(std::span(out)));
+    seen.reads.push_back(out);
+    if (oracle != nullptr) {
+      oracle->emplace_back(flat[b].begin() + at, flat[b].begin() + at + count);
+    }
+  };
+  for (int round = 0; round < 24; ++round) {
+    if (period == 2) {
+      scale(0, 1, 1);
+      smooth(1, 0, 2);
+    } else {
+      scale(0, 1, 1);
+      smooth(1, 2, 2);
+      scale(2, 0, 3);
+    }
+    if (round == 6) read(0, 1000, 100);
+    if (round == 10) scale(2, 2, 7);  // unrelated (in place: reads and writes grid 2)
+    if (round == 14) {                // a buffer created, used and freed
+      const BufferId spare = rt.create_buffer(kItems * sizeof(std::uint32_t));
+      program.launch("scale", range, {Arg::buffer(grids[0]), Arg::buffer(spare), Arg::scalar(1u)});
+      rt.release_buffer(spare);
+    }
+  }
+  for (std::size_t b = 0; b < 3; ++b) read(b, 0, kItems);
+  rt.finish();
+  seen.stats = rt.stats().to_json();
+  for (const BufferId id : grids) seen.directories.push_back(rt.core().directory_segments(id));
+  for (const BufferId id : grids) {
+    for (const char* kernel : {"scale", "smooth"}) {
+      for (const AgentMask writers : {AgentMask::of(1), AgentMask::of(1).with(2)}) {
+        seen.history_counts.push_back(rt.core().history_repeat_count(id, kernel, writers));
+      }
+    }
+  }
+  seen.cycle_repeats = rt.core().cycle_repeats();
+  seen.directory_skips = rt.core().repeats_leaving_directory();
+  return seen;
+}
+
+class CycleRepeatProgramTest
+    : public ::testing::TestWithParam<std::tuple<UpdateStrategy, std::size_t, int>> {};
+
+TEST_P(CycleRepeatProgramTest, ProgramCyclesOnPoclMatchTheLaunchesWithoutTheFastPath) {
+  const auto [strategy, devices, period] = GetParam();
+  if (opencl::make_opencl_devices("").size() < devices) {
+    GTEST_SKIP() << "needs " << devices << " OpenCL devices";
+  }
+  std::vector<std::vector<std::uint32_t>> oracle;
+  const ProgramObserved fast = run_program(devices, period, strategy, true, &oracle);
+  const ProgramObserved slow = run_program(devices, period, strategy, false, nullptr);
+  EXPECT_TRUE(fast.reads == oracle) << "fast path differs from the oracle";
+  EXPECT_TRUE(slow.reads == oracle) << "launches without the fast path differ from the oracle";
+  EXPECT_EQ(fast.stats, slow.stats);
+  EXPECT_TRUE(fast.directories == slow.directories) << "directories differ";
+  EXPECT_EQ(fast.history_counts, slow.history_counts);
+  EXPECT_GT(fast.cycle_repeats, 40u) << "Program did not repeat the cycle's launches";
+  EXPECT_EQ(slow.cycle_repeats, 0u);
+  // On one device every launch of the cycle skips its directory steps once formed (lazy and
+  // adaptive); on two, smooth's halo is copied every round.
+  if (devices == 1 && (strategy == UpdateStrategy::lazy || strategy == UpdateStrategy::adaptive)) {
+    EXPECT_GT(fast.directory_skips, 30u);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    StrategiesDevicesPeriods, CycleRepeatProgramTest,
+    ::testing::Combine(::testing::Values(UpdateStrategy::lazy, UpdateStrategy::adaptive,
+                                         UpdateStrategy::batch, UpdateStrategy::balance),
+                       ::testing::Values(std::size_t{1}, std::size_t{2}), ::testing::Values(2, 3)),
+    [](const auto& p) {
+      return std::string(to_string(std::get<0>(p.param))) + "_" +
+             std::to_string(std::get<1>(p.param)) + "devices_period" +
+             std::to_string(std::get<2>(p.param));
+    });
+
+// A small launch left to every device runs whole on the device holding most of its buffers
+// (RuntimeOptions::min_split_bytes). In the cycle below, A (x -> w, 64 items: placed) first runs on
+// device 0, where nothing is yet; then B, pinned to device 1, rewrites all of x there, so from the
+// second round on device 1 holds most of A's bytes and A belongs there. A repeated A must not keep
+// its first placement: with the fast path it goes where it goes without it.
+struct PlacementObserved {
+  std::vector<std::vector<std::uint32_t>> reads;
+  std::string stats;
+  std::vector<std::size_t> a_devices;  // where each A ran
+  std::uint64_t cycle_repeats = 0;
+};
+
+PlacementObserved run_placement(bool fast_path) {
+  RuntimeOptions options{UpdateStrategy::lazy};
+  options.repeat_fast_path = fast_path;
+  options.min_split_bytes = 4096;
+  Runtime rt(opencl::make_opencl_devices(""), options);
+  Program program(rt, kSource);
+  program.set_log([](const std::string&) {});
+  constexpr std::uint32_t kSmall = 64;
+  constexpr std::uint32_t kLarge = 512;
+  const BufferId x = rt.create_buffer(kLarge * sizeof(std::uint32_t), "x");
+  const BufferId w = rt.create_buffer(kSmall * sizeof(std::uint32_t), "w");
+  const BufferId z = rt.create_buffer(kLarge * sizeof(std::uint32_t), "z");
+  std::vector<std::uint32_t> init(kLarge);
+  for (std::uint32_t i = 0; i < kLarge; ++i) init[i] = 7 * i + 1;
+  rt.write_blocking(x, 0, std::as_bytes(std::span(init)));
+  rt.write_blocking(z, 0, std::as_bytes(std::span(init)));
+  NDRange small;
+  small.global[0] = kSmall;
+  NDRange large;
+  large.global[0] = kLarge;
+  LaunchOptions on_device_1;
+  on_device_1.device = 1;
+  PlacementObserved seen;
+  for (std::uint32_t round = 0; round < 12; ++round) {
+    std::shared_ptr<const LaunchPlan> plan;
+    program.core().launch("scale", small,
+                          std::vector<Arg>{Arg::buffer(x), Arg::buffer(w), Arg::scalar(1u)}, {},
+                          &plan);
+    seen.a_devices.push_back(plan->partitions.front().device);
+    program.launch("scale", large, {Arg::buffer(z), Arg::buffer(x), Arg::scalar(2u)}, on_device_1);
+  }
+  for (const BufferId b : {x, w, z}) {
+    std::vector<std::uint32_t> out(rt.buffer_size(b) / sizeof(std::uint32_t));
+    rt.read_blocking(b, 0, std::as_writable_bytes(std::span(out)));
+    seen.reads.push_back(out);
+  }
+  rt.finish();
+  seen.stats = rt.stats().to_json();
+  seen.cycle_repeats = rt.core().cycle_repeats();
+  return seen;
+}
+
+TEST(CycleRepeatPlacementTest, RepeatedSmallLaunchGoesWhereItsBuffersAreNowAsWithoutTheFastPath) {
+  if (opencl::make_opencl_devices("").size() < 2) GTEST_SKIP() << "needs two OpenCL devices";
+  const PlacementObserved fast = run_placement(true);
+  const PlacementObserved slow = run_placement(false);
+  ASSERT_GE(slow.a_devices.size(), 2u);
+  EXPECT_EQ(slow.a_devices.front(), 0u) << "the first A runs where nothing is yet: device 0";
+  EXPECT_EQ(slow.a_devices.back(), 1u) << "then where B left x: device 1";
+  EXPECT_EQ(fast.a_devices, slow.a_devices);
+  EXPECT_EQ(fast.reads, slow.reads);
+  EXPECT_EQ(fast.stats, slow.stats);
+  EXPECT_GT(fast.cycle_repeats, 10u);
+}
+
+}  // namespace
+}  // namespace unimem
