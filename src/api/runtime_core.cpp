@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,30 @@
 #include "common/check.hpp"
 
 namespace unimem {
+namespace {
+
+// Each event of `events` once, at the place it first occurs.
+EventList first_occurrences(EventList events) {
+  if (events.size() < 2) return events;
+  std::vector<std::size_t> order(events.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto state = [&events](std::size_t i) { return events[i].state().get(); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::less<const void*>()(state(a), state(b));
+  });
+  std::vector<char> keep(events.size(), 1);
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    if (state(order[k]) == state(order[k - 1])) keep[order[k]] = 0;
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (keep[i] != 0) events[kept++] = std::move(events[i]);
+  }
+  events.resize(kept);
+  return events;
+}
+
+}  // namespace
 
 namespace {
 
@@ -1153,8 +1178,10 @@ void RuntimeCore::finish() {
   {
     std::lock_guard lock(mutex_);
     all = inflight_events();  // complete ones too: a failed operation is reported here
-    // Buffers' pending copies are appended as they are: an event listed twice is waited for
-    // twice, which costs less than looking for it among the in-flight ones.
+    // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
+    // an event costs a driver call even when it has finished, so each is listed once (its
+    // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
+    // a thousand of them.
     marks.reserve(buffers_.size());
     for (const auto& [id, b] : buffers_) {
       const EventList p = b->pending();
@@ -1162,7 +1189,7 @@ void RuntimeCore::finish() {
       marks.emplace_back(id, b->access_marks());
     }
   }
-  wait_all(all);
+  wait_all(first_occurrences(std::move(all)));
   // Everything issued so far has finished: boxes merged away can go.
   std::lock_guard lock(mutex_);
   for (const auto& [id, b] : buffers_) b->reap_retired();
