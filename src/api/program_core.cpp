@@ -213,9 +213,14 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
     key.append(reinterpret_cast<const char*>(&build), sizeof build);
   }
   CachedPlan cached;
+  bool admit = false;  // keep this launch's plan (a key's second miss: detail::MissedKeys)
   if (!key.empty()) {
     std::lock_guard lock(mutex_);
-    if (auto it = plan_cache_.find(key); it != plan_cache_.end()) cached = it->second;
+    if (auto it = plan_cache_.find(key); it != plan_cache_.end()) {
+      cached = it->second;
+    } else {
+      admit = missed_keys_.seen_before(std::hash<std::string>{}(key));
+    }
   }
   if (!cached.plan) {
     cached.analysis_note = attach_analysis(request, args, options);
@@ -266,7 +271,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       plan.fallback_reason += (plan.fallback_reason.empty() ? "" : "; ") + why;
     }
     cached.plan = std::make_shared<const LaunchPlan>(std::move(plan));
-    if (!key.empty()) {
+    if (admit) {
       std::lock_guard lock(mutex_);
       if (plan_cache_.size() >= kPlanCacheEntries) plan_cache_.clear();
       plan_cache_.emplace(key, cached);
@@ -660,6 +665,11 @@ void ProgramCore::time_partitions(const std::string& kernel, const LaunchPlan& p
       profile->table.record(kernel, device, items, s.count());
     });
   }
+}
+
+std::size_t ProgramCore::cached_plans() const {
+  std::lock_guard lock(mutex_);
+  return plan_cache_.size();
 }
 
 LaunchPlan ProgramCore::last_plan() const {

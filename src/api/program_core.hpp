@@ -22,6 +22,7 @@
 #include <unimem/access_descriptor.hpp>
 #include <unimem/program.hpp>
 #include "api/kernel_analysis.hpp"
+#include "api/missed_keys.hpp"
 #include "api/program_builds.hpp"
 #include "api/runtime_core.hpp"
 #include "schedule/launch_plan.hpp"
@@ -54,6 +55,8 @@ class ProgramCore {
 
   /// The plan of the last launch (for tools and tests).
   [[nodiscard]] LaunchPlan last_plan() const;
+  /// The plans the plan cache holds (for tests).
+  [[nodiscard]] std::size_t cached_plans() const;
   /// The kernel `name` as built for device `device` (devices of one build domain share it).
   /// Throws PreconditionError naming the kernel when the program has none by that name.
   /// The kernel on a device; whole_launch_group_ids: from the program built so that get_group_id
@@ -129,12 +132,14 @@ class ProgramCore {
   std::shared_ptr<const LaunchPlan> last_plan_ = std::make_shared<LaunchPlan>();
   /// Plans of earlier launches, by plan_key: a launch repeated with the same kernel, range,
   /// devices and argument sizes and values reuses its plan (partitions, bytes, kernels) instead
-  /// of running the analysis and the range generation again. Bounded (cleared when full).
+  /// of running the analysis and the range generation again. Bounded (cleared when full). A plan
+  /// enters it on its key's second miss (missed_keys_), so keys that never recur cost no memory.
   struct CachedPlan {
     std::shared_ptr<const LaunchPlan> plan;
     std::string analysis_note;
   };
   std::map<std::string, CachedPlan> plan_cache_;
+  detail::MissedKeys missed_keys_;  // guarded by mutex_
   /// A recent launch that went through the plan cache. A launch with the same kernel, range,
   /// options and arguments (buffers by id: ids are never reused and a buffer's size never
   /// changes, so its plan key would be the same) reuses its plan and runtime arguments without

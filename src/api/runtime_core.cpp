@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -13,6 +14,30 @@
 #include "common/check.hpp"
 
 namespace unimem {
+namespace {
+
+// Each event of `events` once, at the place it first occurs.
+EventList first_occurrences(EventList events) {
+  if (events.size() < 2) return events;
+  std::vector<std::size_t> order(events.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto state = [&events](std::size_t i) { return events[i].state().get(); };
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::less<const void*>()(state(a), state(b));
+  });
+  std::vector<char> keep(events.size(), 1);
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    if (state(order[k]) == state(order[k - 1])) keep[order[k]] = 0;
+  }
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (keep[i] != 0) events[kept++] = std::move(events[i]);
+  }
+  events.resize(kept);
+  return events;
+}
+
+}  // namespace
 
 namespace {
 
@@ -1147,7 +1172,8 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
 
 // Step 5: the directory learns the writes, buffer by buffer, and the strategies act on them.
 void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std::string& kernel) {
-  std::vector<SharedBuffer*> written_buffers;
+  std::vector<SharedBuffer*>& written_buffers = publish_buffers_;
+  written_buffers.clear();
   for (const PartitionUses& pu : plan) {
     for (const BufferUse& u : pu.uses) {
       if (!u.written.empty() && std::find(written_buffers.begin(), written_buffers.end(),
@@ -1156,16 +1182,21 @@ void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std:
       }
     }
   }
+  // The writes' entries are assigned over the last launch's, so their sets reuse its storage.
+  std::vector<std::pair<Agent, IntervalSet>>& writes = publish_writes_;
   for (SharedBuffer* b : written_buffers) {
-    std::vector<std::pair<Agent, IntervalSet>> writes;
+    std::size_t count = 0;
     for (const PartitionUses& pu : plan) {
       for (const BufferUse& u : pu.uses) {
-        if (u.buffer != b) continue;
-        if (!u.written.empty()) writes.emplace_back(pu.agent, u.written);
+        if (u.buffer != b || u.written.empty()) continue;
+        if (count == writes.size()) writes.emplace_back();
+        writes[count].first = pu.agent;
+        writes[count].second = u.written;
+        ++count;
       }
     }
     b->begin_write();
-    b->after_device_writes(writes, kernel, strategy_for(*b));
+    b->after_device_writes(std::span(writes.data(), count), kernel, strategy_for(*b));
   }
 }
 
@@ -1190,20 +1221,31 @@ void RuntimeCore::set_measurement(MeasurementMode mode) {
 
 void RuntimeCore::finish() {
   EventList all;
+  // Per buffer, the accesses its trackers held when `all` was gathered: all finished once it
+  // has been waited for, so the trackers can drop them without asking each event (a buffer's
+  // trackers hold about a thousand after a floyd-warshall run, and its release would ask again).
+  std::vector<std::pair<std::uint32_t, std::vector<std::uint64_t>>> marks;
   {
     std::lock_guard lock(mutex_);
     all = inflight_events();  // complete ones too: a failed operation is reported here
-    // Buffers' pending copies are appended as they are: an event listed twice is waited for
-    // twice, which costs less than looking for it among the in-flight ones.
+    // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
+    // an event costs a driver call even when it has finished, so each is listed once (its
+    // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
+    // a thousand of them.
+    marks.reserve(buffers_.size());
     for (const auto& [id, b] : buffers_) {
       const EventList p = b->pending();
       all.insert(all.end(), p.begin(), p.end());
+      marks.emplace_back(id, b->access_marks());
     }
   }
-  wait_all(all);
+  wait_all(first_occurrences(std::move(all)));
   // Everything issued so far has finished: boxes merged away can go.
   std::lock_guard lock(mutex_);
   for (const auto& [id, b] : buffers_) b->reap_retired();
+  for (const auto& [id, m] : marks) {
+    if (auto it = buffers_.find(id); it != buffers_.end()) it->second->forget_accesses_before(m);
+  }
 }
 
 TransferStats RuntimeCore::stats() const {
@@ -1307,6 +1349,11 @@ int RuntimeCore::history_repeat_count(BufferId buffer, const std::string& kernel
                                       AgentMask writers) const {
   std::lock_guard lock(mutex_);
   return buffer_locked(buffer).history().repeat_count({kernel, writers});
+}
+
+std::size_t RuntimeCore::tracked_accesses(BufferId buffer) const {
+  std::lock_guard lock(mutex_);
+  return buffer_locked(buffer).tracked_accesses();
 }
 
 AgentMask RuntimeCore::valid_agents(BufferId id, std::uint64_t offset) const {

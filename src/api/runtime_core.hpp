@@ -253,6 +253,8 @@ class RuntimeCore {
   [[nodiscard]] int history_repeat_count(BufferId buffer, const std::string& kernel,
                                          AgentMask writers) const;
 
+  /// The accesses buffer's hazard trackers hold (SharedBuffer::tracked_accesses; for tests).
+  [[nodiscard]] std::size_t tracked_accesses(BufferId buffer) const;
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
   [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
@@ -365,6 +367,10 @@ class RuntimeCore {
   EventList launch_deps_;
   std::vector<KernelArg> launch_kernel_args_;
   std::vector<BufferUse*> hold_order_;
+  // publish_writes' buffers and writes: kept (with the sets' storage) to spare allocations per
+  // launch (publish_writes uses a prefix of publish_writes_, assigned over the last launch's).
+  std::vector<SharedBuffer*> publish_buffers_;
+  std::vector<std::pair<Agent, IntervalSet>> publish_writes_;
   [[nodiscard]] EventList inflight_events() const;
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches
 };

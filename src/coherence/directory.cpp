@@ -93,6 +93,7 @@ std::vector<Transfer> Directory::apply_device_read(Agent d, const IntervalSet& r
         }
       });
   check_if_enabled();
+  if (write_backs.empty()) return fetches;  // the usual case: no second allocation
   write_backs.insert(write_backs.end(), fetches.begin(), fetches.end());
   return write_backs;
 }

@@ -269,24 +269,62 @@ void HazardTracker::prune() {
       dropped = true;
     }
   }
-  if (dropped) {
-    // Rebuild the tree from the nodes of the records kept (amortised over the doubling).
-    roots_[0] = roots_[1] = kNone;
-    for (std::uint32_t p = 0; p < pieces_.size(); ++p) {
-      Piece& n = pieces_[p];
-      if (n.record == kNone) continue;
-      if (records_[n.record].pieces == 0) {
-        n.record = kNone;
-        free_pieces_.push_back(p);
-        continue;
-      }
-      n.left = n.right = kNone;
-      n.max_end = n.end;
-      std::uint32_t& root = root_of(n.record);
-      root = insert(root, p);
+  if (dropped) rebuild_trees();  // amortised over the doubling
+  prune_at_ = std::max(kPruneMinimum, 2 * record_count());
+}
+
+void HazardTracker::rebuild_trees() {
+  roots_[0] = roots_[1] = kNone;
+  for (std::uint32_t p = 0; p < pieces_.size(); ++p) {
+    Piece& n = pieces_[p];
+    if (n.record == kNone) continue;
+    if (records_[n.record].pieces == 0) {
+      n.record = kNone;
+      free_pieces_.push_back(p);
+      continue;
+    }
+    n.left = n.right = kNone;
+    n.max_end = n.end;
+    std::uint32_t& root = root_of(n.record);
+    root = insert(root, p);
+  }
+}
+
+void HazardTracker::forget_before(std::uint64_t order) {
+  bool any = false;  // a record to drop
+  bool all = true;   // every record goes
+  for (const Record& r : records_) {
+    if (r.pieces == 0) continue;
+    if (r.order < order) {
+      any = true;
+    } else {
+      all = false;
     }
   }
+  if (!any) return;
+  if (all) {
+    clear();
+    return;
+  }
+  for (std::uint32_t r = 0; r < records_.size(); ++r) {
+    if (records_[r].pieces > 0 && records_[r].order < order) free_record(r);
+  }
+  rebuild_trees();
   prune_at_ = std::max(kPruneMinimum, 2 * record_count());
+  check_if_enabled();
+}
+
+void HazardTracker::clear() {
+  // clear() keeps each vector's capacity: the next accesses reuse it without growing it again.
+  records_.clear();
+  free_records_.clear();
+  pieces_.clear();
+  free_pieces_.clear();
+  roots_[0] = roots_[1] = kNone;
+  prune_at_ = kPruneMinimum;
+  hits_.clear();
+  piece_hits_.clear();
+  check_if_enabled();
 }
 
 // ---- the treap ---------------------------------------------------------------------------------

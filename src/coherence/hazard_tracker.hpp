@@ -42,6 +42,20 @@ class HazardTracker {
   [[nodiscard]] EventList pending_on(const IntervalSet& bytes) const;
   /// Recorded accesses not yet dropped (finished ones go in amortised passes: prune()).
   [[nodiscard]] std::size_t record_count() const { return records_.size() - free_records_.size(); }
+  /// The recording order the next access gets: the accesses recorded so far are those before it.
+  [[nodiscard]] std::uint64_t next_order() const { return next_order_; }
+  /// Drops the accesses recorded before `order` (next_order() at some earlier time) without asking
+  /// their events: the caller has waited for all of them (RuntimeCore::finish). Dropping them all
+  /// keeps the storage for the accesses to come.
+  void forget_before(std::uint64_t order);
+  /// Drops every access and keeps the storage (a tracker reused by another buffer: TrackerPool).
+  /// The caller has waited for every event.
+  void clear();
+  /// Bytes of storage held (records and tree nodes, used or free).
+  [[nodiscard]] std::size_t capacity_bytes() const {
+    return records_.capacity() * sizeof(Record) + pieces_.capacity() * sizeof(Piece) +
+           (free_records_.capacity() + free_pieces_.capacity()) * sizeof(std::uint32_t);
+  }
 
   /// Throws InvariantError unless the tree is ordered, balanced as a treap and its bounds are up
   /// to date, every record has bytes (normalized) and an event, and no record overlaps a later
@@ -110,6 +124,8 @@ class HazardTracker {
   // that submits far ahead of the devices (floyd-warshall: 1024 launches) would otherwise pay
   // O(records) of them per access. Finished records left in are harmless: queries skip them.
   void prune();
+  // Rebuilds both trees from the nodes of the records kept, freeing the nodes of freed records.
+  void rebuild_trees();
   static constexpr std::size_t kPruneMinimum = 16;
   void check_if_enabled() const;
 

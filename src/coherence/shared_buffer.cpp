@@ -14,6 +14,7 @@ CoherenceContext CoherenceContext::of(std::vector<Device*> devices, std::uint64_
   c.devices = std::move(devices);
   c.allocations = std::make_shared<AllocationCache>(c.devices, recycle_budget);
   c.memory = std::make_shared<DeviceMemory>(c.devices, *c.allocations, device_memory);
+  c.trackers = std::make_shared<TrackerPool>();
   const std::size_t n = c.devices.size();
   c.peer.assign(n, std::vector<char>(n, 0));
   for (std::size_t from = 0; from < n; ++from) {
@@ -35,18 +36,23 @@ SharedBuffer::SharedBuffer(std::uint32_t id, std::string name, std::uint64_t siz
       residency_(size, context.devices.size(), *context.allocations, *context.memory, *this),
       directory_(size, context.agent_count()),
       evicted_(context.agent_count()),
-      trackers_(context.agent_count()),
+      trackers_(context.trackers ? context.trackers->take(context.agent_count())
+                                 : std::vector<HazardTracker>(context.agent_count())),
       updates_(size, context.devices.size()),
       prefetch_(context.agent_count()),
       peer_([&context](Agent from, Agent to) { return context.can_peer(from, to); }) {}
 
 SharedBuffer::~SharedBuffer() {
+  bool finished = true;
   try {
     wait_all(pending());
   } catch (...) {  // failures were reported through the operations' own events
+    finished = false;
   }
   residency_.release_all();
   context_.allocations->release_host(std::move(home_), size_);
+  // Every event has finished: the trackers' storage can serve the next buffers.
+  if (finished && context_.trackers) context_.trackers->give(std::move(trackers_));
 }
 
 void SharedBuffer::prepare_home_read(const IntervalSet& bytes) {
@@ -531,6 +537,18 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
     const IntervalSet done = make_current_resident(c.agent, c.bytes);
     if (!done.empty()) history_.note_prefetched(c.agent, done);
   }
+}
+
+std::vector<std::uint64_t> SharedBuffer::access_marks() const {
+  std::vector<std::uint64_t> marks;
+  marks.reserve(trackers_.size());
+  for (const HazardTracker& t : trackers_) marks.push_back(t.next_order());
+  return marks;
+}
+
+void SharedBuffer::forget_accesses_before(const std::vector<std::uint64_t>& marks) {
+  UNIMEM_REQUIRE(marks.size() == trackers_.size(), "forget_accesses_before: one mark per agent");
+  for (std::size_t a = 0; a < trackers_.size(); ++a) trackers_[a].forget_before(marks[a]);
 }
 
 EventList SharedBuffer::pending() const {

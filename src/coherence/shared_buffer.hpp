@@ -15,6 +15,7 @@
 #include "coherence/directory.hpp"
 #include "coherence/hazard_tracker.hpp"
 #include "coherence/prefetch_ledger.hpp"
+#include "coherence/tracker_pool.hpp"
 #include "coherence/update_strategy.hpp"
 #include "device/device.hpp"
 #include "device/trace_recorder.hpp"
@@ -47,6 +48,9 @@ struct CoherenceContext {
   /// The limit, use counts and LRU eviction of every device's memory (memory/device_memory.hpp);
   /// buffers' allocations are made through it.
   std::shared_ptr<DeviceMemory> memory;
+  /// Trackers of released buffers, for new buffers (coherence/tracker_pool.hpp); null: each
+  /// buffer makes its own.
+  std::shared_ptr<TrackerPool> trackers;
   /// Where copies and evictions are recorded (UNIMEM_TRACE); null when tracing is off.
   TraceRecorder* trace = nullptr;
   /// Appends to the list the operations on `device` that use buffers but are not recorded in
@@ -220,6 +224,17 @@ class SharedBuffer final : public EvictionClient {
 
   /// Unfinished operations on any copy of the buffer.
   [[nodiscard]] EventList pending() const;
+  /// Accesses the trackers hold, over every agent (for tests).
+  [[nodiscard]] std::size_t tracked_accesses() const {
+    std::size_t n = 0;
+    for (const HazardTracker& t : trackers_) n += t.record_count();
+    return n;
+  }
+  /// Per agent, the tracker's next_order(): marks the accesses recorded so far.
+  [[nodiscard]] std::vector<std::uint64_t> access_marks() const;
+  /// Drops the accesses recorded before `marks` (access_marks()) from the trackers without asking
+  /// their events: the caller has waited for every one of them (RuntimeCore::finish).
+  void forget_accesses_before(const std::vector<std::uint64_t>& marks);
 
   /// Throws InvariantError unless the parts agree: the directory, trackers and residency are
   /// sized for the buffer and the context's agents and pass their own checks, every device the

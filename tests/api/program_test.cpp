@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -139,10 +140,12 @@ TEST_F(ProgramTest, IgnoredDescriptorsLeaveLaunchesToThePlanCache) {
       const std::vector<Arg> args{Arg::buffer(from), Arg::buffer(to), Arg::scalar(2.0f)};
       program_->core().launch("scale", range_1d(n), args, how, &plans[step]);
     }
+    // The cache keeps a key's plan from its second miss on (ProgramCore::missed_keys_), so with
+    // ignored descriptors launch 1 is planned again and launches 2 and 3 reuse its plan.
     for (std::size_t step = 1; step < plans.size(); ++step) {
       ASSERT_TRUE(plans[step]);
       if (ignore) {
-        EXPECT_EQ(plans[step].get(), plans[0].get()) << "launch " << step << " was planned again";
+        EXPECT_EQ(plans[step].get(), plans[1].get()) << "launch " << step << " was planned again";
       } else {
         EXPECT_NE(plans[step].get(), plans[step - 1].get()) << "launch " << step;
       }
@@ -152,6 +155,44 @@ TEST_F(ProgramTest, IgnoredDescriptorsLeaveLaunchesToThePlanCache) {
     runtime_->release_buffer(a);
     runtime_->release_buffer(b);
   }
+}
+
+// Launches whose plan keys never recur (a scalar that differs every time, as floyd-warshall's
+// pivot k) keep no plans in the cache: a plan enters it on its key's second miss. A key that
+// does recur is cached from then on and its plan reused. Results are exact either way.
+TEST_F(ProgramTest, ThePlanCacheKeepsOnlyPlansWhoseKeysRecur) {
+  const std::uint64_t n = 2048;
+  std::vector<float> in(n);
+  for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 97) - 40.0f;
+  const BufferId a = upload(in);
+  const BufferId b = runtime_->create_buffer(n * sizeof(float));
+  std::vector<float> expected = in;
+  int exponent = 0;  // factors are powers of two: every product is exact
+  const auto launch = [&](std::size_t step, float f) {
+    const BufferId from = step % 2 == 0 ? a : b;
+    const BufferId to = step % 2 == 0 ? b : a;
+    std::shared_ptr<const LaunchPlan> plan;
+    const std::vector<Arg> args{Arg::buffer(from), Arg::buffer(to), Arg::scalar(f)};
+    program_->core().launch("scale", range_1d(n), args, {}, &plan);
+    for (float& x : expected) x *= f;
+    return plan;
+  };
+  std::size_t step = 0;
+  for (; step < 24; ++step) {  // 24 distinct factors: 2, 1/2, 4, 1/4, ...
+    exponent = static_cast<int>(step / 2 + 1) * (step % 2 == 0 ? 1 : -1);
+    launch(step, std::ldexp(1.0f, exponent));
+  }
+  EXPECT_EQ(program_->core().cached_plans(), 0U) << "plans of keys seen once were kept";
+  // One key again and again (the factor of the first launch): kept from its second miss on.
+  std::vector<std::shared_ptr<const LaunchPlan>> plans;
+  for (int i = 0; i < 4; ++i, ++step) plans.push_back(launch(step, 2.0f));
+  EXPECT_EQ(program_->core().cached_plans(), 1U);
+  EXPECT_EQ(plans[1].get(), plans[0].get()) << "the key's second miss was not kept";
+  EXPECT_EQ(plans[3].get(), plans[0].get());
+  const std::vector<float> out = download(step % 2 == 0 ? a : b);
+  ASSERT_EQ(std::memcmp(out.data(), expected.data(), n * sizeof(float)), 0);
+  runtime_->release_buffer(a);
+  runtime_->release_buffer(b);
 }
 
 // An argument may point into its buffer (an OpenCL sub-buffer): the kernel indexes from there,

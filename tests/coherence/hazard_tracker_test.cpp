@@ -242,5 +242,69 @@ TEST(HazardTracker, PendingOnGivesTheUnfinishedAccessesOfTheBytesOnce) {
   sw->complete();
 }
 
+// RuntimeCore::finish waits for every access a tracker held, then drops them by recording order
+// without asking their events: older accesses go (even with events that never finished, as
+// here), newer ones stay and still order what comes after them.
+TEST(HazardTracker, ForgetBeforeDropsOnlyTheAccessesRecordedEarlier) {
+  HazardTracker t;
+  auto [w1, s1] = Event::make_manual();
+  auto [r1, s2] = Event::make_manual();
+  auto [w2, s3] = Event::make_manual();
+  t.record_write(IntervalSet{{0, 10}}, w1);
+  t.record_read(IntervalSet{{20, 30}}, r1);
+  const std::uint64_t mark = t.next_order();
+  t.record_write(IntervalSet{{40, 50}}, w2);
+  ASSERT_EQ(t.record_count(), 3U);
+  t.forget_before(mark);
+  EXPECT_EQ(t.record_count(), 1U);
+  EXPECT_EQ(t.pending(), EventList{w2});
+  EventList deps;
+  t.deps_for_write(IntervalSet{{0, 50}}, deps);
+  EXPECT_EQ(deps, EventList{w2});
+  t.check_invariants();
+  t.forget_before(mark);  // nothing older left: no change
+  EXPECT_EQ(t.record_count(), 1U);
+  t.forget_before(t.next_order());  // everything: the storage stays for the next accesses
+  EXPECT_EQ(t.record_count(), 0U);
+  EXPECT_TRUE(t.pending().empty());
+  EXPECT_GT(t.capacity_bytes(), 0U);
+  t.record_write(IntervalSet{{0, 10}}, w1);
+  deps.clear();
+  t.deps_for_read(IntervalSet{{5, 6}}, deps);
+  EXPECT_EQ(deps, EventList{w1});
+  t.check_invariants();
+  s1->complete();
+  s2->complete();
+  s3->complete();
+}
+
+// A tracker reused by another buffer (TrackerPool) starts empty with its storage: a thousand
+// accesses recorded again need no more room than the first thousand did.
+TEST(HazardTracker, ClearKeepsTheStorageForTheNextAccesses) {
+  HazardTracker t;
+  std::vector<std::shared_ptr<ManualEventState>> states;
+  const auto record_rows = [&] {
+    for (std::uint64_t k = 0; k < 1000; ++k) {
+      auto [e, s] = Event::make_manual();
+      states.push_back(s);
+      t.record_read(IntervalSet{{k * 64, k * 64 + 32}}, e);
+    }
+  };
+  record_rows();
+  const std::size_t bytes = t.capacity_bytes();
+  EXPECT_EQ(t.record_count(), 1000U);
+  for (auto& s : states) s->complete();
+  states.clear();
+  t.clear();
+  EXPECT_EQ(t.record_count(), 0U);
+  EXPECT_TRUE(t.pending().empty());
+  EXPECT_EQ(t.capacity_bytes(), bytes);
+  record_rows();
+  EXPECT_EQ(t.capacity_bytes(), bytes);
+  EXPECT_EQ(t.record_count(), 1000U);
+  t.check_invariants();
+  for (auto& s : states) s->complete();
+}
+
 }  // namespace
 }  // namespace unimem

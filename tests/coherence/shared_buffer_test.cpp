@@ -51,6 +51,29 @@ TEST(SharedBuffer, DevicesGetAnAllocationOnFirstUse) {
   b.check_invariants();
 }
 
+// A released buffer's trackers, emptied, serve the next buffer (CoherenceContext::trackers), so
+// their storage is not grown again; the new buffer's accesses are ordered as usual.
+TEST(SharedBuffer, AReleasedBuffersTrackersServeTheNextBuffer) {
+  const DeviceRegistry devices = make_host_devices(2);
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
+  ASSERT_TRUE(context.trackers);
+  EXPECT_EQ(context.trackers->kept(), 0U);
+  {
+    SharedBuffer a(1, "a", 4096, context);
+    for (std::uint64_t k = 0; k < 32; ++k) a.acquire(D1, IntervalSet{{k * 128, k * 128 + 64}});
+    EXPECT_GT(a.tracked_accesses(), 0U);
+  }
+  const std::size_t kept = context.trackers->kept();
+  EXPECT_GT(kept, 0U);  // the trackers that recorded accesses (the host's and d1's)
+  SharedBuffer b(2, "b", 4096, context);
+  EXPECT_EQ(context.trackers->kept(), kept - std::min<std::size_t>(kept, 3));
+  EXPECT_EQ(b.tracked_accesses(), 0U);
+  b.acquire(D0, IntervalSet{{0, 256}});
+  EXPECT_EQ(b.stats().host_to_device.bytes, 256U);
+  EXPECT_GT(b.tracked_accesses(), 0U);
+  b.check_invariants();
+}
+
 // BBMM bb_readin: when a device's box grows, the bytes only that device holds move into the
 // merged box with a device-local copy and reach the host from there.
 TEST(SharedBuffer, AGrowingBoxKeepsTheBytesOnlyItsDeviceHolds) {
