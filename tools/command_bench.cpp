@@ -303,8 +303,16 @@ int run_bench(const BenchOptions& o) {
       manual_fresh_buffers = f.fresh_allocations;
     }
   }
-  // The devices of unimem's last launch in the normal mode (each partition on its own device).
-  const std::size_t unimem_devices = runners.front().program->core().last_plan().partitions.size();
+  // The devices unimem's last launch in the normal mode ran on (a chunked plan has several
+  // partitions per device).
+  std::size_t unimem_devices = 0;
+  {
+    std::vector<std::size_t> used;
+    for (const LaunchPartition& p : runners.front().program->core().last_plan().partitions) {
+      if (std::find(used.begin(), used.end(), p.device) == used.end()) used.push_back(p.device);
+    }
+    unimem_devices = used.size();
+  }
   const examples::Comparison cmp = workload->verify(problem, inputs, first.outputs);
   const examples::Comparison manual_cmp = workload->verify(problem, inputs, manual_result.outputs);
 
