@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -14,30 +13,6 @@
 #include "common/check.hpp"
 
 namespace unimem {
-namespace {
-
-// Each event of `events` once, at the place it first occurs.
-EventList first_occurrences(EventList events) {
-  if (events.size() < 2) return events;
-  std::vector<std::size_t> order(events.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  const auto state = [&events](std::size_t i) { return events[i].state().get(); };
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return std::less<const void*>()(state(a), state(b));
-  });
-  std::vector<char> keep(events.size(), 1);
-  for (std::size_t k = 1; k < order.size(); ++k) {
-    if (state(order[k]) == state(order[k - 1])) keep[order[k]] = 0;
-  }
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    if (keep[i] != 0) events[kept++] = std::move(events[i]);
-  }
-  events.resize(kept);
-  return events;
-}
-
-}  // namespace
 
 namespace {
 

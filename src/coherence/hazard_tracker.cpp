@@ -16,7 +16,8 @@ void add_dependency(EventList& events, const Event& e) {
   events.push_back(e);
 }
 
-EventList unique_pending(EventList events) {
+EventList first_occurrences(EventList events) {
+  if (events.size() < 2) return events;
   // Sort positions by event identity to find the first occurrence of each, then keep those in
   // their original order.
   std::vector<std::size_t> order(events.size());
@@ -25,16 +26,22 @@ EventList unique_pending(EventList events) {
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     return std::less<const void*>()(state(a), state(b));
   });
-  std::vector<char> keep(events.size(), 0);
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    if (k > 0 && state(order[k]) == state(order[k - 1])) continue;
-    keep[order[k]] = !events[order[k]].is_complete() ? 1 : 0;  // a null event is complete
+  std::vector<char> keep(events.size(), 1);
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    if (state(order[k]) == state(order[k - 1])) keep[order[k]] = 0;
   }
   std::size_t kept = 0;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (keep[i] != 0) events[kept++] = std::move(events[i]);
   }
   events.resize(kept);
+  return events;
+}
+
+EventList unique_pending(EventList events) {
+  // Each event is asked once (is_complete() may be a driver query); a null event is complete.
+  events = first_occurrences(std::move(events));
+  std::erase_if(events, [](const Event& e) { return e.is_complete(); });
   return events;
 }
 

@@ -154,4 +154,8 @@ void add_dependency(EventList& events, const Event& e);
 /// can hold a thousand records when the host submits far ahead, as floyd-warshall does).
 [[nodiscard]] EventList unique_pending(EventList events);
 
+/// Each event of `events` once, at the place it first occurs, complete ones included (waiting for
+/// a failed one reports its failure), without asking any event its state.
+[[nodiscard]] EventList first_occurrences(EventList events);
+
 }  // namespace unimem
