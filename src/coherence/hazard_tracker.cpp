@@ -9,6 +9,22 @@
 
 namespace unimem {
 
+namespace {
+
+// A slot of a pooled vector (records_, pieces_): a freed one if any, else a new one at the end.
+template <typename T>
+std::uint32_t take_slot(std::vector<T>& slots, std::vector<std::uint32_t>& free) {
+  if (free.empty()) {
+    slots.emplace_back();
+    return static_cast<std::uint32_t>(slots.size() - 1);
+  }
+  const std::uint32_t slot = free.back();
+  free.pop_back();
+  return slot;
+}
+
+}  // namespace
+
 void add_dependency(EventList& events, const Event& e) {
   // The list first: is_complete() may be a driver query.
   if (e.is_null() || std::find(events.begin(), events.end(), e) != events.end()) return;
@@ -218,14 +234,7 @@ void HazardTracker::add_bytes(std::uint32_t r, const IntervalSet& bytes) {
 }
 
 std::uint32_t HazardTracker::new_record(const Event& event, bool write) {
-  std::uint32_t r;
-  if (free_records_.empty()) {
-    r = static_cast<std::uint32_t>(records_.size());
-    records_.emplace_back();
-  } else {
-    r = free_records_.back();
-    free_records_.pop_back();
-  }
+  const std::uint32_t r = take_slot(records_, free_records_);
   Record& rec = records_[r];
   rec.event = event;
   rec.order = next_order_++;
@@ -242,14 +251,7 @@ void HazardTracker::free_record(std::uint32_t r) {
 }
 
 void HazardTracker::add_piece(std::uint64_t begin, std::uint64_t end, std::uint32_t record) {
-  std::uint32_t p;
-  if (free_pieces_.empty()) {
-    p = static_cast<std::uint32_t>(pieces_.size());
-    pieces_.emplace_back();
-  } else {
-    p = free_pieces_.back();
-    free_pieces_.pop_back();
-  }
+  const std::uint32_t p = take_slot(pieces_, free_pieces_);
   random_ ^= random_ << 13;
   random_ ^= random_ >> 17;
   random_ ^= random_ << 5;
