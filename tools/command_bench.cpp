@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iomanip>
@@ -65,10 +66,11 @@ struct BenchOptions {
 #endif
   bool json = false;
   bool overhead = true;
-  bool allocation = true;         // also time both versions with fresh buffers in every run
-  std::string trace;              // --trace: the normal-mode runtime's timeline (Chrome trace JSON)
-  std::string device_memory;      // --device-memory: a byte count, "" for none
-  bool compare_uncapped = false;  // --compare-uncapped: also time the same runs without the cap
+  bool allocation = true;     // also time both versions with fresh buffers in every run
+  std::string trace;          // --trace: the normal-mode runtime's timeline (Chrome trace JSON)
+  std::string device_memory;  // --device-memory: a byte count, "" for none
+  bool compare_uncapped = false;
+  bool noise_floor = false;  // --compare-uncapped: also time the same runs without the cap
 };
 
 UpdateStrategy parse_strategy(const std::string& s) {
@@ -225,6 +227,13 @@ int run_bench(const BenchOptions& o) {
   }
   const std::size_t uncapped_index = o.compare_uncapped ? modes.size() : modes.size() + 1;
   if (o.compare_uncapped) modes.push_back(MeasurementMode::normal);
+  // --noise-floor: a second gamma runtime, so the bookkeeping measure is also taken between two
+  // configurations that do the same work: what it reports there is its resolution.
+  if (o.noise_floor && !o.overhead) {
+    throw PreconditionError("--noise-floor measures the overhead measure: drop --no-overhead");
+  }
+  const std::size_t floor_index = o.noise_floor ? modes.size() : SIZE_MAX;  // none: no runner
+  if (o.noise_floor) modes.push_back(MeasurementMode::no_coherence);
   for (std::size_t mi = 0; mi < modes.size(); ++mi) {
     const MeasurementMode mode = modes[mi];
     Mode r;
@@ -263,13 +272,26 @@ int run_bench(const BenchOptions& o) {
   examples::ProgramRunResult first_uncapped;
   std::vector<double> manual_create_buffer;
   std::vector<double> alpha_cpu, beta_cpu, gamma_cpu;  // the submitting thread's CPU seconds
+  std::vector<double> floor_cpu;                       // --noise-floor: the second gamma's
   std::uint64_t manual_fresh_buffers = 0;
   examples::ProgramRunResult first;
   std::vector<DeviceMemoryReport> first_memory;  // the device memory of the first timed run
   std::uint64_t first_chunks = 0;                // out-of-core chunks of the first timed run
   examples::ManualResult manual_result;
+  // The order of the runs in a repetition. beta, gamma (and the second gamma) run in reverse
+  // order every other repetition: a run that gains or loses from the run before it (caches, the
+  // heap's state, POCL's workers waking) does so on both sides of each difference alike.
+  std::vector<std::size_t> order(runners.size());
   for (unsigned i = 0; i < o.iters; ++i) {
-    for (std::size_t mi = 0; mi < runners.size(); ++mi) {
+    for (std::size_t mi = 0; mi < runners.size(); ++mi) order[mi] = mi;
+    if (o.overhead && i % 2 == 1) {
+      if (o.noise_floor) {
+        std::swap(order[1], order[floor_index]);
+      } else {
+        std::swap(order[1], order[2]);
+      }
+    }
+    for (const std::size_t mi : order) {
       if (mi == 0 && i == 0) {
         runners[0].runtime->core().reset_device_memory_peaks();
         first_chunks = runners[0].program->core().chunks_run();
@@ -281,6 +303,8 @@ int run_bench(const BenchOptions& o) {
       if (mi == uncapped_index) {
         uncapped.push_back(r.seconds);
         if (i == 0) first_uncapped = std::move(r);
+      } else if (mi == floor_index) {
+        floor_cpu.push_back(cpu);
       } else if (mi == fresh_index && o.allocation) {
         alpha_fresh.push_back(r.seconds);
       } else {
@@ -335,6 +359,10 @@ int run_bench(const BenchOptions& o) {
   // as a share of alpha's wall time (robust where wall times are noisy: a loaded machine).
   const Spread bookkeeping_cpu = spread(paired(
       o.overhead ? n : 0, [&](std::size_t i) { return (beta_cpu[i] - gamma_cpu[i]) / alpha[i]; }));
+  // --noise-floor: the same between the two gamma runtimes, which do the same work.
+  const Spread noise_floor = spread(paired(o.noise_floor ? n : 0, [&](std::size_t i) {
+    return (floor_cpu[i] - gamma_cpu[i]) / alpha[i];
+  }));
   std::size_t beta_above_alpha = 0;
   for (std::size_t i = 0; o.overhead && i < n; ++i) beta_above_alpha += beta[i] > alpha[i] ? 1 : 0;
 
@@ -411,6 +439,13 @@ int run_bench(const BenchOptions& o) {
     j["bookkeeping_cpu_fraction_spread"] = to_json(bookkeeping_cpu);
     j["submit_cpu_seconds"] = {
         {"alpha", median(alpha_cpu)}, {"beta", median(beta_cpu)}, {"gamma", median(gamma_cpu)}};
+    j["run_order"] = "alpha first; beta and gamma swap places every other repetition";
+    if (o.noise_floor) {
+      j["bookkeeping_cpu_noise_floor"] = noise_floor.median;
+      j["bookkeeping_cpu_noise_floor_spread"] = to_json(noise_floor);
+    } else {
+      j["bookkeeping_cpu_noise_floor"] = nullptr;
+    }
   } else {
     j["overhead_fraction"] = nullptr;
   }
@@ -527,6 +562,11 @@ int run_bench(const BenchOptions& o) {
                 << num(100 * bookkeeping_cpu.median) << "% (quartiles "
                 << num(100 * bookkeeping_cpu.q1) << " .. " << num(100 * bookkeeping_cpu.q3)
                 << "%)\n";
+      if (o.noise_floor) {
+        std::cout << "            noise floor (gamma against a second gamma, same work): "
+                  << num(100 * noise_floor.median) << "% (quartiles " << num(100 * noise_floor.q1)
+                  << " .. " << num(100 * noise_floor.q3) << "%)\n";
+      }
     }
     if (!o.trace.empty()) {
       std::cout << "  trace:    " << o.trace << " (ui.perfetto.dev, or `unimem trace " << o.trace
@@ -578,6 +618,10 @@ void add_bench_command(CLI::App& app) {
                 "with --device-memory: also run the workload without the cap in the same process, "
                 "alternating with the capped runs, and report the ratio capped / uncapped per "
                 "repetition (JSON \"uncapped\")");
+  cmd->add_flag("--noise-floor", o->noise_floor,
+                "also time a second gamma (no coherence) runtime in every repetition and report "
+                "the bookkeeping measure between the two gammas, which do the same work: the "
+                "resolution of bookkeeping_cpu_fraction (JSON \"bookkeeping_cpu_noise_floor\")");
   cmd->add_flag("--json", o->json, "print only the JSON object");
   cmd->add_flag("!--no-overhead", o->overhead, "skip the beta/gamma overhead runs");
   cmd->add_flag("!--no-allocation", o->allocation,
