@@ -283,13 +283,16 @@ int run_bench(const BenchOptions& o) {
   // heap's state, POCL's workers waking) does so on both sides of each difference alike.
   std::vector<std::size_t> order(runners.size());
   for (unsigned i = 0; i < o.iters; ++i) {
-    for (std::size_t mi = 0; mi < runners.size(); ++mi) order[mi] = mi;
-    if (o.overhead && i % 2 == 1) {
-      if (o.noise_floor) {
-        std::swap(order[1], order[floor_index]);
-      } else {
-        std::swap(order[1], order[2]);
-      }
+    // alpha, then beta, gamma (and the second gamma) in this or the reverse order, then the rest.
+    std::size_t next = 0;
+    order[next++] = 0;
+    std::vector<std::size_t> block;
+    if (o.overhead) block = {1, 2};
+    if (o.noise_floor) block.push_back(floor_index);
+    if (i % 2 == 1) std::reverse(block.begin(), block.end());
+    for (const std::size_t mi : block) order[next++] = mi;
+    for (std::size_t mi = 1; mi < runners.size(); ++mi) {
+      if (std::find(block.begin(), block.end(), mi) == block.end()) order[next++] = mi;
     }
     for (const std::size_t mi : order) {
       if (mi == 0 && i == 0) {
