@@ -61,6 +61,7 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
   context_.rect_copies = options.rect_copies;
+  last_kernel_.resize(registry_.size());
   // Gamma's kernels are in no tracker: a box merged away waits for its device's last kernel
   // (they run in order there) before it is freed. Called under mutex_, from a launch.
   context_.untracked_kernels = [this](std::size_t device, EventList& users) {
@@ -143,7 +144,7 @@ EventList RuntimeCore::inflight_events() const {
 BufferId RuntimeCore::create_buffer(std::uint64_t size, std::string name,
                                     std::optional<UpdateStrategy> strategy) {
   std::lock_guard lock(mutex_);
-  ++operations_;
+  begin_operation_locked();
   const std::uint32_t id = next_id_++;
   if (name.empty()) name = "buffer" + std::to_string(id);
   if (size == 0) {
@@ -159,7 +160,7 @@ void RuntimeCore::release_buffer(BufferId id) {
   std::unique_ptr<SharedBuffer> doomed;
   {
     std::lock_guard lock(mutex_);
-    ++operations_;
+    begin_operation_locked();
     buffer_locked(id);
     auto it = buffers_.find(id.value);
     released_stats_ += it->second->stats();
@@ -181,7 +182,7 @@ std::uint64_t RuntimeCore::buffer_size(BufferId id) const {
 
 void RuntimeCore::set_strategy(UpdateStrategy strategy) {
   std::lock_guard lock(mutex_);
-  ++operations_;
+  begin_operation_locked();
   strategy_ = strategy;
 }
 
@@ -192,7 +193,7 @@ UpdateStrategy RuntimeCore::strategy() const {
 
 void RuntimeCore::set_buffer_strategy(BufferId id, std::optional<UpdateStrategy> strategy) {
   std::lock_guard lock(mutex_);
-  ++operations_;
+  begin_operation_locked();
   buffer_locked(id).set_strategy_override(strategy);
 }
 
@@ -201,7 +202,7 @@ void RuntimeCore::time_host_operations() { host_queue_.set_timing(true); }
 Event RuntimeCore::write(BufferId id, std::uint64_t offset, std::span<const std::byte> data,
                          DeviceEvents* operations) {
   std::lock_guard lock(mutex_);
-  ++operations_;
+  begin_operation_locked();
   SharedBuffer& b = buffer_locked(id);
   if (offset > b.size() || data.size() > b.size() - offset) {
     throw PreconditionError(b.describe() + ": host write of " + range_text(offset, data.size()) +
@@ -234,7 +235,7 @@ void RuntimeCore::write_blocking(BufferId id, std::uint64_t offset,
 Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> out,
                         DeviceEvents* operations) {
   std::lock_guard lock(mutex_);
-  ++operations_;
+  begin_operation_locked();
   SharedBuffer& b = buffer_locked(id);
   if (offset > b.size() || out.size() > b.size() - offset) {
     throw PreconditionError(b.describe() + ": host read of " + range_text(offset, out.size()) +
@@ -448,6 +449,33 @@ class RuntimeCore::HeldBuffers {
 // buffer's trackers give the previous runs' kernels and copies, so ping-pong's B waits for A's
 // write of the grid it reads, and A for B's read of the grid it overwrites), recorded as the new
 // last accesses, and settling device memory, like any launch.
+//
+// Deferred records (Ordering). A repeat that skips the directory steps also runs after its
+// devices' previous kernels (last_kernel_: each partition after the last kernel of its device),
+// so a steady cycle's kernels form one chain per device. Once every launch numbered after its
+// entry's last run (X_j) ran that way (chained_after_ <= X_j; a launch with the directory steps,
+// or any launch not on this path, sets chained_after_ to its number), the repeat X_k needs no
+// tracker at all: it waits for its devices' previous kernels only, and its records are deferred.
+// Why that is every hazard of X_k: a partition on device d records only in d's trackers. What
+// d's trackers hold on X_k's bytes is (a) what they held at X_j's query, or (b) recorded since.
+// (a): X_j asked the trackers about the same bytes for the same reads and writes (the plan is the
+// entry's), so whatever conflicts with X_k conflicted with X_j, which waited for it (or, deferred
+// itself, waited for its own predecessor, which covers it by the same argument one round
+// earlier). (b): since X_j only this cycle's launches ran (the repeat path's condition), each
+// after its device's previous kernel and with no copy (no directory steps: acquire copied
+// nothing), so what they recorded in d's trackers are kernels of d's chain after X_j, all covered
+// by d's last kernel, which runs after X_j too. So X_k after d's last kernel waits for everything
+// the trackers would have named; at most it waits for more (ancestors it would not need), which
+// costs nothing on a chain.
+// The records themselves wait for the next other operation: every operation but a deferred
+// repeat settles them first (begin_operation_locked, finish, tracked_accesses; a launch before
+// it touches a tracker), recording for each cycle entry its last deferred run, in launch order.
+// That leaves the trackers as recording every run would, up to covered ancestors: for a byte, the
+// last writer among the deferred runs is the entry that wrote it last, and its last run is the
+// last write; every later reader of it is an entry whose last run read it after that write, and
+// earlier runs of the same entries are that run's ancestors on the chain. Records made before
+// the deferred runs are older than all of them, since settling precedes every tracker query.
+// Gamma (no coherence) keeps its own ordering (Measurement) and never defers.
 Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
                                       std::span<const LaunchPartition> partitions,
                                       std::vector<Event>* partition_events,
@@ -458,7 +486,8 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (repeatable && !repeatable_.empty()) {
     if (repeat_after_operation_ != operations_ ||
         repeat_evictions_ != context_.memory->eviction_count()) {
-      repeatable_.clear();  // something else happened since
+      settle_deferred_records_locked();  // (an operation in between settled them already)
+      repeatable_.clear();               // something else happened since
       found = 0;
     }
     for (std::size_t i = repeatable_.size(); i-- > 0;) {
@@ -470,7 +499,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   RepeatableLaunch* const entry = found < repeatable_.size() ? repeatable_[found].get() : nullptr;
   const bool repeat = entry != nullptr;
-  ++operations_;
+  const std::uint64_t number = ++operations_;
   std::vector<PartitionUses> checked;
   if (!repeat) {
     // Everything is validated before any state changes, so a rejected launch changes nothing.
@@ -497,10 +526,21 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
       for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
     }
   }
+  // The kernels' ordering (see above): a repeat that skips the directory steps runs after its
+  // devices' previous kernels too, and with no records of its own when every launch since its
+  // entry's last run did so.
+  Ordering ordering = Ordering::hazards;
+  if (repeat && skip_directory) {
+    ordering = entry->last_run != 0 && entry->last_run >= chained_after_
+                   ? Ordering::chained_deferred
+                   : Ordering::hazards_chained;
+  }
+  if (ordering != Ordering::chained_deferred) settle_deferred_records_locked();
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
   if (coherent && !skip_directory) acquire_inputs(plan);
-  const Event kernels = submit_kernels(args, plan, partition_events);
+  const Event kernels = submit_kernels(args, plan, partition_events, ordering, entry);
+  if (ordering == Ordering::hazards) chained_after_ = number;
   if (coherent && !skip_directory) {
     publish_writes(plan, partitions[0].kernel->name());
     write_back_chunks(plan);
@@ -509,6 +549,12 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   context_.memory->settle();
   if (!coherent || skip_directory) ++launches_leaving_directory_;
   if (repeat) {
+    entry->last_run = number;
+    if (ordering == Ordering::chained_deferred) {
+      entry->deferred_run = number;
+      deferred_pending_ = true;
+      ++deferred_record_launches_;
+    }
     ++repeated_launches_;
     if (found + 1 != repeatable_.size()) ++cycle_repeats_;
     if (skip_directory) ++repeats_leaving_directory_;
@@ -518,8 +564,16 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   } else if (repeatable) {
     if (repeatable_.size() == kRepeatCycle) repeatable_.erase(repeatable_.begin());
     const bool leaves = repeat_leaves_directory(checked);
-    repeatable_.push_back(std::make_unique<RepeatableLaunch>(RepeatableLaunch{
-        std::move(repeat_token), std::move(checked), leaves, kNeverVerified, 0, {}}));
+    repeatable_.push_back(
+        std::make_unique<RepeatableLaunch>(RepeatableLaunch{std::move(repeat_token),
+                                                            std::move(checked),
+                                                            leaves,
+                                                            kNeverVerified,
+                                                            0,
+                                                            {},
+                                                            number,
+                                                            0,
+                                                            {}}));
   }
   if (repeatable) {
     repeat_after_operation_ = operations_;
@@ -527,6 +581,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     if (evictions != repeat_evictions_) {
       // This launch evicted allocations (of its own buffers elsewhere, or of other launches'):
       // only its own entry still describes what it holds.
+      settle_deferred_records_locked();
       repeatable_.erase(repeatable_.begin(), repeatable_.end() - 1);
       repeat_evictions_ = evictions;
     }
@@ -1008,7 +1063,9 @@ void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
 // Step 4: the kernels, each after the copies and earlier accesses it conflicts with (or, in the
 // gamma measurement, after its device's previous kernel only).
 Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
-                                  std::vector<Event>* partition_events) {
+                                  std::vector<Event>* partition_events, Ordering ordering,
+                                  RepeatableLaunch* entry) {
+  if (ordering == Ordering::chained_deferred) entry->deferred_kernels.resize(plan.size());
   Event only;  // the kernel of a one-partition launch: no list
   EventList kernel_events;
   for (PartitionUses& pu : plan) {
@@ -1016,9 +1073,16 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     EventList& deps = launch_deps_;
     deps.clear();
     if (measurement_.coherent()) {
-      for (BufferUse& u : pu.uses) {
-        u.buffer->tracker(pu.agent).deps_for_read(u.needed, deps);
-        u.buffer->tracker(pu.agent).deps_for_write(u.written, deps);
+      if (ordering != Ordering::chained_deferred) {
+        for (BufferUse& u : pu.uses) {
+          u.buffer->tracker(pu.agent).deps_for_read(u.needed, deps);
+          u.buffer->tracker(pu.agent).deps_for_write(u.written, deps);
+        }
+      }
+      if (const Event& previous = last_kernel_[p.device];
+          ordering != Ordering::hazards && !previous.is_null() &&
+          std::find(deps.begin(), deps.end(), previous) == deps.end()) {
+        deps.push_back(previous);
       }
     }
     measurement_.add_kernel_dependencies(p.device, deps);
@@ -1120,17 +1184,12 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     }
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
-      for (const BufferUse& u : pu.uses) {
-        // The write shadows the read of the same bytes (record_write would cut them from the
-        // read's record at once): only the bytes read and not written are recorded as a read.
-        HazardTracker& tracker = u.buffer->tracker(pu.agent);
-        if (u.written.empty()) {
-          tracker.record_read(u.needed, e);
-        } else if (!u.written.contains(u.needed)) {
-          tracker.record_read(u.needed.subtract(u.written), e);
-        }
-        tracker.record_write(u.written, e);
+      if (ordering == Ordering::chained_deferred) {
+        entry->deferred_kernels[static_cast<std::size_t>(&pu - plan.data())] = e;
+      } else {
+        record_accesses(pu, e);
       }
+      last_kernel_[p.device] = e;
     }
     if (partition_events != nullptr) partition_events->push_back(e);
     // The kernel lives until it has run.
@@ -1143,6 +1202,46 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     deps.clear();  // holds no event past its launch
   }
   return plan.size() == 1 ? only : when_all(kernel_events);
+}
+
+void RuntimeCore::record_accesses(const PartitionUses& pu, const Event& kernel) {
+  for (const BufferUse& u : pu.uses) {
+    // The write shadows the read of the same bytes (record_write would cut them from the read's
+    // record at once): only the bytes read and not written are recorded as a read.
+    HazardTracker& tracker = u.buffer->tracker(pu.agent);
+    if (u.written.empty()) {
+      tracker.record_read(u.needed, kernel);
+    } else if (!u.written.contains(u.needed)) {
+      tracker.record_read(u.needed.subtract(u.written), kernel);
+    }
+    tracker.record_write(u.written, kernel);
+  }
+}
+
+// Deferred records (see launch_partitioned): each entry's last deferred run is recorded, in the
+// order those runs were launched.
+void RuntimeCore::settle_deferred_records_locked() {
+  if (!deferred_pending_) return;
+  deferred_pending_ = false;
+  std::vector<RepeatableLaunch*>& order = settle_order_;
+  order.clear();
+  for (const auto& r : repeatable_) {
+    if (r->deferred_run != 0) order.push_back(r.get());
+  }
+  std::sort(order.begin(), order.end(), [](const RepeatableLaunch* a, const RepeatableLaunch* b) {
+    return a->deferred_run < b->deferred_run;
+  });
+  for (RepeatableLaunch* r : order) {
+    for (std::size_t i = 0; i < r->plan.size(); ++i)
+      record_accesses(r->plan[i], r->deferred_kernels[i]);
+    r->deferred_run = 0;
+    for (Event& e : r->deferred_kernels) e = Event{};
+  }
+}
+
+void RuntimeCore::begin_operation_locked() {
+  settle_deferred_records_locked();
+  ++operations_;
 }
 
 // Step 5: the directory learns the writes, buffer by buffer, and the strategies act on them.
@@ -1183,7 +1282,7 @@ MeasurementMode RuntimeCore::measurement() const {
 void RuntimeCore::set_measurement(MeasurementMode mode) {
   finish();
   std::lock_guard lock(mutex_);
-  ++operations_;
+  begin_operation_locked();
   if (!buffers_.empty()) {
     throw PreconditionError(
         "Runtime::set_measurement: " + std::to_string(buffers_.size()) +
@@ -1202,7 +1301,8 @@ void RuntimeCore::finish() {
   std::vector<std::pair<std::uint32_t, std::vector<std::uint64_t>>> marks;
   {
     std::lock_guard lock(mutex_);
-    all = inflight_events();  // complete ones too: a failed operation is reported here
+    settle_deferred_records_locked();  // finish() forgets what it waited for: records first
+    all = inflight_events();           // complete ones too: a failed operation is reported here
     // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
     // an event costs a driver call even when it has finished, so each is listed once (its
     // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
@@ -1267,9 +1367,14 @@ std::vector<DeviceMemoryReport> RuntimeCore::device_memory() const {
 
 void RuntimeCore::reset_device_memory_peaks() {
   std::lock_guard lock(mutex_);
-  ++operations_;
+  begin_operation_locked();
   context_.memory->reset_peaks();
   need_peak_ = need_now_;
+}
+
+std::uint64_t RuntimeCore::deferred_record_launches() const {
+  std::lock_guard lock(mutex_);
+  return deferred_record_launches_;
 }
 
 std::uint64_t RuntimeCore::repeated_launches() const {
@@ -1326,8 +1431,9 @@ int RuntimeCore::history_repeat_count(BufferId buffer, const std::string& kernel
   return buffer_locked(buffer).history().repeat_count({kernel, writers});
 }
 
-std::size_t RuntimeCore::tracked_accesses(BufferId buffer) const {
+std::size_t RuntimeCore::tracked_accesses(BufferId buffer) {
   std::lock_guard lock(mutex_);
+  settle_deferred_records_locked();
   return buffer_locked(buffer).tracked_accesses();
 }
 

@@ -253,8 +253,12 @@ class RuntimeCore {
   [[nodiscard]] int history_repeat_count(BufferId buffer, const std::string& kernel,
                                          AgentMask writers) const;
 
-  /// The accesses buffer's hazard trackers hold (SharedBuffer::tracked_accesses; for tests).
-  [[nodiscard]] std::size_t tracked_accesses(BufferId buffer) const;
+  /// The accesses buffer's hazard trackers hold (SharedBuffer::tracked_accesses; for tests),
+  /// deferred records of cycle repeats included (they are recorded first).
+  [[nodiscard]] std::size_t tracked_accesses(BufferId buffer);
+  /// Cycle repeats whose hazard records were deferred (launch_partitioned says when; for tests
+  /// and benchmarks).
+  [[nodiscard]] std::uint64_t deferred_record_launches() const;
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
   [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
@@ -275,9 +279,25 @@ class RuntimeCore {
                                               std::span<const LaunchPartition> partitions) const;
   static void check_disjoint_writes(std::span<const PartitionUses> plan);
   void acquire_inputs(std::span<PartitionUses> plan);
-  /// The launch's completion: its one kernel's event, or when_all of several.
+  /// How a launch's kernels are ordered (launch_partitioned says when each applies).
+  enum class Ordering : std::uint8_t {
+    hazards,          // after the hazards of their bytes, recorded as the last accesses
+    hazards_chained,  // the same, and after their device's previous kernel
+    chained_deferred  // after their device's previous kernel only; records deferred
+  };
+  struct RepeatableLaunch;
+  /// The launch's completion: its one kernel's event, or when_all of several. Under
+  /// chained_deferred, `entry` keeps the kernels' events for settle_deferred_records_locked.
   Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
-                       std::vector<Event>* partition_events);
+                       std::vector<Event>* partition_events, Ordering ordering,
+                       RepeatableLaunch* entry);
+  /// Records a partition's accesses in its buffers' trackers as done by `kernel`.
+  static void record_accesses(const PartitionUses& pu, const Event& kernel);
+  /// Records the deferred accesses of cycle repeats (each entry's last deferred run, in the order
+  /// they ran); every operation but a deferred repeat calls it first (begin_operation_locked).
+  void settle_deferred_records_locked();
+  /// The start of every operation but a launch: deferred records settled, operations_ counted.
+  void begin_operation_locked();
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
   void write_back_chunks(std::span<const PartitionUses> plan);
   /// probe: sizing a chunk (footprint) may choose packed boxes freely; a launch packs only the
@@ -343,6 +363,11 @@ class RuntimeCore {
     int failed_verifications = 0;  // in a row; at kMaxFailedVerifications the check stops
     // Its adaptive written buffers (each skipped repeat is counted in their histories).
     std::vector<SharedBuffer*> adaptive_written;
+    // operations_ at its last run (a launch's number), and at its last run with deferred
+    // records (0: none pending) with that run's kernels, one per partition.
+    std::uint64_t last_run = 0;
+    std::uint64_t deferred_run = 0;
+    std::vector<Event> deferred_kernels;
   };
   static constexpr std::uint64_t kNeverVerified = ~std::uint64_t{0};
   static constexpr int kMaxFailedVerifications = 3;
@@ -359,6 +384,14 @@ class RuntimeCore {
   std::uint64_t repeats_leaving_directory_ = 0;
   std::uint64_t cycle_repeats_ = 0;
   std::uint64_t launches_leaving_directory_ = 0;  // directory_version() = operations_ - this
+  // Deferred hazard records (launch_partitioned): every launch numbered above chained_after_ ran
+  // without its directory steps and after its devices' previous kernels (last_kernel_, per
+  // device, kept in the coherent modes); deferred_pending_ while some entry holds records.
+  std::uint64_t chained_after_ = 0;
+  std::vector<Event> last_kernel_;
+  bool deferred_pending_ = false;
+  std::uint64_t deferred_record_launches_ = 0;
+  std::vector<RepeatableLaunch*> settle_order_;  // scratch of settle_deferred_records_locked
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
