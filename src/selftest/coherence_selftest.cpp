@@ -67,6 +67,9 @@ std::string CoherenceSelftestResult::to_json(const CoherenceSelftestOptions& o) 
   j["prefetch_unread_bytes"] = prefetch_unread_bytes;
   j["launches"] = launches;
   j["partitioned_launches"] = partitioned_launches;
+  j["cycle_launches"] = cycle_launches;
+  j["repeated_launches"] = repeated_launches;
+  j["deferred_record_launches"] = deferred_record_launches;
   j["host_reads"] = host_reads;
   j["host_writes"] = host_writes;
   j["direct_read_bytes"] = direct_read_bytes;
@@ -163,6 +166,100 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
         {"loop" + std::to_string(t), gen.below(opt.devices), gen.kernel_effect(sizes)});
   }
 
+  // A launch split over `devs` (one partition each, partition p writing within slice p of each
+  // buffer): built once, run by run_split, again and again when it repeats in a cycle.
+  struct SplitLaunch {
+    std::vector<std::size_t> devs;
+    std::vector<std::size_t> arg_buffers;
+    std::vector<std::shared_ptr<KernelEffect>> specs;
+    std::vector<LaunchPartition> partitions;
+    std::vector<LaunchArg> args;
+  };
+  auto make_split = [&](const std::vector<std::size_t>& devs) {
+    auto launch = std::make_shared<SplitLaunch>();
+    launch->devs = devs;
+    const std::size_t parts = devs.size();
+    std::vector<std::size_t>& arg_buffers = launch->arg_buffers;
+    std::vector<std::shared_ptr<KernelEffect>>& specs = launch->specs;
+    std::vector<LaunchPartition>& partitions = launch->partitions;
+    // All partitions share the argument list; each gets its own sets and write slice.
+    const KernelEffect base = gen.kernel_effect(sizes);
+    // One launch in four also passes one of its buffers a second time, with access sets of
+    // its own (floyd-warshall passes its matrix as the rows and as the pivot row): the
+    // runtime unites a buffer's arguments, and out of core gives arguments whose bytes lie
+    // apart boxes of their own (RuntimeCore::split_uses). The choice and the second
+    // argument's sets come from a generator seeded by the base's salt, so the program's
+    // random stream is the same either way.
+    ProgramGenerator aside(base.salt);
+    arg_buffers = base.buffers;
+    if (aside.chance(25)) arg_buffers.push_back(base.buffers[aside.below(base.buffers.size())]);
+    for (std::size_t p = 0; p < parts; ++p) {
+      auto spec = std::make_shared<KernelEffect>();
+      spec->salt = gen.next();
+      spec->buffers = arg_buffers;
+      for (std::size_t j = 0; j < base.buffers.size(); ++j) {
+        const std::uint64_t n = sizes[arg_buffers[j]];
+        spec->access.push_back(gen.access_in(n, n * p / parts, n * (p + 1) / parts));
+      }
+      if (arg_buffers.size() > base.buffers.size()) {
+        // The second argument stays in the partition's slice, so that its bytes often lie
+        // apart from the first's.
+        const std::uint64_t n = sizes[arg_buffers.back()];
+        const std::uint64_t lo = n * p / parts;
+        const std::uint64_t hi = n * (p + 1) / parts;
+        spec->access.push_back(
+            hi == lo ? AccessBytes{}
+                     : aside.access_in(hi - lo, 0, hi - lo).shifted(static_cast<std::int64_t>(lo)));
+      }
+      specs.push_back(spec);
+      LaunchPartition lp;
+      lp.device = devs[p];
+      lp.kernel = make_kernel("split", spec);
+      // Under a cap, half the partitions run as out-of-core chunks do: their boxes replace
+      // the boxes they meet instead of merging, and their writes go home after the kernel
+      // (more bytes than the minimum: not without a cap, where the bytes are checked). A bit
+      // of the salt decides, so the program's random stream is the same either way.
+      lp.out_of_core = opt.device_memory != 0 && ((spec->salt >> 7) & 1) != 0;
+      out_of_core_ran = out_of_core_ran || lp.out_of_core;
+      for (std::size_t j = 0; j < spec->buffers.size(); ++j) {
+        lp.accesses[static_cast<std::uint32_t>(j)] = spec->access[j];
+      }
+      partitions.push_back(std::move(lp));
+    }
+
+    for (std::size_t b : arg_buffers) launch->args.push_back(LaunchArg::of_buffer(ids[b], {}, {}));
+    return launch;
+  };
+  // Runs a split launch (the oracle first); a launch of a cycle passes itself as repeat token.
+  auto run_split = [&](const std::shared_ptr<const SplitLaunch>& launch, bool cycle) {
+    const std::vector<std::size_t>& devs = launch->devs;
+    const std::size_t parts = devs.size();
+    const std::vector<std::shared_ptr<KernelEffect>>& specs = launch->specs;
+    // Oracle: every partition reads the state before the launch, then all writes land.
+    std::vector<std::uint64_t> digests;
+    for (std::size_t p = 0; p < parts; ++p) {
+      const KernelEffect& e = *specs[p];
+      for (std::size_t j = 0; j < e.buffers.size(); ++j) {
+        oracle.device_read(e.buffers[j], agent_of_device(devs[p]), e.access[j].needed());
+      }
+      const std::vector<std::byte*> in = oracle.arguments(e);
+      digests.push_back(e.digest({in.begin(), in.end()}));
+    }
+    for (std::size_t p = 0; p < parts; ++p) {
+      const KernelEffect& e = *specs[p];
+      e.write(digests[p], oracle.arguments(e));
+      for (std::size_t j = 0; j < e.buffers.size(); ++j) {
+        oracle.set_owner(e.buffers[j], e.access[j].written(), agent_of_device(devs[p]));
+      }
+    }
+    (void)rt.core().launch_partitioned(launch->args, launch->partitions, nullptr,
+                                       cycle ? launch : nullptr);
+    ++result.launches;
+  };
+  // Cycles of launches passing repeat tokens (a ping-pong: the runtime's repeat path, its
+  // directory skip and its deferred hazard records), at most three kept.
+  std::vector<std::vector<std::shared_ptr<const SplitLaunch>>> cycles;
+
   try {
     for (std::size_t op = 0; op < opt.ops; ++op) {
       const std::uint64_t kind = gen.below(100);
@@ -200,75 +297,32 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
         std::vector<std::size_t> devs(opt.devices);
         for (std::size_t i = 0; i < devs.size(); ++i) devs[i] = i;
         std::shuffle(devs.begin(), devs.end(), std::mt19937_64(gen.next()));
-        // All partitions share the argument list; each gets its own sets and write slice.
-        const KernelEffect base = gen.kernel_effect(sizes);
-        // One launch in four also passes one of its buffers a second time, with access sets of
-        // its own (floyd-warshall passes its matrix as the rows and as the pivot row): the
-        // runtime unites a buffer's arguments, and out of core gives arguments whose bytes lie
-        // apart boxes of their own (RuntimeCore::split_uses). The choice and the second
-        // argument's sets come from a generator seeded by the base's salt, so the program's
-        // random stream is the same either way.
-        ProgramGenerator aside(base.salt);
-        std::vector<std::size_t> arg_buffers = base.buffers;
-        if (aside.chance(25)) arg_buffers.push_back(base.buffers[aside.below(base.buffers.size())]);
-        std::vector<std::shared_ptr<KernelEffect>> specs;
-        std::vector<LaunchPartition> partitions;
-        for (std::size_t p = 0; p < parts; ++p) {
-          auto spec = std::make_shared<KernelEffect>();
-          spec->salt = gen.next();
-          spec->buffers = arg_buffers;
-          for (std::size_t j = 0; j < base.buffers.size(); ++j) {
-            const std::uint64_t n = sizes[arg_buffers[j]];
-            spec->access.push_back(gen.access_in(n, n * p / parts, n * (p + 1) / parts));
-          }
-          if (arg_buffers.size() > base.buffers.size()) {
-            // The second argument stays in the partition's slice, so that its bytes often lie
-            // apart from the first's.
-            const std::uint64_t n = sizes[arg_buffers.back()];
-            const std::uint64_t lo = n * p / parts;
-            const std::uint64_t hi = n * (p + 1) / parts;
-            spec->access.push_back(
-                hi == lo
-                    ? AccessBytes{}
-                    : aside.access_in(hi - lo, 0, hi - lo).shifted(static_cast<std::int64_t>(lo)));
-          }
-          specs.push_back(spec);
-          LaunchPartition lp;
-          lp.device = devs[p];
-          lp.kernel = make_kernel("split", spec);
-          // Under a cap, half the partitions run as out-of-core chunks do: their boxes replace
-          // the boxes they meet instead of merging, and their writes go home after the kernel
-          // (more bytes than the minimum: not without a cap, where the bytes are checked). A bit
-          // of the salt decides, so the program's random stream is the same either way.
-          lp.out_of_core = opt.device_memory != 0 && ((spec->salt >> 7) & 1) != 0;
-          out_of_core_ran = out_of_core_ran || lp.out_of_core;
-          for (std::size_t j = 0; j < spec->buffers.size(); ++j) {
-            lp.accesses[static_cast<std::uint32_t>(j)] = spec->access[j];
-          }
-          partitions.push_back(std::move(lp));
-        }
-        // Oracle: every partition reads the state before the launch, then all writes land.
-        std::vector<std::uint64_t> digests;
-        for (std::size_t p = 0; p < parts; ++p) {
-          const KernelEffect& e = *specs[p];
-          for (std::size_t j = 0; j < e.buffers.size(); ++j) {
-            oracle.device_read(e.buffers[j], agent_of_device(devs[p]), e.access[j].needed());
-          }
-          const std::vector<std::byte*> in = oracle.arguments(e);
-          digests.push_back(e.digest({in.begin(), in.end()}));
-        }
-        for (std::size_t p = 0; p < parts; ++p) {
-          const KernelEffect& e = *specs[p];
-          e.write(digests[p], oracle.arguments(e));
-          for (std::size_t j = 0; j < e.buffers.size(); ++j) {
-            oracle.set_owner(e.buffers[j], e.access[j].written(), agent_of_device(devs[p]));
-          }
-        }
-        std::vector<LaunchArg> args;
-        for (std::size_t b : arg_buffers) args.push_back(LaunchArg::of_buffer(ids[b], {}, {}));
-        (void)rt.core().launch_partitioned(args, partitions);
-        ++result.launches;
+        devs.resize(parts);
+        run_split(make_split(devs), false);
         ++result.partitioned_launches;
+      } else if (kind < 46) {  // a cycle of up to three launches, repeated 2 to 6 rounds
+        if (cycles.empty() || gen.chance(30)) {
+          // Its launches share their devices (one to three), so that a cycle whose launches
+          // read only their own slices copies nothing after its first round.
+          const std::size_t parts = 1 + gen.below(std::min<std::size_t>(opt.devices, 3));
+          std::vector<std::size_t> devs(opt.devices);
+          for (std::size_t i = 0; i < devs.size(); ++i) devs[i] = i;
+          std::shuffle(devs.begin(), devs.end(), std::mt19937_64(gen.next()));
+          devs.resize(parts);
+          std::vector<std::shared_ptr<const SplitLaunch>> cycle;
+          const std::size_t length = 1 + gen.below(3);
+          for (std::size_t i = 0; i < length; ++i) cycle.push_back(make_split(devs));
+          if (cycles.size() == 3) cycles.erase(cycles.begin());
+          cycles.push_back(std::move(cycle));
+        }
+        const auto& cycle = cycles[gen.below(cycles.size())];
+        const std::size_t rounds = 2 + gen.below(5);
+        for (std::size_t r = 0; r < rounds; ++r) {
+          for (const auto& launch : cycle) {
+            run_split(launch, true);
+            ++result.cycle_launches;
+          }
+        }
       } else {  // single-device launch: a recurring one or a fresh random one
         std::string name;
         std::size_t device;
@@ -323,6 +377,8 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
     result.direct_read_bytes = s.direct_read_bytes;
     result.home_read_bytes = s.home_read_bytes;
     result.relocated_bytes = s.relocated_bytes;
+    result.repeated_launches = rt.core().repeated_launches();
+    result.deferred_record_launches = rt.core().deferred_record_launches();
     for (const DeviceMemoryReport& d : rt.core().device_memory()) {
       result.evictions += d.memory.evictions;
       result.reclaims += d.memory.reclaims;

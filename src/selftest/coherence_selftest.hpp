@@ -43,6 +43,9 @@ struct CoherenceSelftestResult {
   std::uint64_t prefetch_unread_bytes = 0;  ///< adaptive: replayed bytes no reader used
   std::size_t launches = 0;
   std::size_t partitioned_launches = 0;
+  std::size_t cycle_launches = 0;       ///< launches of cycles (each passing its repeat token)
+  std::uint64_t repeated_launches = 0;  ///< of all launches, those the runtime repeated
+  std::uint64_t deferred_record_launches = 0;  ///< of those, with deferred hazard records
   std::size_t host_reads = 0;
   std::size_t host_writes = 0;
   std::uint64_t evictions = 0;                 ///< allocations evicted, over all devices

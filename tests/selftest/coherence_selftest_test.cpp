@@ -82,6 +82,31 @@ TEST(CoherenceSelftest, LazyHostReadsCopyDeviceBytesStraightToTheReader) {
   }
 }
 
+// Cycles of launches with repeat tokens take the runtime's repeat path, and under lazy and
+// adaptive many of the repeats defer their hazard records; no byte is wrong and lazy copies the
+// minimum. On 1..3 devices.
+TEST(CoherenceSelftest, CyclesRepeatAndDeferTheirRecords) {
+  for (const UpdateStrategy strategy : {UpdateStrategy::lazy, UpdateStrategy::adaptive}) {
+    for (std::size_t devices = 1; devices <= 3; ++devices) {
+      CoherenceSelftestOptions o;
+      o.seed = 900 + devices;
+      o.ops = 600;
+      o.devices = devices;
+      o.strategy = strategy;
+      const CoherenceSelftestResult r = run_coherence_selftest(o);
+      SCOPED_TRACE(r.to_json(o));
+      EXPECT_TRUE(r.ok);
+      if (strategy == UpdateStrategy::lazy) {
+        EXPECT_EQ(r.bytes_copied, r.minimum_bytes);
+      }
+      EXPECT_GT(r.cycle_launches, 0u);
+      EXPECT_GT(r.repeated_launches, 0u);
+      EXPECT_GT(r.deferred_record_launches, 0u);
+      EXPECT_LE(r.deferred_record_launches, r.repeated_launches);
+    }
+  }
+}
+
 // Under a device memory cap of 3 buffers (the most a kernel uses), with partial residency: boxes
 // merge and grow, most launches evict, and no byte is ever wrong.
 TEST_P(CoherenceSelftest, RandomProgramsUnderATightDeviceMemoryCapMatchFlatMemory) {
