@@ -481,7 +481,11 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
                                       std::vector<Event>* partition_events,
                                       std::shared_ptr<const void> repeat_token) {
   std::lock_guard lock(mutex_);
-  const bool repeatable = repeat_fast_path_ && repeat_token != nullptr;
+  // Out-of-core partitions (chunks) never repeat: their boxes replace the boxes they meet, so a
+  // box chosen last time may be gone without an eviction (launch_rounds passes no token either).
+  const bool repeatable = repeat_fast_path_ && repeat_token != nullptr &&
+                          std::none_of(partitions.begin(), partitions.end(),
+                                       [](const LaunchPartition& p) { return p.out_of_core; });
   std::size_t found = repeatable_.size();
   if (repeatable && !repeatable_.empty()) {
     if (repeat_after_operation_ != operations_ ||

@@ -107,6 +107,25 @@ TEST(CoherenceSelftest, CyclesRepeatAndDeferTheirRecords) {
   }
 }
 
+// A seed whose cycles include out-of-core partitions under a cap: their boxes replace the boxes
+// they meet, so they must not take the repeat path (RuntimeCore::launch_partitioned ignores their
+// token); with it, 74368 bytes were wrong.
+TEST(CoherenceSelftest, CyclesOfOutOfCorePartitionsUnderACapMatchFlatMemory) {
+  CoherenceSelftestOptions o;
+  o.seed = 104;
+  o.ops = 5000;
+  o.devices = 3;
+  o.strategy = UpdateStrategy::lazy;
+  o.max_buffer_size = 4096;
+  o.device_memory = 12 * 1024;
+  const CoherenceSelftestResult r = run_coherence_selftest(o);
+  SCOPED_TRACE(r.to_json(o));
+  EXPECT_TRUE(r.ok);
+  EXPECT_EQ(r.mismatched_bytes, 0u);
+  EXPECT_GT(r.cycle_launches, 0u);
+  EXPECT_GT(r.evictions, 0u);
+}
+
 // Under a device memory cap of 3 buffers (the most a kernel uses), with partial residency: boxes
 // merge and grow, most launches evict, and no byte is ever wrong.
 TEST_P(CoherenceSelftest, RandomProgramsUnderATightDeviceMemoryCapMatchFlatMemory) {
