@@ -952,8 +952,10 @@ void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held)
     // grown box, and the next step the other way round).
     std::vector<BufferUse*>& order = hold_order_;
     order.clear();
-    for (BufferUse& u : pu.uses) {
-      if (u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) order.push_back(&u);
+    if (pu.uses.size() > 1) {  // one buffer: no order to choose
+      for (BufferUse& u : pu.uses) {
+        if (u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) order.push_back(&u);
+      }
     }
     for (BufferUse& u : pu.uses) {
       if (std::find(order.begin(), order.end(), &u) == order.end()) order.push_back(&u);
