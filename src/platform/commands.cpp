@@ -94,7 +94,12 @@ LaunchOptions queue_launch_options(cl_command_queue q) {
 
 void prune(cl_command_queue q) {
   std::erase_if(q->outstanding, [](const Record& r) { return r->is_complete(); });
-  std::erase_if(q->anonymous, [](const Event& e) { return e.is_complete(); });
+  // Commands finish mostly in the order they were enqueued: the finished ones in front go, and
+  // the scan stops at the first still running (the later ones are not asked at every pruning
+  // while the host enqueues ahead of the devices; each question is a driver call).
+  q->anonymous.erase(q->anonymous.begin(),
+                     std::find_if(q->anonymous.begin(), q->anonymous.end(),
+                                  [](const Event& e) { return !e.is_complete(); }));
   q->prune_at = 2 * (q->outstanding.size() + q->anonymous.size()) + 64;
 }
 
