@@ -175,13 +175,17 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       if (partition_events != nullptr) partition_events->clear();
       // A chunked plan runs in rounds again (one partition per device and round), without the
       // repeat token: each round's boxes replace the last ones'.
-      Event all = plan.chunks == 0
-                      ? runtime_.core().launch_partitioned(*last->launch_args, plan.partitions,
-                                                           partition_events, last)
-                      : launch_rounds(runtime_.core(), plan, *last->launch_args, partition_events);
-      chunks_run_ += plan.chunks;
       if (plan_out != nullptr) *plan_out = last->cached.plan;
-      return all;
+      if (plan.chunks != 0) {
+        Event all = launch_rounds(runtime_.core(), plan, *last->launch_args, partition_events);
+        chunks_run_ += plan.chunks;
+        return all;
+      }
+      // The token moves in (one reference count less per launch): it keeps the launch, its
+      // arguments and its plan alive until the call returns.
+      const std::vector<LaunchArg>& launch_args = *last->launch_args;
+      return runtime_.core().launch_partitioned(launch_args, plan.partitions, partition_events,
+                                                std::move(last));
     }
   }
   const auto team = build_report_.teams.find(kernel);

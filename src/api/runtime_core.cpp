@@ -127,8 +127,13 @@ UpdateStrategy RuntimeCore::strategy_for(const SharedBuffer& b) const {
 void RuntimeCore::track(const Event& e, std::shared_ptr<const CompiledKernel> kernel) {
   // Finished events are dropped when the list has doubled since the last pass: amortised O(1)
   // completion queries per operation instead of one per in-flight event (a driver call each).
+  // Operations finish mostly in the order they were submitted, so the pass drops the finished
+  // ones in front and stops at the first still running: the later ones, running too when the
+  // host submits ahead of the devices, are not asked again at every pass.
   if (inflight_.size() >= prune_inflight_at_) {
-    std::erase_if(inflight_, [](const InFlight& x) { return x.event.is_complete(); });
+    const auto running = std::find_if(inflight_.begin(), inflight_.end(),
+                                      [](const InFlight& x) { return !x.event.is_complete(); });
+    inflight_.erase(inflight_.begin(), running);
     prune_inflight_at_ = std::max<std::size_t>(64, 2 * inflight_.size());
   }
   if (!e.is_null()) inflight_.push_back({e, std::move(kernel)});
@@ -1011,8 +1016,10 @@ void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held)
     // grown box, and the next step the other way round).
     std::vector<BufferUse*>& order = hold_order_;
     order.clear();
-    for (BufferUse& u : pu.uses) {
-      if (u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) order.push_back(&u);
+    if (pu.uses.size() > 1) {  // one buffer: no order to choose
+      for (BufferUse& u : pu.uses) {
+        if (u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) order.push_back(&u);
+      }
     }
     for (BufferUse& u : pu.uses) {
       if (std::find(order.begin(), order.end(), &u) == order.end()) order.push_back(&u);

@@ -95,6 +95,7 @@ DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t byt
   owner.adopt(device, base, got, id);
   pd.stats.held_bytes += got.size;
   pd.stats.peak_held_bytes = std::max(pd.stats.peak_held_bytes, pd.stats.held_bytes);
+  settle_due_.store(true, std::memory_order_release);
   check_if_enabled_locked();
   return Grant{got, id};
 }
@@ -128,6 +129,7 @@ void DeviceMemory::evict_locked(std::size_t device, EntryId id) {
   pd.unused.erase(e.position);
   pd.entries.erase(id);
   pd.stats.held_bytes -= doomed.size;
+  settle_due_.store(true, std::memory_order_release);
   pd.stats.evicted_bytes += doomed.size;
   ++pd.stats.evictions;
   evictions_.fetch_add(1, std::memory_order_relaxed);
@@ -157,6 +159,7 @@ void DeviceMemory::drop_retiring_locked(std::size_t device, EntryId id, const De
   pd.entries.erase(id);
   pd.stats.held_bytes -= a.size;
   pd.stats.retiring_bytes -= a.size;
+  settle_due_.store(true, std::memory_order_release);
   try {
     cache_.release(device, a, a.size);
   } catch (...) {  // a driver that cannot free leaks; the bytes are no longer ours either way
@@ -195,6 +198,7 @@ void DeviceMemory::release(std::size_t device, EntryId id) {
   if (e.retiring) pd.stats.retiring_bytes -= a.size;
   pd.entries.erase(id);
   pd.stats.held_bytes -= a.size;
+  settle_due_.store(true, std::memory_order_release);
   try {
     cache_.release(device, a, a.size);
   } catch (...) {  // a driver that cannot free leaks; the caller may be a destructor
@@ -211,6 +215,7 @@ void DeviceMemory::retire(std::size_t device, EntryId id) {
   e.retiring = true;
   if (e.uses == 0) e.position = pd.retiring.insert(pd.retiring.end(), id);
   pd.stats.retiring_bytes += e.allocation.size;
+  settle_due_.store(true, std::memory_order_release);
   check_if_enabled_locked();
 }
 
@@ -268,7 +273,10 @@ void DeviceMemory::reset_peaks() {
 }
 
 void DeviceMemory::settle() {
+  // Nothing held or retiring changed since the last settle: the peak stays (no lock per launch).
+  if (!settle_due_.load(std::memory_order_acquire)) return;
   std::lock_guard lock(mutex_);
+  settle_due_.store(false, std::memory_order_relaxed);
   for (PerDevice& pd : per_device_) {
     pd.stats.peak_settled_bytes =
         std::max(pd.stats.peak_settled_bytes, pd.stats.held_bytes - pd.stats.retiring_bytes);

@@ -174,6 +174,8 @@ class DeviceMemory {
   AllocationCache& cache_;
   std::uint64_t cap_;
   mutable std::mutex mutex_;
+  /// Set (under mutex_) when held or retiring bytes changed since the last settle().
+  std::atomic<bool> settle_due_{true};
   std::vector<PerDevice> per_device_;
   EntryId next_id_ = 1;
   std::atomic<std::uint64_t> evictions_{0};  // eviction_count()

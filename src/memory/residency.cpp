@@ -355,6 +355,17 @@ void Residency::box_out_held(std::size_t device, const Held& h) {
 
 ResidentAllocation Residency::begin_use(std::size_t device, const ResidentBox& bytes,
                                         Placement placement) {
+  // Already held as ensure() would keep it (a repeated launch): marking it in use is all that
+  // happens, one DeviceMemory call instead of ensure()'s touch and then use (an allocation in
+  // use is never the least recently used one; unuse() makes it the most recent).
+  if (memory_ != nullptr && device < held_.size() && !retired_ && !bytes.is_packed() &&
+      !bytes.bytes.empty() && bytes.bytes.end <= size_) {
+    if (const std::size_t i = index_of(device, bytes);
+        i != kNone && (placement == Placement::merge || held_[device][i].where.box() == bytes)) {
+      memory_->use(device, held_[device][i].id);
+      return held_[device][i].where;
+    }
+  }
   const ResidentAllocation a = ensure(device, bytes, placement);
   if (memory_ != nullptr) memory_->use(device, held_[device][index_of(device, bytes)].id);
   return a;

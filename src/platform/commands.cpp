@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <unimem/errors.hpp>
 #include "api/program_core.hpp"
@@ -93,7 +94,12 @@ LaunchOptions queue_launch_options(cl_command_queue q) {
 
 void prune(cl_command_queue q) {
   std::erase_if(q->outstanding, [](const Record& r) { return r->is_complete(); });
-  std::erase_if(q->anonymous, [](const Event& e) { return e.is_complete(); });
+  // Commands finish mostly in the order they were enqueued: the finished ones in front go, and
+  // the scan stops at the first still running (the later ones are not asked at every pruning
+  // while the host enqueues ahead of the devices; each question is a driver call).
+  q->anonymous.erase(q->anonymous.begin(),
+                     std::find_if(q->anonymous.begin(), q->anonymous.end(),
+                                  [](const Event& e) { return !e.is_complete(); }));
   q->prune_at = 2 * (q->outstanding.size() + q->anonymous.size()) + 64;
 }
 
@@ -124,6 +130,7 @@ void run_deferred(cl_command_queue q) {
     return;
   }
   q->pumping = true;
+  q->defers.store(true);
   do {
     q->repump = false;
     while (!q->deferred.empty()) {
@@ -152,6 +159,27 @@ void run_deferred(cl_command_queue q) {
     }
   } while (q->repump);
   q->pumping = false;
+  q->defers.store(!q->deferred.empty());
+}
+
+// An anonymous command: nothing can name it or wait for it but the queue (clFinish, barriers),
+// and nothing orders it but the runtime. Unless the queue defers (then it waits behind: nullopt,
+// the caller enqueues it with a record), it is submitted at once and only its runtime event is
+// kept: no CommandRecord per launch. The caller has checked that it hands out no event, waits for
+// nothing, does not block and uses no host memory.
+template <typename Submit>
+std::optional<cl_int> submit_anonymous(cl_command_queue q, Submit& submit) {
+  if (q->defers.load()) return std::nullopt;
+  Event done;
+  try {
+    done = submit();
+  } catch (...) {
+    return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+  }
+  std::lock_guard lock(q->mutex);
+  prune_amortized(q);
+  if (!done.is_null()) q->anonymous.push_back(std::move(done));
+  return CL_SUCCESS;
 }
 
 // Enqueues one command: checks the wait list, orders it (see the file comment), submits it or
@@ -162,26 +190,7 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
                const cl_event* list, cl_event* event_out, bool blocking, Submit&& submit) {
   if (const cl_int e = check_wait_list(q->context, n, list); e != CL_SUCCESS) return e;
   if (event_out == nullptr && !blocking && n == 0 && host == HostUse::none) {
-    // Anonymous: nothing can name this command or wait for it but the queue (clFinish, barriers),
-    // and nothing orders it but the runtime. Unless the queue defers (then it waits behind), it
-    // is submitted at once and only its runtime event is kept: no CommandRecord per launch.
-    bool ready = false;
-    {
-      std::lock_guard lock(q->mutex);
-      ready = q->deferred.empty() && !q->pumping;
-    }
-    if (ready) {
-      Event done;
-      try {
-        done = submit();
-      } catch (...) {
-        return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
-      }
-      std::lock_guard lock(q->mutex);
-      prune_amortized(q);
-      if (!done.is_null()) q->anonymous.push_back(std::move(done));
-      return CL_SUCCESS;
-    }
+    if (const std::optional<cl_int> e = submit_anonymous(q, submit)) return *e;
   }
   auto record = std::make_shared<CommandRecord>();
   record->type = type;
@@ -205,7 +214,10 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
                                          [](const Record& r) { return !r->submitted.load(); });
     defer = !q->deferred.empty() || q->pumping || unsubmitted;
     q->outstanding.push_back(record);
-    if (defer) q->deferred.push_back({waits, record, std::function<Event()>(std::move(submit))});
+    if (defer) {
+      q->deferred.push_back({waits, record, std::function<Event()>(std::move(submit))});
+      q->defers.store(true);
+    }
   }
   if (defer) {
     // Outside the lock: a gate that is already done runs its callback at once.
@@ -253,6 +265,18 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
     }
   }
   return CL_SUCCESS;
+}
+
+// One NDRange through the program's core, counted in the run report; its operations are added
+// to work (when not null).
+Event launch_kernel(const Program& built, const std::string& name, const NDRange& range,
+                    const std::vector<Arg>& args, const LaunchOptions& options, DeviceWork* work) {
+  std::shared_ptr<const LaunchPlan> plan;
+  std::vector<Event> partitions;
+  Event e = built.core().launch(name, range, args, options, &plan, work ? &partitions : nullptr);
+  PlatformState::get().record_launch(name, plan);
+  if (work) work->add(*plan, partitions);
+  return e;
 }
 
 // A buffer range check: [offset, offset + size) inside mem.
@@ -668,18 +692,21 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   }
   if (max_group != 0 && group_items > max_group) return CL_INVALID_WORK_GROUP_SIZE;
   if (args_error != CL_SUCCESS) return args_error;
+  if (event == nullptr && n == 0 && list == nullptr) {
+    // Anonymous and, unless the queue defers, run before this call returns: the launch reads
+    // the kernel's program, name and arguments where they are, without copies.
+    auto now = [&] {
+      return launch_kernel(*kernel->built, kernel->name, range, *args, queue_launch_options(q),
+                           nullptr);
+    };
+    if (const std::optional<cl_int> e = submit_anonymous(q, now)) return *e;
+  }
   std::shared_ptr<DeviceWork> work = work_for(q, event);
-  const cl_int result = enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
-                                [built = kernel->built, name = kernel->name, range,
-                                 args = std::move(args), options = queue_launch_options(q), work] {
-                                  std::shared_ptr<const LaunchPlan> plan;
-                                  std::vector<Event> partitions;
-                                  Event e = built->core().launch(name, range, *args, options, &plan,
-                                                                 work ? &partitions : nullptr);
-                                  PlatformState::get().record_launch(name, plan);
-                                  if (work) work->add(*plan, partitions);
-                                  return e;
-                                });
+  const cl_int result =
+      enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
+              [built = kernel->built, name = kernel->name, range, args = std::move(args),
+               options = queue_launch_options(q),
+               work] { return launch_kernel(*built, name, range, *args, options, work.get()); });
   return keep_work(result, event, std::move(work));
 }
 

@@ -145,6 +145,9 @@ struct _cl_command_queue {
   std::deque<Deferred> deferred;
   bool pumping = false;  ///< a thread is submitting deferred commands (commands.cpp)
   bool repump = false;   ///< a gate finished while it was
+  /// !deferred.empty() || pumping, written under mutex: an anonymous enqueue reads it without
+  /// the lock (commands.cpp, submit_anonymous).
+  std::atomic<bool> defers{false};
 };
 
 struct _cl_mem {

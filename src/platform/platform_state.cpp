@@ -63,14 +63,17 @@ void register_object(const void* object, ObjectKind kind) {
   registry()[object] = kind;
 }
 
+namespace {
+std::atomic<std::uint64_t> destroyed_mems{0};
+// How many objects were forgotten: an object found live stays live while this count stands.
+std::atomic<std::uint64_t> forgotten_objects{0};
+}  // namespace
+
 void forget_object(const void* object) {
   std::lock_guard lock(registry_mutex());
   registry().erase(object);
+  forgotten_objects.fetch_add(1, std::memory_order_acq_rel);
 }
-
-namespace {
-std::atomic<std::uint64_t> destroyed_mems{0};
-}  // namespace
 
 std::uint64_t mems_destroyed() { return destroyed_mems.load(std::memory_order_acquire); }
 
@@ -83,12 +86,28 @@ bool is_live(const void* object, ObjectKind kind) {
 
 bool are_live(const void* a, ObjectKind a_kind, const void* b, ObjectKind b_kind) {
   if (a == nullptr || b == nullptr) return false;
+  // This thread's last pair found live (an enqueue loop asks about one queue and kernel again and
+  // again): still live while no object was forgotten since, without the registry's lock.
+  struct Pair {
+    const void* a = nullptr;
+    const void* b = nullptr;
+    ObjectKind a_kind{}, b_kind{};
+    std::uint64_t forgotten = 0;
+  };
+  thread_local Pair last;
+  const std::uint64_t forgotten = forgotten_objects.load(std::memory_order_acquire);
+  if (last.a == a && last.b == b && last.a_kind == a_kind && last.b_kind == b_kind &&
+      last.forgotten == forgotten) {
+    return true;
+  }
   std::lock_guard lock(registry_mutex());
   const auto& r = registry();
   auto ia = r.find(a);
   if (ia == r.end() || ia->second != a_kind) return false;
   auto ib = r.find(b);
-  return ib != r.end() && ib->second == b_kind;
+  if (ib == r.end() || ib->second != b_kind) return false;
+  last = Pair{a, b, a_kind, b_kind, forgotten};  // the count read before looking
+  return true;
 }
 
 PlatformState& PlatformState::get() {

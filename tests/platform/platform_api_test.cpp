@@ -18,6 +18,7 @@
 // clRetain*/clRelease*.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <CL/cl_icd.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -516,6 +517,55 @@ TEST_F(PlatformApi, ALaunchAfterItsBufferWasReleasedIsRefused) {
   EXPECT_EQ(r[0], 8);
   EXPECT_EQ(r[n - 1], 8);
   clReleaseKernel(k);
+  clReleaseMemObject(a);
+  clReleaseProgram(p);
+}
+
+// An enqueue remembers the last queue and kernel it found live on its thread (are_live) until any
+// object is released: a kernel or queue released after many launches is still refused. The
+// released handles go to the platform's entry point directly (through the ICD loader they would
+// be read for their dispatch table; POCL cannot be compared: a released handle is undefined
+// there).
+TEST_F(PlatformApi, ALaunchOnAReleasedKernelOrQueueIsRefused) {
+  OnePlatform s(unimem_);
+  const auto* dispatch = *reinterpret_cast<const cl_icd_dispatch* const*>(s.context);
+  const auto enqueue = dispatch->clEnqueueNDRangeKernel;
+  cl_int e = CL_SUCCESS;
+  const char* source = "__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }";
+  cl_program p = s.build(source, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  constexpr int n = 64;
+  std::vector<int> host(n, 0);
+  cl_mem a = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+  cl_command_queue q = clCreateCommandQueue(s.context, s.device, 0, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "add_one", &e);
+  cl_kernel other = clCreateKernel(p, "add_one", &e);
+  ASSERT_EQ(clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+  ASSERT_EQ(clSetKernelArg(other, 0, sizeof a, &a), CL_SUCCESS);
+  const std::size_t global = n;
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(enqueue(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  }
+  EXPECT_EQ(clFinish(s.queue), CL_SUCCESS);
+  EXPECT_EQ(clReleaseKernel(k), CL_SUCCESS);
+  EXPECT_EQ(enqueue(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_KERNEL);
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_EQ(enqueue(q, other, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  }
+  EXPECT_EQ(clFinish(q), CL_SUCCESS);
+  EXPECT_EQ(clReleaseCommandQueue(q), CL_SUCCESS);
+  EXPECT_EQ(enqueue(q, other, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_INVALID_COMMAND_QUEUE);
+  // The live pair still launches; every launch ran.
+  EXPECT_EQ(enqueue(s.queue, other, 1, nullptr, &global, nullptr, 0, nullptr, nullptr), CL_SUCCESS);
+  std::vector<int> r(n);
+  ASSERT_EQ(clEnqueueReadBuffer(s.queue, a, CL_TRUE, 0, n * 4, r.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+  EXPECT_EQ(r[0], 41);
+  EXPECT_EQ(r[n - 1], 41);
+  clReleaseKernel(other);
   clReleaseMemObject(a);
   clReleaseProgram(p);
 }

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <sstream>
+#include <typeinfo>
 #include <vector>
 
 #include "common/check.hpp"
@@ -327,7 +328,9 @@ Event OpenCLDevice::copy_device_to_host_rect(DeviceAllocation src, std::byte* ds
 
 Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
                            std::span<const KernelArg> args, std::span<const Event> deps) {
-  const auto* cl_kernel_object = dynamic_cast<const OpenCLKernel*>(&kernel);
+  // OpenCLKernel is final: comparing types is enough (cheaper than dynamic_cast, every launch).
+  const auto* cl_kernel_object =
+      typeid(kernel) == typeid(OpenCLKernel) ? static_cast<const OpenCLKernel*>(&kernel) : nullptr;
   if (cl_kernel_object == nullptr) {
     throw DeviceError("launch of kernel \"" + kernel.name() + "\" on device " + name_ +
                       ": the kernel was not compiled by the opencl driver");
@@ -344,9 +347,20 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
                             std::to_string(args.size()) + " arguments given, the kernel takes " +
                             std::to_string(k.argument_count()));
   }
-  // Resolve and check every buffer before taking the kernel's lock. An argument that points into
-  // its allocation gets a sub-buffer, released once enqueued (OpenCL keeps a memory object alive
-  // while commands that use it are outstanding).
+  // Arguments are captured at enqueue time: hold the kernel from the first clSetKernelArg to the
+  // enqueue so concurrent launches cannot interleave. Taken first: what the kernel remembers of
+  // its last launch (ArgumentsSet) spares this one the checks and text that did not change.
+  auto lock = k.launch_lock();
+  OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
+  const std::uint64_t released = context_->buffers_released();
+  if (set.released_at != released || set.values.size() != args.size()) {
+    set.values.assign(args.size(), {});
+    set.released_at = released;
+  }
+  const bool same_device = set.device == this;
+  // Resolve and check every buffer. An argument that points into its allocation gets a
+  // sub-buffer, released once enqueued (OpenCL keeps a memory object alive while commands that
+  // use it are outstanding).
   // Kernels rarely take more than a few buffers: no allocation for them on every launch.
   constexpr std::size_t kInlineArgs = 16;
   std::array<cl_mem, kInlineArgs> inline_buffers{};
@@ -373,6 +387,14 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
                               "): OpenCL devices take the base through a rewritten kernel");
     }
     const std::uint64_t at = args[i].buffer_offset;
+    // The handle this kernel's last launch on this device checked and set, no buffer of the
+    // context released since: it is still one of this device's allocations.
+    const OpenCLKernel::ArgumentsSet::Value& value = set.values[i];
+    if (same_device && at == 0 && value.known && value.kind == KernelArg::Kind::buffer &&
+        value.mem == static_cast<cl_mem>(args[i].buffer.handle)) {
+      buffers[i] = value.mem;
+      continue;
+    }
     buffers[i] = checked_buffer(args[i].buffer, at, 0, what);
     if (at == 0) continue;
     if (at >= args[i].buffer.size) {
@@ -407,19 +429,12 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
            " offset " + triple_text(range.offset) + " local " + triple_text(range.local) +
            " on device " + name_;
   };
+  if (!same_device || !set.launch_text) set.launch_text = launch_text(k.name());
+  set.device = nullptr;  // until every argument is set below
   return submit_shared(
-      "clEnqueueNDRangeKernel", launch_text(k.name()), detail, deps,
+      "clEnqueueNDRangeKernel", set.launch_text, detail, deps,
       [&](cl_uint n, const cl_event* wait, cl_event* event) {
-        // Arguments are captured at enqueue time: hold the kernel from the first
-        // clSetKernelArg to the enqueue so concurrent launches cannot interleave.
-        auto lock = k.launch_lock();
         // Arguments the kernel already holds from the last launch are not set again.
-        OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
-        const std::uint64_t released = context_->buffers_released();
-        if (set.released_at != released || set.values.size() != args.size()) {
-          set.values.assign(args.size(), {});
-          set.released_at = released;
-        }
         for (std::size_t i = 0; i < args.size(); ++i) {
           const KernelArg& arg = args[i];
           const auto index = static_cast<cl_uint>(i);
@@ -471,8 +486,12 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
           if (arg.kind == KernelArg::Kind::scalar) value.bytes = arg.scalar_bytes;
           value.local_bytes = arg.local_bytes;
         }
-        return clEnqueueNDRangeKernel(queue_, k.handle(), range.dims, offset.data(), global.data(),
-                                      local_given ? local.data() : nullptr, n, wait, event);
+        set.device = this;
+        const cl_int status =
+            clEnqueueNDRangeKernel(queue_, k.handle(), range.dims, offset.data(), global.data(),
+                                   local_given ? local.data() : nullptr, n, wait, event);
+        lock.unlock();  // the arguments are captured
+        return status;
       });
 }
 

@@ -1,6 +1,7 @@
 #include "device/opencl/opencl_event.hpp"
 
 #include <memory>
+#include <typeinfo>
 
 #include <unimem/errors.hpp>
 #include "device/opencl/opencl_error.hpp"
@@ -18,12 +19,18 @@ void CL_CALLBACK run_callback(cl_event /*event*/, cl_int /*status*/, void* user_
 // the commands waiting on it.
 constexpr cl_int kForeignDependencyFailed = -1;
 
+// The ClEventState behind an event, or null. ClEventState is final, so comparing types is enough
+// (cheaper than dynamic_cast; asked for every dependency of every enqueue).
+const ClEventState* as_cl_event(const EventState* state) {
+  return state != nullptr && typeid(*state) == typeid(ClEventState)
+             ? static_cast<const ClEventState*>(state)
+             : nullptr;
+}
+
 // The failure of a finished event, or null. Never blocks and makes no blocking OpenCL call, so it
 // is safe inside an OpenCL event callback.
 std::exception_ptr failure_of_finished(const Event& event) {
-  if (const auto* native = dynamic_cast<const ClEventState*>(event.state().get())) {
-    return native->failure();
-  }
+  if (const auto* native = as_cl_event(event.state().get())) return native->failure();
   try {
     event.wait();
   } catch (...) {
@@ -41,9 +48,13 @@ ClEventState::ClEventState(cl_event event, std::shared_ptr<const Context> contex
 ClEventState::~ClEventState() { clReleaseEvent(event_); }
 
 cl_int ClEventState::status() const {
+  if (const cl_int known = final_status_.load(std::memory_order_acquire); known != kUnknown) {
+    return known;
+  }
   cl_int status = CL_COMPLETE;
   check(clGetEventInfo(event_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr),
         "clGetEventInfo", *operation_);
+  if (status <= CL_COMPLETE) final_status_.store(status, std::memory_order_release);
   return status;
 }
 
@@ -62,12 +73,7 @@ std::exception_ptr ClEventState::failure() const {
   return std::make_exception_ptr(make_error(final_status, "the command", *operation_));
 }
 
-bool ClEventState::is_complete() const {
-  if (finished_.load(std::memory_order_acquire)) return true;
-  const bool done = status() <= CL_COMPLETE;
-  if (done) finished_.store(true, std::memory_order_release);
-  return done;
-}
+bool ClEventState::is_complete() const { return status() <= CL_COMPLETE; }
 
 void ClEventState::on_complete(std::function<void()> callback) {
   if (is_complete()) {
@@ -104,7 +110,7 @@ Event make_event(cl_event event, std::shared_ptr<const Context> context,
 WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_view operation) {
   for (const Event& dep : deps) {
     if (dep.is_null()) continue;
-    auto* native = dynamic_cast<ClEventState*>(dep.state().get());
+    const ClEventState* native = as_cl_event(dep.state().get());
     if (dep.is_complete()) {
       if (!failed_) failed_ = failure_of_finished(dep);
       continue;

@@ -51,11 +51,13 @@ class ClEventState final : public EventState {
   // released context's handle could be reused by a new one), without a driver call per event.
   std::shared_ptr<const Context> context_;
   std::shared_ptr<const std::string> operation_;
-  // Set once the command is seen finished (successfully or not): a finished event never changes,
-  // so later is_complete() calls need no clGetEventInfo. The runtime asks often (hazard tracking,
-  // in-flight lists), and each query takes the driver's locks (POCL: 40% of the submitting
-  // thread in floyd-warshall, 1024 launches).
-  mutable std::atomic<bool> finished_{false};
+  // The final status (CL_COMPLETE or a negative error) once the command is seen finished, else
+  // kUnknown: a finished event never changes, so later is_complete() and failure() calls need
+  // no clGetEventInfo. The runtime asks often (hazard tracking, in-flight lists, wait lists),
+  // and each query takes the driver's locks (POCL: 40% of the submitting thread in
+  // floyd-warshall, 1024 launches).
+  static constexpr cl_int kUnknown = 0x7fffffff;
+  mutable std::atomic<cl_int> final_status_{kUnknown};
 };
 
 /// Wraps a freshly enqueued cl_event into an Event.

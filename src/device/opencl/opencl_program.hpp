@@ -86,6 +86,10 @@ class OpenCLKernel final : public CompiledKernel {
     };
     std::vector<Value> values;      ///< by argument index
     std::uint64_t released_at = 0;  ///< Context::buffers_released() when they were set
+    /// The device of the last launch: its buffer values passed that device's checks, and
+    /// launch_text names the kernel there (OpenCLDevice::launch).
+    const void* device = nullptr;
+    std::shared_ptr<const std::string> launch_text;
   };
   [[nodiscard]] ArgumentsSet& arguments_set(const std::unique_lock<std::mutex>& lock) const {
     (void)lock;
