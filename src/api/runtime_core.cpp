@@ -284,7 +284,8 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
           }
         },
         deps);
-    b.tracker(kHostAgent).record_read(from_home, home_copy);
+    // The copy waited for deps_for_read(from_home) (HazardTracker::record_ordered_read).
+    b.tracker(kHostAgent).record_ordered_read(from_home, home_copy);
   }
   if (operations != nullptr) {
     for (std::size_t i = 0; i < direct_devices.size(); ++i) {
@@ -1123,11 +1124,14 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       for (const BufferUse& u : pu.uses) {
         // The write shadows the read of the same bytes (record_write would cut them from the
         // read's record at once): only the bytes read and not written are recorded as a read.
+        // Ordered: the kernel waited for every deps_for_read above, so later writes need not
+        // name the writes it waited for (the tracker checks that these bytes lie within its
+        // last query and nothing was recorded since: split uses of one buffer may break that).
         HazardTracker& tracker = u.buffer->tracker(pu.agent);
         if (u.written.empty()) {
-          tracker.record_read(u.needed, e);
+          tracker.record_ordered_read(u.needed, e);
         } else if (!u.written.contains(u.needed)) {
-          tracker.record_read(u.needed.subtract(u.written), e);
+          tracker.record_ordered_read(u.needed.subtract(u.written), e);
         }
         tracker.record_write(u.written, e);
       }
