@@ -263,6 +263,7 @@ int run_bench(const BenchOptions& o) {
   examples::ProgramRunResult first_uncapped;
   std::vector<double> manual_create_buffer;
   std::vector<double> alpha_cpu, beta_cpu, gamma_cpu;  // the submitting thread's CPU seconds
+  RuntimeCore::KernelWaits mode_waits[3];              // alpha, beta, gamma over the timed runs
   std::uint64_t manual_fresh_buffers = 0;
   examples::ProgramRunResult first;
   std::vector<DeviceMemoryReport> first_memory;  // the device memory of the first timed run
@@ -274,10 +275,16 @@ int run_bench(const BenchOptions& o) {
         runners[0].runtime->core().reset_device_memory_peaks();
         first_chunks = runners[0].program->core().chunks_run();
       }
+      const RuntimeCore::KernelWaits waits_before = runners[mi].runtime->core().kernel_waits();
       const double cpu_start = thread_cpu_seconds();
       examples::ProgramRunResult r = examples::run_program_version(
           *workload, *runners[mi].runtime, *runners[mi].program, problem, inputs, launch);
       const double cpu = thread_cpu_seconds() - cpu_start;
+      if (o.overhead && mi < 3) {  // alpha, beta, gamma
+        const RuntimeCore::KernelWaits after = runners[mi].runtime->core().kernel_waits();
+        mode_waits[mi].kernels += after.kernels - waits_before.kernels;
+        mode_waits[mi].events += after.events - waits_before.events;
+      }
       if (mi == uncapped_index) {
         uncapped.push_back(r.seconds);
         if (i == 0) first_uncapped = std::move(r);
@@ -411,6 +418,13 @@ int run_bench(const BenchOptions& o) {
     j["bookkeeping_cpu_fraction_spread"] = to_json(bookkeeping_cpu);
     j["submit_cpu_seconds"] = {
         {"alpha", median(alpha_cpu)}, {"beta", median(beta_cpu)}, {"gamma", median(gamma_cpu)}};
+    const auto per_kernel = [&](std::size_t m) {
+      return mode_waits[m].kernels == 0 ? 0.0
+                                        : static_cast<double>(mode_waits[m].events) /
+                                              static_cast<double>(mode_waits[m].kernels);
+    };
+    j["wait_events_per_kernel"] = {
+        {"alpha", per_kernel(0)}, {"beta", per_kernel(1)}, {"gamma", per_kernel(2)}};
   } else {
     j["overhead_fraction"] = nullptr;
   }

@@ -1115,6 +1115,8 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       }
     }
     const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
+    ++kernel_waits_.kernels;
+    kernel_waits_.events += deps.size();
     Event e = registry_.at(p.device).launch(kernel, p.range, kargs, deps);
     if (trace_) {
       trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
@@ -1289,6 +1291,11 @@ std::uint64_t RuntimeCore::repeats_leaving_directory() const {
 std::uint64_t RuntimeCore::cycle_repeats() const {
   std::lock_guard lock(mutex_);
   return cycle_repeats_;
+}
+
+RuntimeCore::KernelWaits RuntimeCore::kernel_waits() const {
+  std::lock_guard lock(mutex_);
+  return kernel_waits_;
 }
 
 std::uint64_t RuntimeCore::directory_version() const {

@@ -236,6 +236,14 @@ class RuntimeCore {
   [[nodiscard]] std::uint64_t repeated_launches() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
   [[nodiscard]] std::uint64_t cycle_repeats() const;
+  /// Kernels submitted (one per partition) and the events passed to their drivers to wait for,
+  /// in total: what the trackers (or, under measurement gamma, the previous kernel) gave them,
+  /// before the driver drops finished ones (for tools: `unimem bench`'s wait_events_per_kernel).
+  struct KernelWaits {
+    std::uint64_t kernels = 0;
+    std::uint64_t events = 0;
+  };
+  [[nodiscard]] KernelWaits kernel_waits() const;
   /// Changes when an operation may have changed a directory: every operation but the launches
   /// that ran without their directory steps (a repeat that skipped them, or any launch under
   /// measurement gamma). What device_holding_most says is the same while it stays the same.
@@ -358,6 +366,7 @@ class RuntimeCore {
   std::uint64_t repeated_launches_ = 0;
   std::uint64_t repeats_leaving_directory_ = 0;
   std::uint64_t cycle_repeats_ = 0;
+  KernelWaits kernel_waits_;
   std::uint64_t launches_leaving_directory_ = 0;  // directory_version() = operations_ - this
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);

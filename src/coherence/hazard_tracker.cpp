@@ -26,9 +26,8 @@ std::uint32_t take_slot(std::vector<T>& slots, std::vector<std::uint32_t>& free)
 }  // namespace
 
 void add_dependency(EventList& events, const Event& e) {
-  // The list first: is_complete() may be a driver query.
-  if (e.is_null() || std::find(events.begin(), events.end(), e) != events.end()) return;
-  if (e.is_complete()) return;
+  if (e.is_null() || e.known_complete()) return;
+  if (std::find(events.begin(), events.end(), e) != events.end()) return;
   events.push_back(e);
 }
 
@@ -162,9 +161,9 @@ void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) con
 }
 
 // Leaving out writes that an ordered read waited for. Let Q be this query, R an ordered read and
-// W a write among its hits, R's event in deps when this returns (listed before, or unfinished
-// when asked here), R.order > W.order, and some node of R sharing bytes with some node of W.
-// Claim: R's event finishes only after W's does, so waiting for R waits for W.
+// W a write among its hits, R's event in deps when this returns (listed before, or not known
+// to have finished when asked here), R.order > W.order, and some node of R sharing bytes with some
+// node of W. Claim: R's event finishes only after W's does, so waiting for R waits for W.
 //  1. record_ordered_read set R.ordered only if nothing was recorded between the last
 //     deps_for_read (query D) and R, and R's bytes lay within D's. W.order < R.order, so W was
 //     recorded before D ran.
@@ -172,18 +171,20 @@ void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) con
 //     the new write, prune and forget_before drop whole records): W's bytes now lie within W's
 //     bytes when D ran, R's within what R recorded, which lie within D's bytes. They share a byte
 //     now, so W overlapped D's bytes then, and D (find_records over the writes, exact bytes for
-//     wide records) found W: add_dependency left W's event in D's list, or W had finished then.
+//     wide records) found W: add_dependency left W's event in D's list, or W was known to have
+//     finished then.
 //  3. The caller promised that R's event starts only after every event of D's list. So W had
 //     finished before R's operation started (a failed W still finishes first: a command never
 //     starts or fails before its wait list has finished), and R finishes after it starts.
 //  4. If W had finished, leaving it out changes nothing (add_dependency leaves finished events
-//     out too). Otherwise waiting for R, which is in deps, waits for W.
+//     out too). Otherwise waiting for R, which is in deps, waits for W. (Whether W has finished
+//     is not asked at all: W is left out either way.)
 // Events finish in the order of their dependencies, so this holds transitively: every event the
 // full list (add_dependency for each hit) would have held is waited for through the shorter one.
 // Not covered, so never left out: a read recorded by record_read (its event may not have waited:
 // a test or an operation without a query), a read whose nodes share no byte with W's (it waited
 // for other writes; checked node by node, wide records byte by byte), and a read whose event
-// finished before this query (then it is not in deps). A read older than W shares no byte with
+// is known to have finished (then it is not in deps). A read older than W shares no byte with
 // it (W's record_write cut them), so R.order > W.order follows; it is checked all the same.
 // Only nodes this query reached are compared, so R and W sharing bytes outside Q's are missed:
 // W then stays in the list, which is never wrong.
@@ -192,37 +193,45 @@ void HazardTracker::deps_for_write(const IntervalSet& bytes, EventList& deps) co
   const auto listed = [&deps](const Event& e) {
     return std::find(deps.begin(), deps.end(), e) != deps.end();
   };
-  // Per hit: kOut (finished, not listed), kListed (in deps already), kAdd (unfinished, to add).
+  // Per hit: kOut (finished or left out), kListed (in deps already), kAdd (to add). The reads
+  // first, so that a write an ordered read covers is left out without asking its event.
   enum : std::uint8_t { kOut, kListed, kAdd };
+  const auto state_of = [&](const Event& e) -> std::uint8_t {
+    if (listed(e)) return kListed;
+    return e.known_complete() ? kOut : kAdd;
+  };
   hit_state_.assign(hits_.size(), kOut);
-  bool pending_write = false;
-  bool ordered_read = false;
+  bool writes = false;
+  bool ordered_reads = false;
   for (std::size_t i = 0; i < hits_.size(); ++i) {
     const Record& rec = records_[hits_[i]];
     rec.hit = static_cast<std::uint32_t>(i);
-    // The list first: is_complete() may be a driver query.
-    if (listed(rec.event)) {
-      hit_state_[i] = kListed;
-    } else if (!rec.event.is_complete()) {
-      hit_state_[i] = kAdd;
+    if (rec.write) {
+      writes = true;
+      continue;
     }
-    if (hit_state_[i] == kOut) continue;
-    pending_write = pending_write || (rec.write && hit_state_[i] == kAdd);
-    ordered_read = ordered_read || rec.ordered;
+    hit_state_[i] = state_of(rec.event);
+    ordered_reads = ordered_reads || (rec.ordered && hit_state_[i] != kOut);
   }
-  if (pending_write && ordered_read) {
+  constexpr std::uint8_t kUnasked = 3;  // a write not yet asked
+  for (std::size_t i = 0; i < hits_.size(); ++i) {
+    if (records_[hits_[i]].write) hit_state_[i] = kUnasked;
+  }
+  if (writes && ordered_reads) {
     write_nodes_.clear();
     read_nodes_.clear();
     for (const std::uint32_t p : piece_hits_) {
       const Record& rec = records_[pieces_[p].record];
-      if (rec.write ? hit_state_[rec.hit] == kAdd : rec.ordered && hit_state_[rec.hit] != kOut) {
-        (rec.write ? write_nodes_ : read_nodes_).push_back(p);
+      if (rec.write) {
+        write_nodes_.push_back(p);
+      } else if (rec.ordered && hit_state_[rec.hit] != kOut) {
+        read_nodes_.push_back(p);
       }
     }
     if (write_nodes_.size() * read_nodes_.size() <= kMaxNodePairs) {
       for (const std::uint32_t w : write_nodes_) {
         const Record& writer = records_[pieces_[w].record];
-        if (hit_state_[writer.hit] != kAdd) continue;  // already left out
+        if (hit_state_[writer.hit] != kUnasked) continue;  // already left out
         for (const std::uint32_t r : read_nodes_) {
           if (records_[pieces_[r].record].order > writer.order && nodes_share_bytes(w, r)) {
             hit_state_[writer.hit] = kOut;
@@ -233,8 +242,9 @@ void HazardTracker::deps_for_write(const IntervalSet& bytes, EventList& deps) co
     }
   }
   for (std::size_t i = 0; i < hits_.size(); ++i) {
-    // Another record may carry the same event (a launch's read and write): list it once.
     const Event& e = records_[hits_[i]].event;
+    if (hit_state_[i] == kUnasked) hit_state_[i] = state_of(e);
+    // Another record may carry the same event (a launch's read and write): list it once.
     if (hit_state_[i] == kAdd && !listed(e)) deps.push_back(e);
   }
 }

@@ -34,10 +34,12 @@ struct HazardTrackerTestAccess;  // defined by the tests that break a tracker on
 /// to wait for instead of two.
 class HazardTracker {
  public:
-  /// Appends to deps the events of unfinished writes that overlap bytes, and remembers the query
-  /// for record_ordered_read.
+  /// Appends to deps the events of the writes that overlap bytes (those not known to have
+  /// finished: Event::known_complete, the driver asks the others once more), and remembers the
+  /// query for record_ordered_read.
   void deps_for_read(const IntervalSet& bytes, EventList& deps) const;
-  /// Appends to deps the events of unfinished reads and writes that overlap bytes, except the
+  /// Appends to deps the events of the reads and writes that overlap bytes (not known to have
+  /// finished), except the
   /// writes that an appended (or already listed) ordered read waited for: waiting for the
   /// events appended waits, transitively, for every access to the bytes the tracker holds.
   void deps_for_write(const IntervalSet& bytes, EventList& deps) const;
@@ -181,12 +183,13 @@ class HazardTracker {
   static constexpr std::size_t kMaxNodePairs = 256;
 };
 
-/// Appends e to events unless it is null, complete or already present.
+/// Appends e to events unless it is null, known to be complete (Event::known_complete: no driver
+/// query; the driver that gets the list drops finished events itself) or already present.
 void add_dependency(EventList& events, const Event& e);
 
-/// The events of `events` that are neither null nor complete, each once, in the order of their
-/// first occurrence: add_dependency for each, in O(n log n) instead of O(n^2) (a buffer's trackers
-/// can hold a thousand records when the host submits far ahead, as floyd-warshall does).
+/// The events of `events` that are neither null nor complete (is_complete: asked, once each),
+/// each once, in the order of their first occurrence, in O(n log n) (a buffer's trackers can
+/// hold a thousand records when the host submits far ahead, as floyd-warshall does).
 [[nodiscard]] EventList unique_pending(EventList events);
 
 /// Each event of `events` once, at the place it first occurs, complete ones included (waiting for
