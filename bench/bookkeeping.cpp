@@ -10,7 +10,7 @@
 //   fdtd2d (fdtd_ey then fdtd_hz): each half writes its rows of ey, then reads its rows of ey and
 //   the row below, every row without its last column (one interval per row), and writes hz.
 //   ping-pong: stencil2d's short launches on one device, two grids in turn, with and without the
-//   repeat path for cycles.
+//   repeat path for cycles; and the same through Program on the first OpenCL device.
 #include <benchmark/benchmark.h>
 
 #include <condition_variable>
@@ -22,6 +22,13 @@
 // The tracker before its interval tree, kept as the tests' oracle: measured side by side.
 #include "../tests/coherence/linear_hazard_tracker.hpp"
 #include "device/host/host_platform.hpp"
+#if UNIMEM_HAVE_OPENCL
+#include <algorithm>
+#include <span>
+
+#include <unimem/program.hpp>
+#include "device/opencl/opencl_context.hpp"
+#endif
 
 namespace {
 
@@ -251,6 +258,59 @@ void BM_PingPongLaunch(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
 }
 BENCHMARK(BM_PingPongLaunch)->ArgNames({"gamma", "cycle"})->ArgsProduct({{0, 1}, {0, 1}});
+
+#if UNIMEM_HAVE_OPENCL
+// The same ping-pong through Program on the first OpenCL device (POCL here), with a real 16 x 16
+// five-point stencil: what `unimem bench stencil2d --size 16 --steps 20000 --devices 1` times,
+// without the rest of the bench. The kernels' events are the driver's (cl_event), so the
+// dependency lists cost what they cost there. Counter: events per kernel passed to the driver.
+void BM_PingPongLaunchOpenCL(benchmark::State& state) {
+  constexpr std::int32_t n = 16;
+  RuntimeOptions options{UpdateStrategy::adaptive};
+  options.measurement = mode_of(state);
+  Runtime rt(opencl::make_opencl_devices("0"), options);
+  Program program(rt, R"CLC(
+kernel void relax(global const float* in, global float* out, int n) {
+  const int x = get_global_id(0), y = get_global_id(1);
+  const float up = y > 0 ? in[(y - 1) * n + x] : 0.0f;
+  const float down = y < n - 1 ? in[(y + 1) * n + x] : 0.0f;
+  const float left = x > 0 ? in[y * n + x - 1] : 0.0f;
+  const float right = x < n - 1 ? in[y * n + x + 1] : 0.0f;
+  out[y * n + x] = 0.5f * in[y * n + x] + 0.125f * (up + down + left + right);
+}
+)CLC");
+  const std::vector<float> init(n * n, 1.0f);
+  const BufferId grids[2] = {rt.create_buffer(n * n * 4, "a"), rt.create_buffer(n * n * 4, "b")};
+  rt.write_blocking(grids[0], 0, std::as_bytes(std::span(init)));
+  NDRange range;
+  range.dims = 2;
+  range.global = {n, n, 1};
+  std::size_t i = 0;
+  const auto launch = [&] {
+    program.launch("relax", range,
+                   {Arg::buffer(grids[i % 2]), Arg::buffer(grids[1 - i % 2]), Arg::scalar(n)});
+    ++i;
+  };
+  for (int k = 0; k < 512; ++k) launch();  // warm-up: compiled, allocated, cycle found
+  rt.finish();
+  const RuntimeCore::KernelWaits before = rt.core().kernel_waits();
+  for (auto _ : state) {
+    launch();
+    if (i % 256 == 0) {
+      state.PauseTiming();
+      rt.finish();
+      state.ResumeTiming();
+    }
+  }
+  rt.finish();
+  const RuntimeCore::KernelWaits after = rt.core().kernel_waits();
+  state.counters["events_per_kernel"] =
+      static_cast<double>(after.events - before.events) /
+      static_cast<double>(std::max<std::uint64_t>(1, after.kernels - before.kernels));
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
+}
+BENCHMARK(BM_PingPongLaunchOpenCL)->ArgName("gamma")->Arg(0)->Arg(1);
+#endif
 
 }  // namespace
 

@@ -273,6 +273,7 @@ int run_bench(const BenchOptions& o) {
   std::vector<double> manual_create_buffer;
   std::vector<double> alpha_cpu, beta_cpu, gamma_cpu;  // the submitting thread's CPU seconds
   std::vector<double> floor_cpu;                       // --noise-floor: the second gamma's
+  RuntimeCore::KernelWaits mode_waits[3];              // alpha, beta, gamma over the timed runs
   std::uint64_t manual_fresh_buffers = 0;
   examples::ProgramRunResult first;
   std::vector<DeviceMemoryReport> first_memory;  // the device memory of the first timed run
@@ -299,10 +300,16 @@ int run_bench(const BenchOptions& o) {
         runners[0].runtime->core().reset_device_memory_peaks();
         first_chunks = runners[0].program->core().chunks_run();
       }
+      const RuntimeCore::KernelWaits waits_before = runners[mi].runtime->core().kernel_waits();
       const double cpu_start = thread_cpu_seconds();
       examples::ProgramRunResult r = examples::run_program_version(
           *workload, *runners[mi].runtime, *runners[mi].program, problem, inputs, launch);
       const double cpu = thread_cpu_seconds() - cpu_start;
+      if (o.overhead && mi < 3) {  // alpha, beta, gamma
+        const RuntimeCore::KernelWaits after = runners[mi].runtime->core().kernel_waits();
+        mode_waits[mi].kernels += after.kernels - waits_before.kernels;
+        mode_waits[mi].events += after.events - waits_before.events;
+      }
       if (mi == uncapped_index) {
         uncapped.push_back(r.seconds);
         if (i == 0) first_uncapped = std::move(r);
@@ -449,6 +456,13 @@ int run_bench(const BenchOptions& o) {
     } else {
       j["bookkeeping_cpu_noise_floor"] = nullptr;
     }
+    const auto per_kernel = [&](std::size_t mode) {
+      return mode_waits[mode].kernels == 0 ? 0.0
+                                           : static_cast<double>(mode_waits[mode].events) /
+                                                 static_cast<double>(mode_waits[mode].kernels);
+    };
+    j["wait_events_per_kernel"] = {
+        {"alpha", per_kernel(0)}, {"beta", per_kernel(1)}, {"gamma", per_kernel(2)}};
   } else {
     j["overhead_fraction"] = nullptr;
   }

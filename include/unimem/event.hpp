@@ -36,6 +36,12 @@ class EventState {
   virtual void wait() = 0;
   /// True once the operation has finished (successfully or not). Never blocks.
   [[nodiscard]] virtual bool is_complete() const = 0;
+  /// True if the operation is known to have finished without asking the driver again: an OpenCL
+  /// event answers from what an earlier is_complete() saw, so false may be out of date. For
+  /// lists that a driver filters anyway (a hazard tracker's dependencies: the driver asks each
+  /// event once more before it enqueues), so that an unfinished event is asked once, not twice.
+  /// Optional: is_complete() by default.
+  [[nodiscard]] virtual bool known_complete() const { return is_complete(); }
   /// Runs callback exactly once after the operation finished: immediately on the calling thread if
   /// it already has, otherwise on whichever thread completes it. Callbacks must not block.
   virtual void on_complete(std::function<void()> callback) = 0;
@@ -92,6 +98,8 @@ class Event {
     if (state_) state_->wait();
   }
   [[nodiscard]] bool is_complete() const { return !state_ || state_->is_complete(); }
+  /// EventState::known_complete(); true for a null event.
+  [[nodiscard]] bool known_complete() const { return !state_ || state_->known_complete(); }
   void on_complete(std::function<void()> callback) const;
   [[nodiscard]] bool is_null() const { return !state_; }
   /// EventState::times(); nullopt for a null event.

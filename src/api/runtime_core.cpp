@@ -290,7 +290,8 @@ Event RuntimeCore::read(BufferId id, std::uint64_t offset, std::span<std::byte> 
           }
         },
         deps);
-    b.tracker(kHostAgent).record_read(from_home, home_copy);
+    // The copy waited for deps_for_read(from_home) (HazardTracker::record_ordered_read).
+    b.tracker(kHostAgent).record_ordered_read(from_home, home_copy);
   }
   if (operations != nullptr) {
     for (std::size_t i = 0; i < direct_devices.size(); ++i) {
@@ -1189,6 +1190,8 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       }
     }
     const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
+    ++kernel_waits_.kernels;
+    kernel_waits_.events += deps.size();
     Event e = registry_.at(p.device).launch(kernel, p.range, kargs, deps);
     if (trace_) {
       trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
@@ -1198,7 +1201,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       if (ordering == Ordering::chained_deferred) {
         entry->deferred_kernels[static_cast<std::size_t>(&pu - plan.data())] = e;
       } else {
-        record_accesses(pu, e);
+        record_accesses(pu, e, /*ordered=*/true);
       }
       last_kernel_[p.device] = e;
     }
@@ -1215,15 +1218,26 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
   return plan.size() == 1 ? only : when_all(kernel_events);
 }
 
-void RuntimeCore::record_accesses(const PartitionUses& pu, const Event& kernel) {
+void RuntimeCore::record_accesses(const PartitionUses& pu, const Event& kernel, bool ordered) {
   for (const BufferUse& u : pu.uses) {
     // The write shadows the read of the same bytes (record_write would cut them from the read's
     // record at once): only the bytes read and not written are recorded as a read.
+    // Ordered: the kernel waited for every deps_for_read just before, so later writes need not
+    // name the writes it waited for (the tracker checks that these bytes lie within its last
+    // query and nothing was recorded since: split uses of one buffer may break that). Settled
+    // deferred records are plain reads: their kernels asked no tracker.
     HazardTracker& tracker = u.buffer->tracker(pu.agent);
+    const auto record_read = [&](const IntervalSet& bytes) {
+      if (ordered) {
+        tracker.record_ordered_read(bytes, kernel);
+      } else {
+        tracker.record_read(bytes, kernel);
+      }
+    };
     if (u.written.empty()) {
-      tracker.record_read(u.needed, kernel);
+      record_read(u.needed);
     } else if (!u.written.contains(u.needed)) {
-      tracker.record_read(u.needed.subtract(u.written), kernel);
+      record_read(u.needed.subtract(u.written));
     }
     tracker.record_write(u.written, kernel);
   }
@@ -1244,7 +1258,7 @@ void RuntimeCore::settle_deferred_records_locked() {
   });
   for (RepeatableLaunch* r : order) {
     for (std::size_t i = 0; i < r->plan.size(); ++i)
-      record_accesses(r->plan[i], r->deferred_kernels[i]);
+      record_accesses(r->plan[i], r->deferred_kernels[i], /*ordered=*/false);
     r->deferred_run = 0;
     for (Event& e : r->deferred_kernels) e = Event{};
   }
@@ -1401,6 +1415,11 @@ std::uint64_t RuntimeCore::repeats_leaving_directory() const {
 std::uint64_t RuntimeCore::cycle_repeats() const {
   std::lock_guard lock(mutex_);
   return cycle_repeats_;
+}
+
+RuntimeCore::KernelWaits RuntimeCore::kernel_waits() const {
+  std::lock_guard lock(mutex_);
+  return kernel_waits_;
 }
 
 std::uint64_t RuntimeCore::directory_version() const {

@@ -236,6 +236,14 @@ class RuntimeCore {
   [[nodiscard]] std::uint64_t repeated_launches() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
   [[nodiscard]] std::uint64_t cycle_repeats() const;
+  /// Kernels submitted (one per partition) and the events passed to their drivers to wait for,
+  /// in total: what the trackers (or, under measurement gamma, the previous kernel) gave them,
+  /// before the driver drops finished ones (for tools: `unimem bench`'s wait_events_per_kernel).
+  struct KernelWaits {
+    std::uint64_t kernels = 0;
+    std::uint64_t events = 0;
+  };
+  [[nodiscard]] KernelWaits kernel_waits() const;
   /// Changes when an operation may have changed a directory: every operation but the launches
   /// that ran without their directory steps (a repeat that skipped them, or any launch under
   /// measurement gamma). What device_holding_most says is the same while it stays the same.
@@ -291,8 +299,9 @@ class RuntimeCore {
   Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                        std::vector<Event>* partition_events, Ordering ordering,
                        RepeatableLaunch* entry);
-  /// Records a partition's accesses in its buffers' trackers as done by `kernel`.
-  static void record_accesses(const PartitionUses& pu, const Event& kernel);
+  /// Records a partition's accesses in its buffers' trackers as done by `kernel`; `ordered`
+  /// when the kernel waited for what the trackers gave for its reads just before.
+  static void record_accesses(const PartitionUses& pu, const Event& kernel, bool ordered);
   /// Records the deferred accesses of cycle repeats (each entry's last deferred run, in the order
   /// they ran); every operation but a deferred repeat calls it first (begin_operation_locked).
   void settle_deferred_records_locked();
@@ -383,6 +392,7 @@ class RuntimeCore {
   std::uint64_t repeated_launches_ = 0;
   std::uint64_t repeats_leaving_directory_ = 0;
   std::uint64_t cycle_repeats_ = 0;
+  KernelWaits kernel_waits_;
   std::uint64_t launches_leaving_directory_ = 0;  // directory_version() = operations_ - this
   // Deferred hazard records (launch_partitioned): every launch numbered above chained_after_ ran
   // without its directory steps and after its devices' previous kernels (last_kernel_, per

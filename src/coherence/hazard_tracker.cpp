@@ -26,9 +26,8 @@ std::uint32_t take_slot(std::vector<T>& slots, std::vector<std::uint32_t>& free)
 }  // namespace
 
 void add_dependency(EventList& events, const Event& e) {
-  // The list first: is_complete() may be a driver query.
-  if (e.is_null() || std::find(events.begin(), events.end(), e) != events.end()) return;
-  if (e.is_complete()) return;
+  if (e.is_null() || e.known_complete()) return;
+  if (std::find(events.begin(), events.end(), e) != events.end()) return;
   events.push_back(e);
 }
 
@@ -97,17 +96,25 @@ void HazardTracker::visit_overlaps(std::uint32_t root, const IntervalSet& bytes,
   for_each_overlap(root, b.begin, b.end, match);
 }
 
-void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only) const {
+void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only,
+                                 bool with_pieces) const {
   hits_.clear();
+  piece_hits_.clear();
   const std::uint64_t query = ++query_;
   auto hit = [&](std::uint32_t p) {
     const std::uint32_t r = pieces_[p].record;
     const Record& rec = records_[r];
-    if ((writes_only && !rec.write) || rec.seen == query) return;
+    if (writes_only && !rec.write) return;
+    if (rec.seen == query) {
+      // Narrow records have a node per interval; a wide record's one node was checked below.
+      if (with_pieces && rec.bytes.empty()) piece_hits_.push_back(p);
+      return;
+    }
     rec.seen = query;
     // A wide record: its bounds overlap the bytes, its own bytes may not.
     if (!rec.bytes.empty() && !rec.bytes.intersects(bytes)) return;
     hits_.push_back(r);
+    if (with_pieces) piece_hits_.push_back(p);
   };
   visit_overlaps(roots_[1], bytes, hit);
   if (!writes_only) visit_overlaps(roots_[0], bytes, hit);
@@ -115,6 +122,18 @@ void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only) con
   std::sort(hits_.begin(), hits_.end(), [this](std::uint32_t a, std::uint32_t b) {
     return records_[a].order < records_[b].order;
   });
+}
+
+bool HazardTracker::nodes_share_bytes(std::uint32_t w, std::uint32_t r) const {
+  const Piece& a = pieces_[w];
+  const Piece& b = pieces_[r];
+  if (a.end <= b.begin || b.end <= a.begin) return false;
+  const IntervalSet& wide_a = records_[a.record].bytes;
+  const IntervalSet& wide_b = records_[b.record].bytes;
+  if (wide_a.empty() && wide_b.empty()) return true;
+  if (wide_a.empty()) return wide_b.intersects(Interval{a.begin, a.end});
+  if (wide_b.empty()) return wide_a.intersects(Interval{b.begin, b.end});
+  return wide_a.intersects(wide_b);
 }
 
 void HazardTracker::find_pieces(const IntervalSet& bytes) const {
@@ -131,11 +150,103 @@ void HazardTracker::find_pieces(const IntervalSet& bytes) const {
 void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) const {
   find_records(bytes, true);
   for (const std::uint32_t r : hits_) add_dependency(deps, records_[r].event);
+  // For record_ordered_read. A query of many intervals (a strided read) is not kept: copying
+  // and checking it would cost more per access than the writes it could leave out.
+  if (bytes.interval_count() <= kRememberedIntervals) {
+    read_query_ = bytes;
+    read_query_order_ = next_order_;
+  } else {
+    read_query_order_ = kNoQuery;
+  }
 }
 
+// Leaving out writes that an ordered read waited for. Let Q be this query, R an ordered read and
+// W a write among its hits, R's event in deps when this returns (listed before, or not known
+// to have finished when asked here), R.order > W.order, and some node of R sharing bytes with some
+// node of W. Claim: R's event finishes only after W's does, so waiting for R waits for W.
+//  1. record_ordered_read set R.ordered only if nothing was recorded between the last
+//     deps_for_read (query D) and R, and R's bytes lay within D's. W.order < R.order, so W was
+//     recorded before D ran.
+//  2. Records only shrink (a write cuts the older records' bytes, the rewritten node passes to
+//     the new write, prune and forget_before drop whole records): W's bytes now lie within W's
+//     bytes when D ran, R's within what R recorded, which lie within D's bytes. They share a byte
+//     now, so W overlapped D's bytes then, and D (find_records over the writes, exact bytes for
+//     wide records) found W: add_dependency left W's event in D's list, or W was known to have
+//     finished then.
+//  3. The caller promised that R's event starts only after every event of D's list. So W had
+//     finished before R's operation started (a failed W still finishes first: a command never
+//     starts or fails before its wait list has finished), and R finishes after it starts.
+//  4. If W had finished, leaving it out changes nothing (add_dependency leaves finished events
+//     out too). Otherwise waiting for R, which is in deps, waits for W. (Whether W has finished
+//     is not asked at all: W is left out either way.)
+// Events finish in the order of their dependencies, so this holds transitively: every event the
+// full list (add_dependency for each hit) would have held is waited for through the shorter one.
+// Not covered, so never left out: a read recorded by record_read (its event may not have waited:
+// a test or an operation without a query), a read whose nodes share no byte with W's (it waited
+// for other writes; checked node by node, wide records byte by byte), and a read whose event
+// is known to have finished (then it is not in deps). A read older than W shares no byte with
+// it (W's record_write cut them), so R.order > W.order follows; it is checked all the same.
+// Only nodes this query reached are compared, so R and W sharing bytes outside Q's are missed:
+// W then stays in the list, which is never wrong.
 void HazardTracker::deps_for_write(const IntervalSet& bytes, EventList& deps) const {
-  find_records(bytes, false);
-  for (const std::uint32_t r : hits_) add_dependency(deps, records_[r].event);
+  find_records(bytes, false, true);
+  const auto listed = [&deps](const Event& e) {
+    return std::find(deps.begin(), deps.end(), e) != deps.end();
+  };
+  // Per hit: kOut (finished or left out), kListed (in deps already), kAdd (to add). The reads
+  // first, so that a write an ordered read covers is left out without asking its event.
+  enum : std::uint8_t { kOut, kListed, kAdd };
+  const auto state_of = [&](const Event& e) -> std::uint8_t {
+    if (listed(e)) return kListed;
+    return e.known_complete() ? kOut : kAdd;
+  };
+  hit_state_.assign(hits_.size(), kOut);
+  bool writes = false;
+  bool ordered_reads = false;
+  for (std::size_t i = 0; i < hits_.size(); ++i) {
+    const Record& rec = records_[hits_[i]];
+    rec.hit = static_cast<std::uint32_t>(i);
+    if (rec.write) {
+      writes = true;
+      continue;
+    }
+    hit_state_[i] = state_of(rec.event);
+    ordered_reads = ordered_reads || (rec.ordered && hit_state_[i] != kOut);
+  }
+  constexpr std::uint8_t kUnasked = 3;  // a write not yet asked
+  for (std::size_t i = 0; i < hits_.size(); ++i) {
+    if (records_[hits_[i]].write) hit_state_[i] = kUnasked;
+  }
+  if (writes && ordered_reads) {
+    write_nodes_.clear();
+    read_nodes_.clear();
+    for (const std::uint32_t p : piece_hits_) {
+      const Record& rec = records_[pieces_[p].record];
+      if (rec.write) {
+        write_nodes_.push_back(p);
+      } else if (rec.ordered && hit_state_[rec.hit] != kOut) {
+        read_nodes_.push_back(p);
+      }
+    }
+    if (write_nodes_.size() * read_nodes_.size() <= kMaxNodePairs) {
+      for (const std::uint32_t w : write_nodes_) {
+        const Record& writer = records_[pieces_[w].record];
+        if (hit_state_[writer.hit] != kUnasked) continue;  // already left out
+        for (const std::uint32_t r : read_nodes_) {
+          if (records_[pieces_[r].record].order > writer.order && nodes_share_bytes(w, r)) {
+            hit_state_[writer.hit] = kOut;
+            break;
+          }
+        }
+      }
+    }
+  }
+  for (std::size_t i = 0; i < hits_.size(); ++i) {
+    const Event& e = records_[hits_[i]].event;
+    if (hit_state_[i] == kUnasked) hit_state_[i] = state_of(e);
+    // Another record may carry the same event (a launch's read and write): list it once.
+    if (hit_state_[i] == kAdd && !listed(e)) deps.push_back(e);
+  }
 }
 
 EventList HazardTracker::pending() const {
@@ -163,9 +274,22 @@ EventList HazardTracker::pending_on(const IntervalSet& bytes) const {
 // ---- recording ---------------------------------------------------------------------------------
 
 void HazardTracker::record_read(const IntervalSet& bytes, const Event& event) {
+  record_read_as(bytes, event, false);
+}
+
+void HazardTracker::record_ordered_read(const IntervalSet& bytes, const Event& event) {
+  // Nothing recorded since the last deps_for_read, whose bytes cover these (deps_for_write's
+  // proof, step 1).
+  const bool ordered = read_query_order_ == next_order_ && read_query_.contains(bytes);
+  record_read_as(bytes, event, ordered);
+}
+
+void HazardTracker::record_read_as(const IntervalSet& bytes, const Event& event, bool ordered) {
   prune();
   if (bytes.empty() || event.is_null()) return;
-  append(bytes, event, false);
+  const std::uint32_t r = new_record(event, false);
+  records_[r].ordered = ordered;
+  add_bytes(r, bytes);
   check_if_enabled();
 }
 
@@ -240,6 +364,7 @@ std::uint32_t HazardTracker::new_record(const Event& event, bool write) {
   rec.order = next_order_++;
   rec.pieces = 0;
   rec.write = write;
+  rec.ordered = false;
   return r;
 }
 
@@ -333,6 +458,7 @@ void HazardTracker::clear() {
   prune_at_ = kPruneMinimum;
   hits_.clear();
   piece_hits_.clear();
+  read_query_order_ = kNoQuery;
   check_if_enabled();
 }
 

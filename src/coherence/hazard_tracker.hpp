@@ -26,13 +26,32 @@ struct HazardTrackerTestAccess;  // defined by the tests that break a tracker on
 /// writes its own half (floyd-warshall), and a read's RAW query looks at writes only. An access
 /// of many intervals (one per row: fdtd2d) is one node over its bounds instead, whose bytes are
 /// checked when the node is reached, so recording it costs one node, not one per row.
+///
+/// A write's dependencies leave out what they already imply: a read recorded by
+/// record_ordered_read waited for the writes of its bytes, so a write that must wait for such a
+/// read need not also name the writes that read waited for (deps_for_write; the proof is above
+/// its definition). A ping-pong of two kernels over two grids then gives each kernel one event
+/// to wait for instead of two.
 class HazardTracker {
  public:
-  /// Appends to deps the events of unfinished writes that overlap bytes.
+  /// Appends to deps the events of the writes that overlap bytes (those not known to have
+  /// finished: Event::known_complete, the driver asks the others once more), and remembers the
+  /// query for record_ordered_read.
   void deps_for_read(const IntervalSet& bytes, EventList& deps) const;
-  /// Appends to deps the events of unfinished reads and writes that overlap bytes.
+  /// Appends to deps the events of the reads and writes that overlap bytes (not known to have
+  /// finished), except the
+  /// writes that an appended (or already listed) ordered read waited for: waiting for the
+  /// events appended waits, transitively, for every access to the bytes the tracker holds.
   void deps_for_write(const IntervalSet& bytes, EventList& deps) const;
+  /// A read whose event is not known to have waited for the writes of its bytes.
   void record_read(const IntervalSet& bytes, const Event& event);
+  /// A read whose event starts only after every event in the list that deps_for_read filled for
+  /// a query covering bytes, made on this tracker since its last record (the caller's promise:
+  /// a kernel or copy submitted with that list as part of its wait list). The tracker checks
+  /// what it can: if anything was recorded since the last deps_for_read, or bytes are not within
+  /// that query's (or the query had more than kRememberedIntervals intervals), the read is
+  /// recorded as by record_read, and later writes wait for its writers themselves.
+  void record_ordered_read(const IntervalSet& bytes, const Event& event);
   void record_write(const IntervalSet& bytes, const Event& event);
 
   /// Every unfinished event (for waiting before the copy goes away).
@@ -75,7 +94,11 @@ class HazardTracker {
     std::uint64_t order = 0;   // recording order: dependencies come out in it
     std::uint32_t pieces = 0;  // its intervals in the tree; 0 for a free slot
     bool write = false;
+    // A read whose event waited for every write its bytes overlapped when it was recorded
+    // (record_ordered_read, checked against the last deps_for_read).
+    bool ordered = false;
     mutable std::uint64_t seen = 0;  // the query that last found it (one hit per query)
+    mutable std::uint32_t hit = 0;   // its place in hits_ during that query
   };
   // One interval of one record: a node of the tree, keyed by (begin, node index).
   struct Piece {
@@ -89,8 +112,12 @@ class HazardTracker {
   };
 
   // Fills hits_ with the records that overlap bytes (only writes if writes_only), each once, in
-  // recording order.
-  void find_records(const IntervalSet& bytes, bool writes_only) const;
+  // recording order; with_pieces: piece_hits_ with their nodes that overlap bytes (a node may
+  // come more than once).
+  void find_records(const IntervalSet& bytes, bool writes_only, bool with_pieces = false) const;
+  // Whether nodes w (of a write) and r (of a read) share a byte, wide records' bytes checked.
+  [[nodiscard]] bool nodes_share_bytes(std::uint32_t w, std::uint32_t r) const;
+  void record_read_as(const IntervalSet& bytes, const Event& event, bool ordered);
   // Fills piece_hits_ with the nodes (of both trees) that overlap bytes, each once.
   void find_pieces(const IntervalSet& bytes) const;
   // Calls f(node) for every node of tree `root` that overlaps bytes, at least once (a node that
@@ -144,14 +171,25 @@ class HazardTracker {
   mutable std::uint64_t query_ = 0;
   mutable std::vector<std::uint32_t> hits_;
   mutable std::vector<std::uint32_t> piece_hits_;
+  mutable std::vector<std::uint8_t> hit_state_;  // deps_for_write: per hit, see there
+  mutable std::vector<std::uint32_t> write_nodes_;
+  mutable std::vector<std::uint32_t> read_nodes_;
+  // The last deps_for_read: next_order_ when it ran (kNoQuery: none to rely on) and its bytes.
+  static constexpr std::uint64_t kNoQuery = ~std::uint64_t{0};
+  static constexpr std::size_t kRememberedIntervals = 64;
+  mutable std::uint64_t read_query_order_ = kNoQuery;
+  mutable IntervalSet read_query_;
+  // deps_for_write compares at most this many node pairs before it gives up leaving writes out.
+  static constexpr std::size_t kMaxNodePairs = 256;
 };
 
-/// Appends e to events unless it is null, complete or already present.
+/// Appends e to events unless it is null, known to be complete (Event::known_complete: no driver
+/// query; the driver that gets the list drops finished events itself) or already present.
 void add_dependency(EventList& events, const Event& e);
 
-/// The events of `events` that are neither null nor complete, each once, in the order of their
-/// first occurrence: add_dependency for each, in O(n log n) instead of O(n^2) (a buffer's trackers
-/// can hold a thousand records when the host submits far ahead, as floyd-warshall does).
+/// The events of `events` that are neither null nor complete (is_complete: asked, once each),
+/// each once, in the order of their first occurrence, in O(n log n) (a buffer's trackers can
+/// hold a thousand records when the host submits far ahead, as floyd-warshall does).
 [[nodiscard]] EventList unique_pending(EventList events);
 
 /// Each event of `events` once, at the place it first occurs, complete ones included (waiting for

@@ -415,7 +415,9 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
                            to.offset_of(off), len, deps);
     stats_.device_to_device.add(len);
   }
-  trackers_[t.from].record_read(r, e);
+  // The copy waited for deps_for_read(r) on this tracker; anything recorded here since (a
+  // write-back of an eviction that made room for the destination) makes it a plain read.
+  trackers_[t.from].record_ordered_read(r, e);
   if (host.reader == nullptr) {
     trackers_[t.to].record_write(r, e);
     prefetch_.copied(t.to, r);

@@ -112,8 +112,10 @@ Event WorkQueue::submit(std::function<void()> work, std::span<const Event> deps)
     state_->push_ready(std::move(op));
     return event;
   }
-  // The op becomes ready on whichever thread completes its last dependency.
-  Event all = when_all(pending);
+  // The op becomes ready on whichever thread completes its last dependency. One dependency
+  // (a kernel after the previous one) needs no joining event: run() checks the op's deps for
+  // failure either way.
+  Event all = pending.size() == 1 ? pending.front() : when_all(pending);
   auto shared_op = std::make_shared<State::Op>(std::move(op));
   all.on_complete([state = state_, shared_op] { state->push_ready(std::move(*shared_op)); });
   return event;

@@ -308,3 +308,301 @@ TEST(HazardTracker, ClearKeepsTheStorageForTheNextAccesses) {
 
 }  // namespace
 }  // namespace unimem
+
+namespace unimem {
+namespace {
+
+// Leaving out writes an ordered read waited for (HazardTracker::deps_for_write). Each case
+// below would wait for too little under a rule that skipped one of its conditions.
+
+// A read after the query for its writers: a later write waits for the read only, which waited
+// for the writer (two ping-pong kernels: one event per launch instead of two).
+TEST(HazardTrackerOrderedReads, AWriteAfterAnOrderedReadWaitsForTheReadOnly) {
+  HazardTracker t;
+  auto [w, sw] = Event::make_manual();
+  auto [r, sr] = Event::make_manual();
+  t.record_write(IntervalSet{{0, 10}}, w);
+  EventList deps;
+  t.deps_for_read(IntervalSet{{0, 10}}, deps);
+  EXPECT_EQ(deps, EventList{w});
+  t.record_ordered_read(IntervalSet{{0, 10}}, r);  // r waits for w
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 10}}, deps);
+  EXPECT_EQ(deps, EventList{r});
+  // pending_on (waiting before a copy goes away) still names both.
+  EXPECT_EQ(t.pending_on(IntervalSet{{0, 10}}), (EventList{w, r}));
+  // Already listed counts as waited for: the writer is left out too.
+  deps = {r};
+  t.deps_for_write(IntervalSet{{0, 10}}, deps);
+  EXPECT_EQ(deps, EventList{r});
+  // Once the read finished, it is not in the list, so the writer is.
+  sr->complete();
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 10}}, deps);
+  EXPECT_EQ(deps, EventList{w});
+  sw->complete();
+}
+
+// A read recorded without its query (record_read) promises nothing: its writer stays.
+TEST(HazardTrackerOrderedReads, APlainReadKeepsItsWriter) {
+  HazardTracker t;
+  auto [w, sw] = Event::make_manual();
+  auto [r, sr] = Event::make_manual();
+  t.record_write(IntervalSet{{0, 10}}, w);
+  EventList deps;
+  t.deps_for_read(IntervalSet{{0, 10}}, deps);
+  t.record_read(IntervalSet{{0, 10}}, r);
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 10}}, deps);
+  EXPECT_EQ(deps, (EventList{w, r}));
+  sw->complete();
+  sr->complete();
+}
+
+// The query must cover the read, and nothing may be recorded between them: otherwise the read
+// may not have waited for a writer of its bytes, and that writer stays in the list.
+TEST(HazardTrackerOrderedReads, AReadNotCoveredByTheLastQueryKeepsItsWriters) {
+  auto [w1, s1] = Event::make_manual();
+  auto [w2, s2] = Event::make_manual();
+  auto [r, sr] = Event::make_manual();
+  {
+    // Bytes beyond the query: [5, 10) was never asked for.
+    HazardTracker t;
+    t.record_write(IntervalSet{{0, 10}}, w1);
+    EventList deps;
+    t.deps_for_read(IntervalSet{{0, 5}}, deps);
+    t.record_ordered_read(IntervalSet{{0, 10}}, r);
+    deps.clear();
+    t.deps_for_write(IntervalSet{{0, 10}}, deps);
+    EXPECT_EQ(deps, (EventList{w1, r}));
+  }
+  {
+    // A write recorded after the query (which found nothing to wait for) and before the read.
+    HazardTracker t;
+    EventList deps;
+    t.deps_for_read(IntervalSet{{0, 10}}, deps);
+    EXPECT_TRUE(deps.empty());
+    t.record_write(IntervalSet{{0, 10}}, w2);
+    t.record_ordered_read(IntervalSet{{0, 10}}, r);
+    t.deps_for_write(IntervalSet{{0, 10}}, deps);
+    EXPECT_EQ(deps, (EventList{w2, r}));
+  }
+  {
+    // A query of another tracker's shape: a wider one covers the read, a later one replaces it.
+    HazardTracker t;
+    t.record_write(IntervalSet{{0, 10}}, w1);
+    EventList deps;
+    t.deps_for_read(IntervalSet{{0, 10}}, deps);
+    t.deps_for_read(IntervalSet{{20, 30}}, deps);
+    t.record_ordered_read(IntervalSet{{0, 10}}, r);
+    deps.clear();
+    t.deps_for_write(IntervalSet{{0, 10}}, deps);
+    EXPECT_EQ(deps, (EventList{w1, r}));
+  }
+  s1->complete();
+  s2->complete();
+  sr->complete();
+}
+
+// A read waited only for the writers of its own bytes: a write elsewhere in the query stays, as
+// does a write recorded after the read (ordered after it, not before).
+TEST(HazardTrackerOrderedReads, OnlyWritersSharingBytesWithTheReadAreLeftOut) {
+  HazardTracker t;
+  auto [w1, s1] = Event::make_manual();
+  auto [w3, s3] = Event::make_manual();
+  auto [r, sr] = Event::make_manual();
+  auto [w4, s4] = Event::make_manual();
+  t.record_write(IntervalSet{{0, 10}}, w1);
+  t.record_write(IntervalSet{{10, 20}}, w3);
+  EventList deps;
+  t.deps_for_read(IntervalSet{{0, 10}}, deps);
+  EXPECT_EQ(deps, EventList{w1});
+  t.record_ordered_read(IntervalSet{{0, 10}}, r);
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 20}}, deps);
+  EXPECT_EQ(deps, (EventList{w3, r}));  // w1 through r
+  // A newer write of part of the read's bytes cuts it to [5, 10); w4 names only r.
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 5}}, deps);
+  EXPECT_EQ(deps, EventList{r});
+  t.record_write(IntervalSet{{0, 5}}, w4);
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 20}}, deps);
+  EXPECT_EQ(deps, (EventList{w3, r, w4}));  // w1 ([5, 10) left) through r; w4 is newer than r
+  s1->complete();
+  s3->complete();
+  sr->complete();
+  s4->complete();
+}
+
+// A read whose bytes were all overwritten since no longer shares bytes with its old writer, and
+// a write that did not wait for it is newer: both stay.
+TEST(HazardTrackerOrderedReads, AReadCutAwayFromItsWriterNoLongerCoversIt) {
+  HazardTracker t;
+  auto [w1, s1] = Event::make_manual();
+  auto [w2, s2] = Event::make_manual();
+  auto [r, sr] = Event::make_manual();
+  auto [w5, s5] = Event::make_manual();
+  t.record_write(IntervalSet{{0, 10}}, w1);
+  t.record_write(IntervalSet{{10, 20}}, w2);
+  EventList deps;
+  t.deps_for_read(IntervalSet{{0, 20}}, deps);
+  EXPECT_EQ(deps, (EventList{w1, w2}));
+  t.record_ordered_read(IntervalSet{{0, 20}}, r);
+  // A write of [0, 10) that waited for nothing (as a relocation's copies wait only for writes):
+  // w1 goes, r keeps [10, 20), which w5 does not cover.
+  t.record_write(IntervalSet{{0, 10}}, w5);
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 20}}, deps);
+  EXPECT_EQ(deps, (EventList{r, w5}));  // w2 through r, w5 itself
+  s1->complete();
+  s2->complete();
+  sr->complete();
+  s5->complete();
+}
+
+// Wide records (more than 8 intervals: one node over their bounds) are compared byte by byte:
+// a read between a strided write's rows waited for none of them.
+TEST(HazardTrackerOrderedReads, WideRecordsAreComparedByTheirBytes) {
+  std::vector<Interval> rows;
+  for (std::uint64_t k = 0; k < 16; ++k) rows.emplace_back(k * 100, k * 100 + 10);
+  const IntervalSet strided = IntervalSet::from_normalized(rows);
+  auto [w, sw] = Event::make_manual();
+  auto [r, sr] = Event::make_manual();
+  {
+    HazardTracker t;
+    t.record_write(strided, w);
+    EventList deps;
+    t.deps_for_read(IntervalSet{{50, 60}}, deps);  // between rows 0 and 1
+    EXPECT_TRUE(deps.empty());
+    t.record_ordered_read(IntervalSet{{50, 60}}, r);
+    t.deps_for_write(IntervalSet{{0, 2000}}, deps);
+    EXPECT_EQ(deps, (EventList{w, r}));
+  }
+  {
+    HazardTracker t;
+    t.record_write(strided, w);
+    EventList deps;
+    t.deps_for_read(IntervalSet{{105, 110}}, deps);  // part of row 1
+    EXPECT_EQ(deps, EventList{w});
+    t.record_ordered_read(IntervalSet{{105, 110}}, r);
+    deps.clear();
+    t.deps_for_write(IntervalSet{{0, 2000}}, deps);
+    EXPECT_EQ(deps, EventList{r});
+  }
+  {
+    // Both wide: a strided read of other columns of the same rows shares no byte.
+    HazardTracker t;
+    t.record_write(strided, w);
+    std::vector<Interval> others;
+    for (std::uint64_t k = 0; k < 16; ++k) others.emplace_back(k * 100 + 20, k * 100 + 30);
+    const IntervalSet beside = IntervalSet::from_normalized(others);
+    EventList deps;
+    t.deps_for_read(beside, deps);
+    EXPECT_TRUE(deps.empty());
+    t.record_ordered_read(beside, r);
+    t.deps_for_write(IntervalSet{{0, 2000}}, deps);
+    EXPECT_EQ(deps, (EventList{w, r}));
+  }
+  sw->complete();
+  sr->complete();
+}
+
+// Random ordered reads and writes against the per-byte model of
+// RandomAccessesWaitForWhatAByteModelRequires, where each operation waits for the tracker's list
+// and the model's events must be reached through those waits.
+TEST(HazardTrackerOrderedReads, RandomAccessesWaitTransitivelyForWhatAByteModelRequires) {
+  constexpr std::uint64_t kBytes = 64;
+  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    HazardTracker t;
+    std::vector<std::shared_ptr<ManualEventState>> states;
+    std::vector<EventList> waited;  // per operation, the list it was submitted with
+    std::vector<Event> events;
+    struct ByteModel {
+      Event last_write;
+      std::vector<Event> reads_since;
+    };
+    std::vector<ByteModel> model(kBytes);
+    int left_out = 0;  // writes the tracker did not name (so the test exercises the rule)
+    for (int op = 0; op < 400; ++op) {
+      const std::uint64_t begin = rng() % kBytes;
+      const std::uint64_t end = begin + 1 + rng() % (kBytes - begin);
+      IntervalSet bytes{{begin, end}};
+      if (rng() % 4 == 0 && end + 2 < kBytes) bytes = bytes.unite(IntervalSet{{end + 1, kBytes}});
+      const bool write = rng() % 3 == 0;
+      EventList deps;
+      if (write) {
+        t.deps_for_write(bytes, deps);
+      } else {
+        t.deps_for_read(bytes, deps);
+      }
+      // What waiting for deps reaches, through what each operation waited for.
+      std::vector<const void*> reached;
+      std::vector<Event> todo = deps;
+      while (!todo.empty()) {
+        const Event e = todo.back();
+        todo.pop_back();
+        if (std::find(reached.begin(), reached.end(), e.state().get()) != reached.end()) continue;
+        reached.push_back(e.state().get());
+        const auto it = std::find(events.begin(), events.end(), e);
+        if (it != events.end()) {
+          const EventList& w = waited[static_cast<std::size_t>(it - events.begin())];
+          todo.insert(todo.end(), w.begin(), w.end());
+        }
+      }
+      const auto waits_for = [&](const Event& e) {
+        return std::find(reached.begin(), reached.end(), e.state().get()) != reached.end();
+      };
+      for (const Interval& i : bytes) {
+        for (std::uint64_t x = i.begin; x < i.end; ++x) {
+          const ByteModel& m = model[x];
+          if (!m.last_write.is_null() && !m.last_write.is_complete()) {
+            ASSERT_TRUE(waits_for(m.last_write)) << "op " << op << " byte " << x;
+            left_out += write && !has(deps, m.last_write) ? 1 : 0;
+          }
+          if (!write) continue;
+          for (const Event& r : m.reads_since) {
+            if (!r.is_complete()) {
+              ASSERT_TRUE(has(deps, r)) << "op " << op << " byte " << x;
+            }
+          }
+        }
+      }
+      auto [e, s] = Event::make_manual();
+      states.push_back(s);
+      events.push_back(e);
+      waited.push_back(deps);
+      if (write) {
+        ASSERT_NO_THROW(t.record_write(bytes, e)) << "op " << op;
+      } else {
+        ASSERT_NO_THROW(t.record_ordered_read(bytes, e)) << "op " << op;
+      }
+      for (const Interval& i : bytes) {
+        for (std::uint64_t x = i.begin; x < i.end; ++x) {
+          if (write) {
+            model[x] = ByteModel{e, {}};
+          } else {
+            model[x].reads_since.push_back(e);
+          }
+        }
+      }
+      // Finish a random earlier operation now and then, if what it waited for has finished.
+      if (rng() % 2 == 0) {
+        const std::size_t k = rng() % states.size();
+        const EventList& w = waited[k];
+        if (std::all_of(w.begin(), w.end(), [](const Event& d) { return d.is_complete(); })) {
+          states[k]->complete();
+        }
+      }
+      ASSERT_NO_THROW(t.check_invariants()) << "op " << op;
+    }
+    EXPECT_GT(left_out, 0);
+    for (auto& s : states) s->complete();
+    EXPECT_TRUE(t.pending().empty());
+  }
+}
+
+}  // namespace
+}  // namespace unimem

@@ -32,6 +32,10 @@ class ClEventState final : public EventState {
 
   void wait() override;
   [[nodiscard]] bool is_complete() const override;
+  /// Whether is_complete() has seen it finished: no clGetEventInfo.
+  [[nodiscard]] bool known_complete() const override {
+    return final_status_.load(std::memory_order_acquire) != kUnknown;
+  }
   void on_complete(std::function<void()> callback) override;
   /// CL_PROFILING_COMMAND_QUEUED / START / END on the device's clock; nullopt unless the command
   /// has finished and its queue profiles (OpenCLDevice::set_profiling).
