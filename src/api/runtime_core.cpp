@@ -1015,10 +1015,19 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     const LaunchPartition& p = *pu.source;
     EventList& deps = launch_deps_;
     deps.clear();
+    // Per use, the bytes read and not written (recorded as the kernel's read below; the write
+    // shadows the rest). They also give the read's dependencies: a write of bytes it also writes
+    // is among the write's own (deps_for_write finds reads and writes), so querying the written
+    // bytes again for the read found nothing new.
+    std::vector<IntervalSet>& read_only = launch_read_only_;
     if (measurement_.coherent()) {
-      for (BufferUse& u : pu.uses) {
-        u.buffer->tracker(pu.agent).deps_for_read(u.needed, deps);
-        u.buffer->tracker(pu.agent).deps_for_write(u.written, deps);
+      if (read_only.size() < pu.uses.size()) read_only.resize(pu.uses.size());
+      for (std::size_t i = 0; i < pu.uses.size(); ++i) {
+        const BufferUse& u = pu.uses[i];
+        read_only[i].assign_difference(u.needed, u.written);
+        const HazardTracker& tracker = u.buffer->tracker(pu.agent);
+        if (!read_only[i].empty()) tracker.deps_for_read(read_only[i], deps);
+        tracker.deps_for_write(u.written, deps);
       }
     }
     measurement_.add_kernel_dependencies(p.device, deps);
@@ -1120,16 +1129,12 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     }
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
-      for (const BufferUse& u : pu.uses) {
+      for (std::size_t i = 0; i < pu.uses.size(); ++i) {
         // The write shadows the read of the same bytes (record_write would cut them from the
         // read's record at once): only the bytes read and not written are recorded as a read.
-        HazardTracker& tracker = u.buffer->tracker(pu.agent);
-        if (u.written.empty()) {
-          tracker.record_read(u.needed, e);
-        } else if (!u.written.contains(u.needed)) {
-          tracker.record_read(u.needed.subtract(u.written), e);
-        }
-        tracker.record_write(u.written, e);
+        HazardTracker& tracker = pu.uses[i].buffer->tracker(pu.agent);
+        if (!read_only[i].empty()) tracker.record_read(read_only[i], e);
+        tracker.record_write(pu.uses[i].written, e);
       }
     }
     if (partition_events != nullptr) partition_events->push_back(e);
@@ -1199,18 +1204,23 @@ void RuntimeCore::finish() {
   // Per buffer, the accesses its trackers held when `all` was gathered: all finished once it
   // has been waited for, so the trackers can drop them without asking each event (a buffer's
   // trackers hold about a thousand after a floyd-warshall run, and its release would ask again).
-  std::vector<std::pair<std::uint32_t, std::vector<std::uint64_t>>> marks;
+  std::vector<std::pair<std::uint32_t, SharedBuffer::AccessMarks>> marks;
   {
     std::lock_guard lock(mutex_);
     all = inflight_events();  // complete ones too: a failed operation is reported here
     // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
     // an event costs a driver call even when it has finished, so each is listed once (its
     // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
-    // a thousand of them.
+    // a thousand of them. Every kernel and host access is in flight here until it has
+    // finished (track), so a buffer that recorded no copy since its accesses were last
+    // forgotten holds nothing else to wait for: it is not asked (pending() asks each of its
+    // events whether it finished, a driver call each, twice; measurement beta issues no copy).
     marks.reserve(buffers_.size());
     for (const auto& [id, b] : buffers_) {
-      const EventList p = b->pending();
-      all.insert(all.end(), p.begin(), p.end());
+      if (b->may_hold_copies()) {
+        const EventList p = b->pending();
+        all.insert(all.end(), p.begin(), p.end());
+      }
       marks.emplace_back(id, b->access_marks());
     }
   }

@@ -365,6 +365,7 @@ class RuntimeCore {
   // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no
   // list of its own: dependencies and driver arguments per partition, and the hold order.
   EventList launch_deps_;
+  std::vector<IntervalSet> launch_read_only_;  // per use: needed minus written
   std::vector<KernelArg> launch_kernel_args_;
   std::vector<BufferUse*> hold_order_;
   // publish_writes' buffers and writes: kept (with the sets' storage) to spare allocations per
