@@ -11,8 +11,10 @@
 //   the row below, every row without its last column (one interval per row), and writes hz.
 //   ping-pong: stencil2d's short launches on one device, two grids in turn, with and without the
 //   repeat path for cycles; and the same through Program on the first OpenCL device.
+// Each also reports the submitting thread's heap allocations per iteration ("allocations").
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <vector>
@@ -22,8 +24,8 @@
 // The tracker before its interval tree, kept as the tests' oracle: measured side by side.
 #include "../tests/coherence/linear_hazard_tracker.hpp"
 #include "device/host/host_platform.hpp"
+#include "support/allocation_counter.hpp"
 #if UNIMEM_HAVE_OPENCL
-#include <algorithm>
 #include <span>
 
 #include <unimem/program.hpp>
@@ -36,6 +38,14 @@ using namespace unimem;
 
 std::shared_ptr<HostKernel> noop_kernel() {
   return std::make_shared<HostKernel>("noop", [](const HostKernelContext&) {});
+}
+
+// The submitting thread's heap allocations per timed iteration since `before` (the pauses'
+// finish() included): steadier than the times on a loaded machine.
+void report_allocations(benchmark::State& state, std::uint64_t before) {
+  state.counters["allocations"] =
+      static_cast<double>(bench::thread_allocations() - before) /
+      static_cast<double>(std::max<benchmark::IterationCount>(state.iterations(), 1));
 }
 
 MeasurementMode mode_of(const benchmark::State& state) {
@@ -104,6 +114,7 @@ void floyd_warshall_launches(benchmark::State& state, bool held) {
     for (LaunchPartition& p : plans[0]) p.kernel = gate.kernel();
   }
   std::uint64_t k = 0;
+  const std::uint64_t allocations_before = bench::thread_allocations();
   for (auto _ : state) {
     benchmark::DoNotOptimize(rt.core().launch_partitioned(args, plans[k]));
     if (++k == n) {
@@ -115,6 +126,7 @@ void floyd_warshall_launches(benchmark::State& state, bool held) {
       state.ResumeTiming();
     }
   }
+  report_allocations(state, allocations_before);
   gate.open();
   rt.finish();
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));
@@ -198,6 +210,7 @@ void BM_Fdtd2dLaunchPair(benchmark::State& state) {
     read_ey[d].accesses[1] = {rows(n, first, last, n), rows(n, first, last, n), {}};
   }
   std::size_t i = 0;
+  const std::uint64_t allocations_before = bench::thread_allocations();
   for (auto _ : state) {
     benchmark::DoNotOptimize(rt.core().launch_partitioned(args, write_ey));
     benchmark::DoNotOptimize(rt.core().launch_partitioned(args, read_ey));
@@ -208,6 +221,7 @@ void BM_Fdtd2dLaunchPair(benchmark::State& state) {
     }
   }
   rt.finish();
+  report_allocations(state, allocations_before);  // per pair
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) * 2);
 }
 BENCHMARK(BM_Fdtd2dLaunchPair)->ArgName("gamma")->Arg(0)->Arg(1);
@@ -242,6 +256,7 @@ void BM_PingPongLaunch(benchmark::State& state) {
     steps[s]->partitions = {p};
   }
   std::size_t i = 0;
+  const std::uint64_t allocations_before = bench::thread_allocations();
   for (auto _ : state) {
     const std::shared_ptr<Step>& step = steps[i % 2];
     benchmark::DoNotOptimize(
@@ -253,6 +268,7 @@ void BM_PingPongLaunch(benchmark::State& state) {
     }
   }
   rt.finish();
+  report_allocations(state, allocations_before);
   state.counters["cycle_repeats"] = static_cast<double>(rt.core().cycle_repeats());
   state.counters["directory_skips"] = static_cast<double>(rt.core().repeats_leaving_directory());
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));

@@ -1084,11 +1084,20 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     const LaunchPartition& p = *pu.source;
     EventList& deps = launch_deps_;
     deps.clear();
+    // Per use, the bytes read and not written (recorded as the kernel's read below; the write
+    // shadows the rest). They also give the read's dependencies: a write of bytes it also writes
+    // is among the write's own (deps_for_write finds reads and writes), so querying the written
+    // bytes again for the read found nothing new.
+    std::vector<IntervalSet>& read_only = launch_read_only_;
     if (measurement_.coherent()) {
       if (ordering != Ordering::chained_deferred) {
-        for (BufferUse& u : pu.uses) {
-          u.buffer->tracker(pu.agent).deps_for_read(u.needed, deps);
-          u.buffer->tracker(pu.agent).deps_for_write(u.written, deps);
+        if (read_only.size() < pu.uses.size()) read_only.resize(pu.uses.size());
+        for (std::size_t i = 0; i < pu.uses.size(); ++i) {
+          const BufferUse& u = pu.uses[i];
+          read_only[i].assign_difference(u.needed, u.written);
+          const HazardTracker& tracker = u.buffer->tracker(pu.agent);
+          if (!read_only[i].empty()) tracker.deps_for_read(read_only[i], deps);
+          tracker.deps_for_write(u.written, deps);
         }
       }
       if (const Event& previous = last_kernel_[p.device];
@@ -1201,7 +1210,17 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       if (ordering == Ordering::chained_deferred) {
         entry->deferred_kernels[static_cast<std::size_t>(&pu - plan.data())] = e;
       } else {
-        record_accesses(pu, e, /*ordered=*/true);
+        for (std::size_t i = 0; i < pu.uses.size(); ++i) {
+          // The write shadows the read of the same bytes (record_write would cut them from the
+          // read's record at once): only the bytes read and not written are recorded as a read.
+          // Ordered: the kernel waited for what deps_for_read gave for them just above, so later
+          // writes need not name the writes it waited for (the tracker checks that these bytes
+          // lie within its last query and nothing was recorded since: split uses of one buffer
+          // may break that, and then the read is recorded as a plain one).
+          HazardTracker& tracker = pu.uses[i].buffer->tracker(pu.agent);
+          if (!read_only[i].empty()) tracker.record_ordered_read(read_only[i], e);
+          tracker.record_write(pu.uses[i].written, e);
+        }
       }
       last_kernel_[p.device] = e;
     }
@@ -1218,26 +1237,14 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
   return plan.size() == 1 ? only : when_all(kernel_events);
 }
 
-void RuntimeCore::record_accesses(const PartitionUses& pu, const Event& kernel, bool ordered) {
+void RuntimeCore::record_accesses(const PartitionUses& pu, const Event& kernel) {
   for (const BufferUse& u : pu.uses) {
-    // The write shadows the read of the same bytes (record_write would cut them from the read's
-    // record at once): only the bytes read and not written are recorded as a read.
-    // Ordered: the kernel waited for every deps_for_read just before, so later writes need not
-    // name the writes it waited for (the tracker checks that these bytes lie within its last
-    // query and nothing was recorded since: split uses of one buffer may break that). Settled
-    // deferred records are plain reads: their kernels asked no tracker.
+    // As submit_kernels records them, but as plain reads: a deferred kernel asked no tracker.
     HazardTracker& tracker = u.buffer->tracker(pu.agent);
-    const auto record_read = [&](const IntervalSet& bytes) {
-      if (ordered) {
-        tracker.record_ordered_read(bytes, kernel);
-      } else {
-        tracker.record_read(bytes, kernel);
-      }
-    };
     if (u.written.empty()) {
-      record_read(u.needed);
+      tracker.record_read(u.needed, kernel);
     } else if (!u.written.contains(u.needed)) {
-      record_read(u.needed.subtract(u.written));
+      tracker.record_read(u.needed.subtract(u.written), kernel);
     }
     tracker.record_write(u.written, kernel);
   }
@@ -1258,7 +1265,7 @@ void RuntimeCore::settle_deferred_records_locked() {
   });
   for (RepeatableLaunch* r : order) {
     for (std::size_t i = 0; i < r->plan.size(); ++i)
-      record_accesses(r->plan[i], r->deferred_kernels[i], /*ordered=*/false);
+      record_accesses(r->plan[i], r->deferred_kernels[i]);
     r->deferred_run = 0;
     for (Event& e : r->deferred_kernels) e = Event{};
   }
@@ -1323,7 +1330,7 @@ void RuntimeCore::finish() {
   // Per buffer, the accesses its trackers held when `all` was gathered: all finished once it
   // has been waited for, so the trackers can drop them without asking each event (a buffer's
   // trackers hold about a thousand after a floyd-warshall run, and its release would ask again).
-  std::vector<std::pair<std::uint32_t, std::vector<std::uint64_t>>> marks;
+  std::vector<std::pair<std::uint32_t, SharedBuffer::AccessMarks>> marks;
   {
     std::lock_guard lock(mutex_);
     settle_deferred_records_locked();  // finish() forgets what it waited for: records first
@@ -1331,11 +1338,16 @@ void RuntimeCore::finish() {
     // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
     // an event costs a driver call even when it has finished, so each is listed once (its
     // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
-    // a thousand of them.
+    // a thousand of them. Every kernel and host access is in flight here until it has
+    // finished (track), so a buffer that recorded no copy since its accesses were last
+    // forgotten holds nothing else to wait for: it is not asked (pending() asks each of its
+    // events whether it finished, a driver call each, twice; measurement beta issues no copy).
     marks.reserve(buffers_.size());
     for (const auto& [id, b] : buffers_) {
-      const EventList p = b->pending();
-      all.insert(all.end(), p.begin(), p.end());
+      if (b->may_hold_copies()) {
+        const EventList p = b->pending();
+        all.insert(all.end(), p.begin(), p.end());
+      }
       marks.emplace_back(id, b->access_marks());
     }
   }

@@ -299,9 +299,9 @@ class RuntimeCore {
   Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                        std::vector<Event>* partition_events, Ordering ordering,
                        RepeatableLaunch* entry);
-  /// Records a partition's accesses in its buffers' trackers as done by `kernel`; `ordered`
-  /// when the kernel waited for what the trackers gave for its reads just before.
-  static void record_accesses(const PartitionUses& pu, const Event& kernel, bool ordered);
+  /// Records a partition's accesses in its buffers' trackers as done by `kernel` (a deferred
+  /// repeat's, when settled: plain reads, since it asked no tracker).
+  static void record_accesses(const PartitionUses& pu, const Event& kernel);
   /// Records the deferred accesses of cycle repeats (each entry's last deferred run, in the order
   /// they ran); every operation but a deferred repeat calls it first (begin_operation_locked).
   void settle_deferred_records_locked();
@@ -408,6 +408,7 @@ class RuntimeCore {
   // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no
   // list of its own: dependencies and driver arguments per partition, and the hold order.
   EventList launch_deps_;
+  std::vector<IntervalSet> launch_read_only_;  // per use: needed minus written
   std::vector<KernelArg> launch_kernel_args_;
   std::vector<BufferUse*> hold_order_;
   // publish_writes' buffers and writes: kept (with the sets' storage) to spare allocations per

@@ -6,10 +6,9 @@
 
 namespace unimem {
 
-void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes,
-                                   const IntervalSet& missing) {
+void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes, IntervalSet missing) {
   if (!open_) return;
-  IntervalSet needed = missing;
+  IntervalSet needed = std::move(missing);
   auto it = open_->prefetched.find(agent);
   if (it != open_->prefetched.end()) {
     const IntervalSet used = it->second.intersect(bytes);
@@ -27,11 +26,14 @@ bool AdaptiveHistory::close() {
   bool mispredicted = false;
   if (e.repeats > 0 && e.sequence == open_->sequence) {
     ++e.repeats;
+    spare_ = std::move(open_->sequence);
   } else {
     mispredicted = open_->replayed;
-    e.sequence = std::move(open_->sequence);
+    std::swap(e.sequence, open_->sequence);
+    spare_ = std::move(open_->sequence);  // the replaced sequence's storage
     e.repeats = 1;
   }
+  spare_.clear();
   open_.reset();
   check_if_enabled();
   return mispredicted;
@@ -39,7 +41,8 @@ bool AdaptiveHistory::close() {
 
 std::optional<DemandSequence> AdaptiveHistory::open(const Key& key) {
   close();
-  open_ = Recording{key, {}, {}, false};
+  open_ = Recording{key, std::move(spare_), {}, false};
+  spare_ = DemandSequence{};
   auto it = entries_.find(key);
   if (it == entries_.end() || it->second.repeats < 2 || it->second.sequence.empty()) {
     check_if_enabled();

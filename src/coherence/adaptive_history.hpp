@@ -42,7 +42,7 @@ class AdaptiveHistory {
 
   /// A reader (agent) is about to read bytes, of which `missing` are not valid on it. Recorded
   /// when a recording is open.
-  void observe_read(Agent agent, const IntervalSet& bytes, const IntervalSet& missing);
+  void observe_read(Agent agent, const IntervalSet& bytes, IntervalSet missing);
   /// The buffer is written: the open recording (if any) ends and updates the history. Returns
   /// true when the recording had replayed a prediction that turned out wrong.
   bool close();
@@ -91,6 +91,10 @@ class AdaptiveHistory {
   };
   std::map<Key, Entry> entries_;
   std::optional<Recording> open_;
+  // The storage of the sequence close() replaced, for the next recording (a kernel whose every
+  // run is followed by a different sequence - floyd-warshall's pivot row - would otherwise
+  // allocate one per run).
+  DemandSequence spare_;
 };
 
 }  // namespace unimem

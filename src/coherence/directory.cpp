@@ -70,10 +70,20 @@ bool Directory::held_only_by(Agent agent, const IntervalSet& ranges) const {
 // changed piece in order of offset, as they would interval by interval.
 std::vector<Transfer> Directory::apply_device_read(Agent d, const IntervalSet& ranges,
                                                    const PeerPolicy& peer) {
+  std::vector<Transfer> transfers;
+  apply_device_read(d, ranges, peer, transfers, nullptr);
+  return transfers;
+}
+
+void Directory::apply_device_read(Agent d, const IntervalSet& ranges, const PeerPolicy& peer,
+                                  std::vector<Transfer>& transfers, IntervalSet* missing) {
   require_device(d, "apply_device_read");
   require_in_bounds(ranges, "apply_device_read");
+  transfers.clear();
+  std::vector<Transfer>& fetches = transfers;
   std::vector<Transfer> write_backs;
-  std::vector<Transfer> fetches;
+  // The changed pieces are the missing bytes: every piece whose mask lacks d gains it.
+  std::vector<Interval> lacking;
   map_.update(
       ranges,
       [&](AgentMask mask) {
@@ -82,6 +92,13 @@ std::vector<Transfer> Directory::apply_device_read(Agent d, const IntervalSet& r
         return mask.with(kHostAgent).with(d);
       },
       [&](const Interval& part, AgentMask mask, AgentMask) {
+        if (missing != nullptr) {
+          if (!lacking.empty() && lacking.back().end == part.begin) {
+            lacking.back().end = part.end;
+          } else {
+            lacking.push_back(part);
+          }
+        }
         if (mask.contains(kHostAgent)) {
           append_coalesced(fetches, {part, kHostAgent, d});  // Shared: copy from home
         } else if (auto src = peer_source(mask, d, peer)) {
@@ -93,9 +110,10 @@ std::vector<Transfer> Directory::apply_device_read(Agent d, const IntervalSet& r
         }
       });
   check_if_enabled();
-  if (write_backs.empty()) return fetches;  // the usual case: no second allocation
+  if (missing != nullptr) *missing = IntervalSet::from_normalized(std::move(lacking));
+  if (write_backs.empty()) return;  // the usual case: no second list
   write_backs.insert(write_backs.end(), fetches.begin(), fetches.end());
-  return write_backs;
+  transfers = std::move(write_backs);
 }
 
 void Directory::apply_device_write(Agent d, const IntervalSet& ranges) {

@@ -62,6 +62,11 @@ class Directory {
   /// come first in the result. Afterwards d (and the host, after a write-back) hold ranges.
   std::vector<Transfer> apply_device_read(Agent d, const IntervalSet& ranges,
                                           const PeerPolicy& peer);
+  /// The same, with the transfers in `transfers` (cleared first; its storage is reused) and, when
+  /// missing is given, the bytes of ranges that were not valid on d in *missing (what
+  /// missing_on(d, ranges) said before: exactly the bytes the transfers bring) from the same pass.
+  void apply_device_read(Agent d, const IntervalSet& ranges, const PeerPolicy& peer,
+                         std::vector<Transfer>& transfers, IntervalSet* missing);
   /// Table 1 "device write" (state update after the kernel): ranges become valid on d only.
   void apply_device_write(Agent d, const IntervalSet& ranges);
   /// Table 1 "host write": the bytes land in the home copy; ranges become valid on the host only

@@ -174,6 +174,7 @@ EventList SharedBuffer::relocate(std::size_t device, const ResidentAllocation& f
   // One record for all of them: a box of a strided access may move one copy per row.
   const Event moved = copies.size() == 1 ? copies.front() : when_all(copies);
   trackers_[a].record_write(present, moved);
+  ++copies_recorded_;
   users.push_back(moved);
   stats_.relocated_bytes += present.total_size();
   return users;
@@ -237,17 +238,28 @@ std::optional<ResidentAllocation> SharedBuffer::rect_allocation(std::size_t devi
 
 void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool demand) {
   if (bytes.empty()) return;
-  if (demand && history_.recording()) {
-    history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
+  const bool observe = demand && history_.recording();
+  if (agent == kHostAgent) {
+    if (observe) history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
+    if (demand) prefetch_.demand_read(agent, bytes);
+    issue_all(directory_.apply_host_read(bytes), kHome, nullptr);
+    return;
   }
   if (demand) prefetch_.demand_read(agent, bytes);
-  if (agent != kHostAgent && !resident(device_of_agent(agent), bytes)) {
+  if (!resident(device_of_agent(agent), bytes)) {
     (void)residency_.ensure(device_of_agent(agent), bytes.bounds());
   }
-  const std::vector<Transfer> transfers = agent == kHostAgent
-                                              ? directory_.apply_host_read(bytes)
-                                              : directory_.apply_device_read(agent, bytes, peer_);
+  // A device read learns the bytes it lacked from the same pass over the directory that fetches
+  // them (the history needs them; it reads no directory state). The transfer list is the
+  // buffer's, reused: a launch's acquires allocate none. Taken out while in use, so a nested
+  // make_current (none today) would only allocate.
+  std::vector<Transfer> transfers = std::move(transfers_);
+  IntervalSet missing;
+  directory_.apply_device_read(agent, bytes, peer_, transfers, observe ? &missing : nullptr);
+  if (observe) history_.observe_read(agent, bytes, std::move(missing));
   issue_all(transfers, kHome, nullptr);
+  transfers.clear();
+  transfers_ = std::move(transfers);
 }
 
 IntervalSet SharedBuffer::read_direct(const Interval& range, std::byte* out, EventList& copies,
@@ -422,6 +434,7 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
     trackers_[t.to].record_write(r, e);
     prefetch_.copied(t.to, r);
   }
+  ++copies_recorded_;
   if (events != nullptr) events->push_back(e);
   if (context_.trace) {
     trace_copy(Transfer{bounds, t.from, t.to}, e, submitted, bytes, rows.size(),
@@ -541,16 +554,21 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
   }
 }
 
-std::vector<std::uint64_t> SharedBuffer::access_marks() const {
-  std::vector<std::uint64_t> marks;
-  marks.reserve(trackers_.size());
-  for (const HazardTracker& t : trackers_) marks.push_back(t.next_order());
+SharedBuffer::AccessMarks SharedBuffer::access_marks() const {
+  AccessMarks marks;
+  marks.orders.reserve(trackers_.size());
+  for (const HazardTracker& t : trackers_) marks.orders.push_back(t.next_order());
+  marks.copies = copies_recorded_;
   return marks;
 }
 
-void SharedBuffer::forget_accesses_before(const std::vector<std::uint64_t>& marks) {
-  UNIMEM_REQUIRE(marks.size() == trackers_.size(), "forget_accesses_before: one mark per agent");
-  for (std::size_t a = 0; a < trackers_.size(); ++a) trackers_[a].forget_before(marks[a]);
+void SharedBuffer::forget_accesses_before(const AccessMarks& marks) {
+  UNIMEM_REQUIRE(marks.orders.size() == trackers_.size(),
+                 "forget_accesses_before: one mark per agent");
+  for (std::size_t a = 0; a < trackers_.size(); ++a) trackers_[a].forget_before(marks.orders[a]);
+  // The copies counted in marks were recorded before them, so they are gone now; marks older
+  // than ones already forgotten drop nothing more.
+  copies_forgotten_ = std::max(copies_forgotten_, marks.copies);
 }
 
 EventList SharedBuffer::pending() const {

@@ -230,11 +230,23 @@ class SharedBuffer final : public EvictionClient {
     for (const HazardTracker& t : trackers_) n += t.record_count();
     return n;
   }
-  /// Per agent, the tracker's next_order(): marks the accesses recorded so far.
-  [[nodiscard]] std::vector<std::uint64_t> access_marks() const;
+  /// Marks the accesses recorded so far: per agent the tracker's next_order(), and how many
+  /// copies the buffer had recorded (copies_recorded()).
+  struct AccessMarks {
+    std::vector<std::uint64_t> orders;
+    std::uint64_t copies = 0;
+  };
+  [[nodiscard]] AccessMarks access_marks() const;
   /// Drops the accesses recorded before `marks` (access_marks()) from the trackers without asking
   /// their events: the caller has waited for every one of them (RuntimeCore::finish).
-  void forget_accesses_before(const std::vector<std::uint64_t>& marks);
+  void forget_accesses_before(const AccessMarks& marks);
+  /// The copies (Table 1 actions, strategy copies, relocations, write-backs) the buffer has
+  /// recorded in its trackers so far.
+  [[nodiscard]] std::uint64_t copies_recorded() const { return copies_recorded_; }
+  /// Whether the trackers may hold a copy recorded after the last marks forgotten: the only
+  /// operations in them that the runtime does not track itself (it tracks every kernel and host
+  /// access until it has finished), so finish() asks pending() only when this holds.
+  [[nodiscard]] bool may_hold_copies() const { return copies_recorded_ != copies_forgotten_; }
 
   /// Throws InvariantError unless the parts agree: the directory, trackers and residency are
   /// sized for the buffer and the context's agents and pass their own checks, every device the
@@ -299,6 +311,9 @@ class SharedBuffer final : public EvictionClient {
   PrefetchLedger prefetch_;  // replays, prefetch_bytes and prefetch_unread_bytes of stats()
   std::optional<UpdateStrategy> override_;
   PeerPolicy peer_;
+  std::vector<Transfer> transfers_;     // make_current's list, kept for the next one
+  std::uint64_t copies_recorded_ = 0;   // copies_recorded()
+  std::uint64_t copies_forgotten_ = 0;  // the most copies of marks forgotten since
 };
 
 }  // namespace unimem

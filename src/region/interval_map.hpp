@@ -291,7 +291,8 @@ class IntervalMap {
   template <typename Produce>
   void rewrite(const Interval& range, Produce&& produce) {
     if (range.empty()) return;
-    std::vector<Segment> out;
+    std::vector<Segment>& out = scratch_.segments;
+    out.clear();
     auto emit = [&out](const Interval& r, const V& v) {
       if (!out.empty() && out.back().range.end == r.begin && out.back().value == v) {
         out.back().range.end = r.end;
@@ -336,7 +337,8 @@ class IntervalMap {
     if (cursor < range.end) produce(Interval{cursor, range.end}, nullptr, emit);
     if (!replaced && out.empty()) return;  // nothing mapped in range, nothing to map
     if (!replaced) hi = lo;
-    splice(lo, hi, std::move(out));
+    splice(lo, hi, std::move(out));  // moves the segments, keeps out's storage
+    scratch_.trim(scratch_.segments);
     check_if_enabled();
   }
 
@@ -398,12 +400,8 @@ class IntervalMap {
   template <typename NewValue, typename OnChange>
   void rewrite_set(const IntervalSet& ranges, bool gaps, NewValue&& new_value,
                    OnChange&& on_change) {
-    struct Change {
-      Interval range;
-      std::optional<V> value;
-      std::size_t chunk;
-    };
-    std::vector<Change> changes;
+    std::vector<Change>& changes = scratch_.changes;
+    changes.clear();
     std::optional<V> next;
     walk(
         ranges, gaps,
@@ -433,6 +431,7 @@ class IntervalMap {
               });
       first = last;
     }
+    scratch_.trim(changes);
   }
 
   [[nodiscard]] std::optional<Pos> previous(const Pos& p) const {
@@ -552,6 +551,34 @@ class IntervalMap {
   std::vector<Chunk> chunks_;
   std::vector<std::uint64_t> chunk_end_;  // chunk_end_[c] == chunks_[c].back().range.end
   std::size_t size_ = 0;
+
+  // A change rewrite_set found: the new content of a part of one region (nullopt: unmapped).
+  struct Change {
+    Interval range;
+    std::optional<V> value;
+    std::size_t chunk;
+  };
+  // The lists of one mutation (rewrite's new segments, rewrite_set's changes), kept between
+  // mutations so that a map that is changed over and over (a directory, a few segments per
+  // launch) allocates nothing for them. Neither lives past the mutation that fills it (rewrite_set
+  // calls rewrite, which uses the other list). Not part of the map's value: copies start without.
+  struct Scratch {
+    std::vector<Segment> segments;
+    std::vector<Change> changes;
+    Scratch() = default;
+    Scratch(const Scratch&) {}
+    Scratch(Scratch&&) noexcept {}
+    Scratch& operator=(const Scratch&) { return *this; }
+    Scratch& operator=(Scratch&&) noexcept { return *this; }
+    ~Scratch() = default;
+    // A large mutation's list is not kept (the map would hold its memory for good).
+    template <typename T>
+    static void trim(std::vector<T>& list) {
+      static constexpr std::size_t kKeep = 256;
+      if (list.capacity() > kKeep) std::vector<T>().swap(list);
+    }
+  };
+  Scratch scratch_;
 };
 
 }  // namespace unimem

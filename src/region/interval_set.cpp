@@ -245,22 +245,44 @@ IntervalSet IntervalSet::intersect(const Interval& interval) const {
   return out;
 }
 
+namespace {
+
+// a minus b into out (empty on entry; a and b normalized and not out).
+void append_difference(const std::vector<Interval>& a, const std::vector<Interval>& b,
+                       std::vector<Interval>& out) {
+  auto first = b.begin();
+  for (Interval x : a) {
+    while (first != b.end() && first->end <= x.begin) ++first;
+    for (auto c = first; c != b.end() && c->begin < x.end; ++c) {
+      if (c->begin > x.begin) out.emplace_back(x.begin, c->begin);
+      x.begin = std::min(std::max(x.begin, c->end), x.end);
+      if (c->end > x.end) break;
+    }
+    if (!x.empty()) out.push_back(x);
+  }
+}
+
+}  // namespace
+
 IntervalSet IntervalSet::subtract(const IntervalSet& other) const {
   if (empty() || other.empty() || !bounds().overlaps(other.bounds())) return *this;
   IntervalSet out;
-  auto b = other.intervals_.begin();
-  for (Interval a : intervals_) {
-    while (b != other.intervals_.end() && b->end <= a.begin) ++b;
-    auto c = b;
-    while (c != other.intervals_.end() && c->begin < a.end) {
-      if (c->begin > a.begin) out.intervals_.emplace_back(a.begin, c->begin);
-      a.begin = std::min(std::max(a.begin, c->end), a.end);
-      if (c->end > a.end) break;
-      ++c;
-    }
-    if (!a.empty()) out.intervals_.push_back(a);
-  }
+  append_difference(intervals_, other.intervals_, out.intervals_);
   return out;
+}
+
+void IntervalSet::assign_difference(const IntervalSet& a, const IntervalSet& b) {
+  if (this == &a || this == &b) {
+    *this = a.subtract(b);
+    return;
+  }
+  intervals_.clear();
+  if (a.empty()) return;
+  if (b.empty() || !a.bounds().overlaps(b.bounds())) {
+    intervals_.assign(a.intervals_.begin(), a.intervals_.end());
+    return;
+  }
+  append_difference(a.intervals_, b.intervals_, intervals_);
 }
 
 IntervalSet IntervalSet::shifted(std::int64_t delta) const {

@@ -50,6 +50,9 @@ class IntervalSet {
   [[nodiscard]] IntervalSet intersect(const IntervalSet& other) const;
   [[nodiscard]] IntervalSet intersect(const Interval& interval) const;
   [[nodiscard]] IntervalSet subtract(const IntervalSet& other) const;
+  /// Makes this set a.subtract(b), reusing this set's storage (a loop that computes such a
+  /// difference every time allocates only when it grows).
+  void assign_difference(const IntervalSet& a, const IntervalSet& b);
   /// Every offset shifted by delta (which must not overflow or go below zero).
   [[nodiscard]] IntervalSet shifted(std::int64_t delta) const;
 

@@ -234,7 +234,18 @@ TEST(Directory, RandomRequestsMatchDenseModel) {
       const Agent dev = static_cast<Agent>(1 + rng() % (agents - 1));
       switch (rng() % 4) {
         case 0: {
-          auto t = dir.apply_device_read(dev, r, peer ? peers_allowed() : no_peers());
+          // Half the reads take the form with a reused list that also gives the missing bytes:
+          // what missing_on said before the read.
+          const IntervalSet lacking = dir.missing_on(dev, r);
+          std::vector<Transfer> t;
+          if (rng() % 2 == 0) {
+            t = dir.apply_device_read(dev, r, peer ? peers_allowed() : no_peers());
+          } else {
+            t.push_back(Transfer{Interval{0, 1}, H, dev});  // cleared by the call
+            IntervalSet missing{{0, 1}};                    // replaced by the call
+            dir.apply_device_read(dev, r, peer ? peers_allowed() : no_peers(), t, &missing);
+            ASSERT_EQ(missing, lacking);
+          }
           std::vector<int> delivered(size, 0);
           for (const Transfer& x : t) {
             ASSERT_TRUE(r.contains(x.range));

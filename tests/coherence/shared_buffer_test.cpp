@@ -74,6 +74,41 @@ TEST(SharedBuffer, AReleasedBuffersTrackersServeTheNextBuffer) {
   b.check_invariants();
 }
 
+// Every copy the buffer records in its trackers counts (copies_recorded), so RuntimeCore::finish
+// knows when they may hold an operation it does not track: after forgetting the accesses before
+// marks taken when no copy came after them, they hold none; beta records no copy at all.
+TEST(SharedBuffer, CopiesRecordedSayWhenTheTrackersMayHoldCopies) {
+  const DeviceRegistry devices = make_host_devices(2);
+  CoherenceContext context = CoherenceContext::of(devices.pointers());
+  SharedBuffer b(1, "data", 4096, context);
+  EXPECT_EQ(b.copies_recorded(), 0U);
+  EXPECT_FALSE(b.may_hold_copies());
+  b.acquire(D0, IntervalSet{{0, 64}});  // one copy from home
+  EXPECT_EQ(b.copies_recorded(), 1U);
+  EXPECT_TRUE(b.may_hold_copies());
+  const SharedBuffer::AccessMarks first = b.access_marks();
+  EXPECT_EQ(first.copies, 1U);
+  b.acquire(D1, IntervalSet{{0, 64}, {128, 160}});  // two copies from home (still current there)
+  EXPECT_EQ(b.copies_recorded(), 3U);
+  const SharedBuffer::AccessMarks second = b.access_marks();
+  wait_all(b.pending());
+  b.forget_accesses_before(first);  // the later copies are still recorded
+  EXPECT_TRUE(b.may_hold_copies());
+  b.forget_accesses_before(second);
+  EXPECT_FALSE(b.may_hold_copies());
+  EXPECT_EQ(b.tracked_accesses(), 0U);
+  b.forget_accesses_before(first);  // older marks forget nothing more
+  EXPECT_FALSE(b.may_hold_copies());
+  b.acquire(D1, IntervalSet{{0, 64}});  // already current: no copy
+  EXPECT_FALSE(b.may_hold_copies());
+  context.transfers_disabled = true;  // measurement beta: the directory changes, nothing is copied
+  b.acquire(D0, IntervalSet{{128, 160}});
+  EXPECT_TRUE(b.directory().missing_on(D0, IntervalSet{{128, 160}}).empty());
+  EXPECT_EQ(b.copies_recorded(), 3U);
+  EXPECT_FALSE(b.may_hold_copies());
+  b.check_invariants();
+}
+
 // BBMM bb_readin: when a device's box grows, the bytes only that device holds move into the
 // merged box with a device-local copy and reach the host from there.
 TEST(SharedBuffer, AGrowingBoxKeepsTheBytesOnlyItsDeviceHolds) {

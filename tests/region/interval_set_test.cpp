@@ -352,6 +352,28 @@ TEST(IntervalSetProperty, DifferenceMatchesBitmap) {
   });
 }
 
+// assign_difference gives subtract's result into a set that already holds something (its storage
+// reused), also when the target is one of the operands.
+TEST(IntervalSetProperty, AssignDifferenceMatchesBitmapAndSubtract) {
+  for_each_case(13, [](std::mt19937_64& rng, const oracle::Window& w) {
+    const IntervalSet a = oracle::random_interval_set(rng, w);
+    const IntervalSet b = oracle::random_interval_set(rng, w);
+    const IntervalSet expected =
+        (oracle::DenseSet(w, a) - oracle::DenseSet(w, b)).to_interval_set();
+    IntervalSet target = oracle::random_interval_set(rng, w);
+    target.assign_difference(a, b);
+    ASSERT_NO_THROW(target.check_invariants());
+    ASSERT_EQ(target, expected) << a.to_string() << " - " << b.to_string();
+    ASSERT_EQ(target, a.subtract(b));
+    IntervalSet left = a;
+    left.assign_difference(left, b);
+    ASSERT_EQ(left, expected) << "into the left operand";
+    IntervalSet right = b;
+    right.assign_difference(a, right);
+    ASSERT_EQ(right, expected) << "into the right operand";
+  });
+}
+
 // One set of many short rows at a stride against one of a few intervals, in either order: the
 // lopsided operands take the fast paths (binary search per interval of the small set, copies for
 // disjoint or empty operands).
