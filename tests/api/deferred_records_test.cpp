@@ -112,115 +112,90 @@ bool stays_pending(const Event& e) {
   return !e.is_complete();
 }
 
+// Ping-pong on `devices` host devices: A scales x into y (constant a), B y into x (constant b),
+// `rounds` rounds, the last without B; A's last run is held at a gate. x and y follow on the host.
+struct GatedPingPong {
+  std::shared_ptr<Gate> gate = std::make_shared<Gate>();
+  Runtime rt;
+  std::vector<std::uint8_t> x, y;
+  BufferId bx, by;
+
+  GatedPingPong(std::size_t devices, UpdateStrategy strategy, int rounds, int seed)
+      : rt(make_host_devices(devices), RuntimeOptions{strategy}),
+        x(initial(seed)),
+        y(initial(seed + 1)),
+        bx(rt.create_buffer(kGrid, "x")),
+        by(rt.create_buffer(kGrid, "y")) {
+    gate->hold_run = static_cast<int>(devices) * (2 * rounds - 1);  // A's last (last device)
+    const auto kernel = scale_kernel(gate);
+    rt.write_blocking(bx, 0, std::as_bytes(std::span(x)));
+    rt.write_blocking(by, 0, std::as_bytes(std::span(y)));
+    const int ca = seed + 2, cb = seed + 3;
+    const auto a = scale_launch(bx, by, ca, devices, kernel);
+    const auto b = scale_launch(by, bx, cb, devices, kernel);
+    for (int r = 0; r < rounds; ++r) {
+      launch(rt, a);
+      scale_flat(x, y, ca);
+      if (r + 1 < rounds) {
+        launch(rt, b);
+        scale_flat(y, x, cb);
+      }
+    }
+  }
+};
+
 class DeferredRecordsConcurrencyTest : public ::testing::TestWithParam<std::size_t> {};
 
-// Ping-pong x -> y (A), y -> x (B), rounds times, the last A held at the gate; then a host read of
-// y (A's output) must wait for it and see its bytes.
+// A host read of y (A's output) after the cycle must wait for the held A and see its bytes.
 TEST_P(DeferredRecordsConcurrencyTest, AHostReadAfterTheCycleWaitsForItsLastKernel) {
-  const std::size_t devices = GetParam();
-  constexpr int kRounds = 6;
-  auto gate = std::make_shared<Gate>();
-  gate->hold_run = static_cast<int>(devices) * (2 * kRounds - 1);  // A's last run (last device)
-  const auto kernel = scale_kernel(gate);
-  Runtime rt(make_host_devices(devices), RuntimeOptions{UpdateStrategy::lazy});
-  std::vector<std::uint8_t> x = initial(1), y = initial(2);
-  const BufferId bx = rt.create_buffer(kGrid, "x"), by = rt.create_buffer(kGrid, "y");
-  rt.write_blocking(bx, 0, std::as_bytes(std::span(x)));
-  rt.write_blocking(by, 0, std::as_bytes(std::span(y)));
-  const auto a = scale_launch(bx, by, 5, devices, kernel);
-  const auto b = scale_launch(by, bx, 9, devices, kernel);
-  for (int r = 0; r < kRounds; ++r) {
-    launch(rt, a);
-    scale_flat(x, y, 5);
-    if (r + 1 < kRounds) {
-      launch(rt, b);
-      scale_flat(y, x, 9);
-    }
-  }
-  EXPECT_GT(rt.core().deferred_record_launches(), 0U) << "the steady cycle deferred nothing";
+  GatedPingPong c(GetParam(), UpdateStrategy::lazy, 6, 1);
+  EXPECT_GT(c.rt.core().deferred_record_launches(), 0U) << "the steady cycle deferred nothing";
   std::vector<std::uint8_t> out(kGrid);
-  const Event read = rt.read(by, 0, std::as_writable_bytes(std::span(out)));
+  const Event read = c.rt.read(c.by, 0, std::as_writable_bytes(std::span(out)));
   const bool pending = stays_pending(read);
-  gate->open();
+  c.gate->open();
   read.wait();
   EXPECT_TRUE(pending) << "the host read did not wait for the cycle's last kernel";
-  EXPECT_EQ(out, y);
+  EXPECT_EQ(out, c.y);
   std::vector<std::uint8_t> xs(kGrid);
-  rt.read_blocking(bx, 0, std::as_writable_bytes(std::span(xs)));
-  EXPECT_EQ(xs, x);
+  c.rt.read_blocking(c.bx, 0, std::as_writable_bytes(std::span(xs)));
+  EXPECT_EQ(xs, c.x);
 }
 
-// The same cycle, the last A held; releasing x (what A reads) must wait for A before its
-// memory goes (a release waits for the accesses its trackers hold).
+// Releasing x (what the held A reads) must wait for A before its memory goes (a release waits
+// for the accesses its trackers hold).
 TEST_P(DeferredRecordsConcurrencyTest, ReleasingABufferAfterTheCycleWaitsForItsLastReader) {
-  const std::size_t devices = GetParam();
-  constexpr int kRounds = 5;
-  auto gate = std::make_shared<Gate>();
-  gate->hold_run = static_cast<int>(devices) * (2 * kRounds - 1);
-  const auto kernel = scale_kernel(gate);
-  Runtime rt(make_host_devices(devices), RuntimeOptions{UpdateStrategy::lazy});
-  std::vector<std::uint8_t> x = initial(3), y = initial(4);
-  const BufferId bx = rt.create_buffer(kGrid, "x"), by = rt.create_buffer(kGrid, "y");
-  rt.write_blocking(bx, 0, std::as_bytes(std::span(x)));
-  rt.write_blocking(by, 0, std::as_bytes(std::span(y)));
-  const auto a = scale_launch(bx, by, 1, devices, kernel);
-  const auto b = scale_launch(by, bx, 2, devices, kernel);
-  for (int r = 0; r < kRounds; ++r) {
-    launch(rt, a);
-    scale_flat(x, y, 1);
-    if (r + 1 < kRounds) {
-      launch(rt, b);
-      scale_flat(y, x, 2);
-    }
-  }
-  EXPECT_GT(rt.core().deferred_record_launches(), 0U);
-  std::future<void> released = std::async(std::launch::async, [&] { rt.release_buffer(bx); });
+  GatedPingPong c(GetParam(), UpdateStrategy::lazy, 5, 3);
+  EXPECT_GT(c.rt.core().deferred_record_launches(), 0U);
+  std::future<void> released = std::async(std::launch::async, [&] { c.rt.release_buffer(c.bx); });
   const bool pending =
       released.wait_for(std::chrono::milliseconds(50)) == std::future_status::timeout;
-  gate->open();
+  c.gate->open();
   released.get();
   EXPECT_TRUE(pending) << "x was released while the cycle's last kernel still read it";
   std::vector<std::uint8_t> ys(kGrid);
-  rt.read_blocking(by, 0, std::as_writable_bytes(std::span(ys)));
-  EXPECT_EQ(ys, y);
+  c.rt.read_blocking(c.by, 0, std::as_writable_bytes(std::span(ys)));
+  EXPECT_EQ(ys, c.y);
 }
 
 // After deferred repeats, a launch that is not a repeat (no token) reading A's output waits for
 // the held A.
 TEST_P(DeferredRecordsConcurrencyTest, ALaunchThatIsNotARepeatWaitsForTheCycle) {
   const std::size_t devices = GetParam();
-  constexpr int kRounds = 4;
-  auto gate = std::make_shared<Gate>();
-  gate->hold_run = static_cast<int>(devices) * (2 * kRounds - 1);
-  const auto kernel = scale_kernel(gate);
-  const auto plain = scale_kernel(nullptr);
-  Runtime rt(make_host_devices(devices), RuntimeOptions{UpdateStrategy::adaptive});
-  std::vector<std::uint8_t> x = initial(5), y = initial(6), z(kGrid, 0);
-  const BufferId bx = rt.create_buffer(kGrid, "x"), by = rt.create_buffer(kGrid, "y");
-  const BufferId bz = rt.create_buffer(kGrid, "z");
-  rt.write_blocking(bx, 0, std::as_bytes(std::span(x)));
-  rt.write_blocking(by, 0, std::as_bytes(std::span(y)));
-  rt.write_blocking(bz, 0, std::as_bytes(std::span(z)));
-  const auto a = scale_launch(bx, by, 3, devices, kernel);
-  const auto b = scale_launch(by, bx, 4, devices, kernel);
-  for (int r = 0; r < kRounds; ++r) {
-    launch(rt, a);
-    scale_flat(x, y, 3);
-    if (r + 1 < kRounds) {
-      launch(rt, b);
-      scale_flat(y, x, 4);
-    }
-  }
-  EXPECT_GT(rt.core().deferred_record_launches(), 0U);
+  GatedPingPong c(devices, UpdateStrategy::adaptive, 4, 5);
+  EXPECT_GT(c.rt.core().deferred_record_launches(), 0U);
+  std::vector<std::uint8_t> z(kGrid, 0);
+  const BufferId bz = c.rt.create_buffer(kGrid, "z");
+  c.rt.write_blocking(bz, 0, std::as_bytes(std::span(z)));
   // y -> z on the devices in the reverse order (partition d on device devices-1-d): its
   // partitions read bytes the held A wrote on another device when there are two.
-  const auto c = scale_launch(by, bz, 7, devices, plain, /*reversed=*/true);
-  launch(rt, c, /*token=*/false);
-  scale_flat(y, z, 7);
+  const auto later = scale_launch(c.by, bz, 7, devices, scale_kernel(nullptr), /*reversed=*/true);
+  launch(c.rt, later, /*token=*/false);
+  scale_flat(c.y, z, 7);
   std::vector<std::uint8_t> out(kGrid);
-  const Event read = rt.read(bz, 0, std::as_writable_bytes(std::span(out)));
+  const Event read = c.rt.read(bz, 0, std::as_writable_bytes(std::span(out)));
   const bool pending = stays_pending(read);
-  gate->open();
+  c.gate->open();
   read.wait();
   EXPECT_TRUE(pending);
   EXPECT_EQ(out, z);
