@@ -549,7 +549,21 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
   if (coherent && !skip_directory) acquire_inputs(plan);
-  const Event kernels = submit_kernels(args, plan, partition_events, ordering, entry);
+  Event kernels;
+  try {
+    kernels = submit_kernels(args, plan, partition_events, ordering);
+  } catch (...) {
+    if (ordering == Ordering::chained_deferred) {
+      // The kernels enqueued before the failure are the newest accesses: recorded after the
+      // deferred runs before them, so later operations wait for them.
+      settle_deferred_records_locked();
+      for (std::size_t i = 0; i < plan.size(); ++i) {
+        if (!deferred_scratch_[i].is_null()) record_accesses(plan[i], deferred_scratch_[i]);
+      }
+      deferred_scratch_.clear();
+    }
+    throw;
+  }
   if (ordering == Ordering::hazards) chained_after_ = number;
   if (coherent && !skip_directory) {
     publish_writes(plan, partitions[0].kernel->name());
@@ -561,6 +575,8 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (repeat) {
     entry->last_run = number;
     if (ordering == Ordering::chained_deferred) {
+      entry->deferred_kernels.swap(deferred_scratch_);
+      deferred_scratch_.clear();
       entry->deferred_run = number;
       deferred_pending_ = true;
       ++deferred_record_launches_;
@@ -1075,9 +1091,11 @@ void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
 // Step 4: the kernels, each after the copies and earlier accesses it conflicts with (or, in the
 // gamma measurement, after its device's previous kernel only).
 Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
-                                  std::vector<Event>* partition_events, Ordering ordering,
-                                  RepeatableLaunch* entry) {
-  if (ordering == Ordering::chained_deferred) entry->deferred_kernels.resize(plan.size());
+                                  std::vector<Event>* partition_events, Ordering ordering) {
+  // A deferred launch's kernels go to a scratch list first and into its entry only once every
+  // partition was enqueued (launch_partitioned), so a driver failure half-way leaves the entry's
+  // last deferred run as it was.
+  if (ordering == Ordering::chained_deferred) deferred_scratch_.assign(plan.size(), Event{});
   Event only;  // the kernel of a one-partition launch: no list
   EventList kernel_events;
   for (PartitionUses& pu : plan) {
@@ -1208,7 +1226,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
       if (ordering == Ordering::chained_deferred) {
-        entry->deferred_kernels[static_cast<std::size_t>(&pu - plan.data())] = e;
+        deferred_scratch_[static_cast<std::size_t>(&pu - plan.data())] = e;
       } else {
         for (std::size_t i = 0; i < pu.uses.size(); ++i) {
           // The write shadows the read of the same bytes (record_write would cut them from the

@@ -293,12 +293,11 @@ class RuntimeCore {
     hazards_chained,  // the same, and after their device's previous kernel
     chained_deferred  // after their device's previous kernel only; records deferred
   };
-  struct RepeatableLaunch;
   /// The launch's completion: its one kernel's event, or when_all of several. Under
-  /// chained_deferred, `entry` keeps the kernels' events for settle_deferred_records_locked.
+  /// chained_deferred the kernels' events are kept in deferred_scratch_ (launch_partitioned
+  /// hands them to the entry once every partition was enqueued).
   Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
-                       std::vector<Event>* partition_events, Ordering ordering,
-                       RepeatableLaunch* entry);
+                       std::vector<Event>* partition_events, Ordering ordering);
   /// Records a partition's accesses in its buffers' trackers as done by `kernel` (a deferred
   /// repeat's, when settled: plain reads, since it asked no tracker).
   static void record_accesses(const PartitionUses& pu, const Event& kernel);
@@ -402,6 +401,7 @@ class RuntimeCore {
   bool deferred_pending_ = false;
   std::uint64_t deferred_record_launches_ = 0;
   std::vector<RepeatableLaunch*> settle_order_;  // scratch of settle_deferred_records_locked
+  std::vector<Event> deferred_scratch_;          // a deferred launch's kernels, until all ran
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
