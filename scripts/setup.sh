@@ -8,7 +8,7 @@ packages=(
   clang-15 libclang-common-15-dev clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
   ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo
-  llvm-15-dev libclang-15-dev libisl-dev nlohmann-json3-dev libcairo2-dev
+  llvm-15-dev libclang-15-dev libisl-dev nlohmann-json3-dev libcairo2-dev valgrind
 )
 
 missing=()

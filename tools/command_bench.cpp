@@ -20,10 +20,12 @@
 #include <malloc.h>
 #endif
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "bench_instructions.hpp"
 #include "commands.hpp"
 
 #if UNIMEM_HAVE_EXAMPLES
@@ -70,7 +72,9 @@ struct BenchOptions {
   std::string trace;          // --trace: the normal-mode runtime's timeline (Chrome trace JSON)
   std::string device_memory;  // --device-memory: a byte count, "" for none
   bool compare_uncapped = false;
-  bool noise_floor = false;  // --compare-uncapped: also time the same runs without the cap
+  bool noise_floor = false;      // --noise-floor: a second gamma runtime
+  unsigned instructions = 0;     // --instructions N: N repetitions counted under callgrind
+  bool callgrind_child = false;  // this process is --instructions' run under callgrind
 };
 
 UpdateStrategy parse_strategy(const std::string& s) {
@@ -141,6 +145,47 @@ std::string num(double x) {
   return out.str();
 }
 
+// The name a timed run is counted under in --instructions' run under callgrind: runner 0 is
+// alpha, 1 beta, 2 gamma, and the --noise-floor runner the second gamma.
+std::string callgrind_label(std::size_t runner, std::size_t floor_index) {
+  static const char* const names[] = {"alpha", "beta", "gamma"};
+  return "unimem-bench " + std::string(runner == floor_index ? "gamma2"
+                                       : runner < 3          ? names[runner]
+                                                             : "other");
+}
+
+// --instructions: the same problem, strategy and devices again under callgrind, `repetitions`
+// timed repetitions of alpha, beta, gamma and a second gamma; the submitting thread's
+// instructions per run, by mode.
+std::map<std::string, std::vector<std::uint64_t>> count_instructions(const BenchOptions& o,
+                                                                     const Problem& problem,
+                                                                     unsigned devices) {
+  std::vector<std::string> args{"bench",           o.workload,
+                                "--size",          std::to_string(problem.size),
+                                "--steps",         std::to_string(problem.steps),
+                                "--devices",       std::to_string(devices),
+                                "--strategy",      o.strategy,
+                                "--balance",       o.balance,
+                                "--access",        o.access,
+                                "--iters",         std::to_string(o.instructions),
+                                "--no-allocation", "--noise-floor",
+                                "--json",          "--callgrind-child"};
+  if (!o.device_memory.empty()) {
+    args.emplace_back("--device-memory");
+    args.push_back(o.device_memory);
+  }
+  auto counts = callgrind_run_counts(args);
+  for (const char* mode : {"alpha", "beta", "gamma", "gamma2"}) {
+    const auto it = counts.find(std::string("unimem-bench ") + mode);
+    if (it == counts.end() || it->second.size() != o.instructions) {
+      throw std::runtime_error(std::string("--instructions: the run under callgrind counted ") +
+                               std::to_string(it == counts.end() ? 0 : it->second.size()) + " " +
+                               mode + " runs, not " + std::to_string(o.instructions));
+    }
+  }
+  return counts;
+}
+
 int run_bench(const BenchOptions& o) {
 #if defined(__GLIBC__)
   // Both versions run in this process, so by default the C allocator's heuristics couple them:
@@ -173,6 +218,13 @@ int run_bench(const BenchOptions& o) {
   }
 #endif
   UNIMEM_REQUIRE(o.iters >= 1, "--iters must be at least 1");
+  if (o.instructions > 0 && !o.overhead) {
+    throw PreconditionError("--instructions counts beta and gamma: drop --no-overhead");
+  }
+  if (o.instructions > 0 && !callgrind_supported()) {
+    throw PreconditionError(
+        "--instructions: this unimem was built without valgrind's callgrind.h (Debian: valgrind)");
+  }
 
   DeviceRegistry all = opencl::make_opencl_devices_from_environment();
   if (all.empty()) throw PreconditionError("bench: no OpenCL device found (see `unimem devices`)");
@@ -254,14 +306,19 @@ int run_bench(const BenchOptions& o) {
     r.runtime->set_measurement(mode);
     runners.push_back(std::move(r));
   }
+  // The run under callgrind (--instructions) counts unimem's runs only.
+  const bool manual_runs = !o.callgrind_child;
   const examples::ClPlatformDevices platform = examples::discover_opencl_devices();
   UNIMEM_REQUIRE(platform.devices.size() >= k, "bench: the manual version needs as many devices");
   const std::vector<cl_device_id> manual_devices(platform.devices.begin(),
                                                  platform.devices.begin() + k);
-  examples::ManualSession manual_session = workload->manual_session(platform, manual_devices);
-  (void)workload->run_manual(manual_session, problem, inputs);  // warm-up: compiles, allocates
+  examples::ManualSession manual_session;
+  if (manual_runs) {
+    manual_session = workload->manual_session(platform, manual_devices);
+    (void)workload->run_manual(manual_session, problem, inputs);  // warm-up: compiles, allocates
+  }
   examples::ManualSession fresh_session;
-  if (o.allocation) {
+  if (o.allocation && manual_runs) {
     fresh_session = workload->manual_session(platform, manual_devices);
     fresh_session.context->set_reuse(false);
     (void)workload->run_manual(fresh_session, problem, inputs);  // warm-up: compiles
@@ -301,10 +358,12 @@ int run_bench(const BenchOptions& o) {
         first_chunks = runners[0].program->core().chunks_run();
       }
       const RuntimeCore::KernelWaits waits_before = runners[mi].runtime->core().kernel_waits();
+      if (o.callgrind_child) callgrind_begin_run();
       const double cpu_start = thread_cpu_seconds();
       examples::ProgramRunResult r = examples::run_program_version(
           *workload, *runners[mi].runtime, *runners[mi].program, problem, inputs, launch);
       const double cpu = thread_cpu_seconds() - cpu_start;
+      if (o.callgrind_child) callgrind_end_run(callgrind_label(mi, floor_index));
       if (o.overhead && mi < 3) {  // alpha, beta, gamma
         const RuntimeCore::KernelWaits after = runners[mi].runtime->core().kernel_waits();
         mode_waits[mi].kernels += after.kernels - waits_before.kernels;
@@ -327,6 +386,7 @@ int run_bench(const BenchOptions& o) {
         first_chunks = runners[0].program->core().chunks_run() - first_chunks;
       }
     }
+    if (!manual_runs) continue;
     examples::ManualResult r = workload->run_manual(manual_session, problem, inputs);
     manual.push_back(r.seconds);
     if (i == 0) manual_result = std::move(r);
@@ -348,6 +408,7 @@ int run_bench(const BenchOptions& o) {
     unimem_devices = used.size();
   }
   const examples::Comparison cmp = workload->verify(problem, inputs, first.outputs);
+  if (o.callgrind_child) return cmp.ok ? 0 : 1;  // the parent reads the counts callgrind wrote
   const examples::Comparison manual_cmp = workload->verify(problem, inputs, manual_result.outputs);
 
   const TransferBytes moved = TransferBytes::of(first.moved);
@@ -373,6 +434,58 @@ int run_bench(const BenchOptions& o) {
   const Spread noise_floor = spread(paired(o.noise_floor ? n : 0, [&](std::size_t i) {
     return (floor_cpu[i] - gamma_cpu[i]) / alpha[i];
   }));
+  // --instructions: the bookkeeping in instructions of the submitting thread (beta - gamma per
+  // repetition, and the second gamma - gamma as its resolution), turned into time at gamma's
+  // native CPU seconds per instruction (an estimate: the bookkeeping's code is assumed to run at
+  // the submitting thread's average speed) and into a share of alpha's native wall time.
+  nlohmann::ordered_json instructions = nullptr;
+  if (o.instructions > 0) {
+    const auto counts = count_instructions(o, problem, k);
+    const auto& of = [&](const char* mode) -> const std::vector<std::uint64_t>& {
+      return counts.at(std::string("unimem-bench ") + mode);
+    };
+    const auto as_seconds = [](const std::vector<std::uint64_t>& v) {
+      return std::vector<double>(v.begin(), v.end());
+    };
+    const auto minus = [&](const char* x, const char* y) {
+      return spread(paired(o.instructions, [&](std::size_t i) {
+        return static_cast<double>(of(x)[i]) - static_cast<double>(of(y)[i]);
+      }));
+    };
+    const Spread book = minus("beta", "gamma");
+    const Spread resolution = minus("gamma2", "gamma");
+    const double gamma_instructions = median(as_seconds(of("gamma")));
+    const double per_instruction =
+        gamma_instructions > 0 ? median(gamma_cpu) / gamma_instructions : 0;
+    const double kernels_per_run = static_cast<double>(mode_waits[1].kernels) /
+                                   static_cast<double>(std::max<std::size_t>(1, n));
+    instructions = {
+        {"method",
+         "callgrind: instructions of the submitting thread in each timed run, counted in a "
+         "second process under valgrind (same problem, devices and strategy); bookkeeping = beta "
+         "- gamma per repetition, noise floor = a second gamma - gamma; fractions convert them to "
+         "time at gamma's native CPU seconds per instruction, over alpha's native wall time"},
+        {"repetitions", o.instructions},
+        {"per_run",
+         {{"alpha", median(as_seconds(of("alpha")))},
+          {"beta", median(as_seconds(of("beta")))},
+          {"gamma", gamma_instructions},
+          {"gamma2", median(as_seconds(of("gamma2")))}}},
+        {"samples",
+         {{"alpha", of("alpha")},
+          {"beta", of("beta")},
+          {"gamma", of("gamma")},
+          {"gamma2", of("gamma2")}}},
+        {"bookkeeping_per_run", book.median},
+        {"bookkeeping_per_run_spread", to_json(book)},
+        {"noise_floor_per_run", resolution.median},
+        {"noise_floor_per_run_spread", to_json(resolution)},
+        {"kernels_per_run", kernels_per_run},
+        {"bookkeeping_per_kernel", kernels_per_run > 0 ? book.median / kernels_per_run : 0},
+        {"seconds_per_instruction", per_instruction},
+        {"bookkeeping_fraction", a > 0 ? book.median * per_instruction / a : 0},
+        {"noise_floor_fraction", a > 0 ? resolution.median * per_instruction / a : 0}};
+  }
   std::size_t beta_above_alpha = 0;
   for (std::size_t i = 0; o.overhead && i < n; ++i) beta_above_alpha += beta[i] > alpha[i] ? 1 : 0;
 
@@ -450,6 +563,7 @@ int run_bench(const BenchOptions& o) {
     j["submit_cpu_seconds"] = {
         {"alpha", median(alpha_cpu)}, {"beta", median(beta_cpu)}, {"gamma", median(gamma_cpu)}};
     j["run_order"] = "alpha first; beta and gamma swap places every other repetition";
+    j["instructions"] = instructions;
     if (o.noise_floor) {
       j["bookkeeping_cpu_noise_floor"] = noise_floor.median;
       j["bookkeeping_cpu_noise_floor_spread"] = to_json(noise_floor);
@@ -584,6 +698,16 @@ int run_bench(const BenchOptions& o) {
                   << num(100 * noise_floor.median) << "% (quartiles " << num(100 * noise_floor.q1)
                   << " .. " << num(100 * noise_floor.q3) << "%)\n";
       }
+      if (o.instructions > 0) {
+        std::cout << "            in instructions (callgrind, " << o.instructions
+                  << " runs): beta - gamma "
+                  << num(instructions["bookkeeping_per_run"].get<double>()) << " per run ("
+                  << num(instructions["bookkeeping_per_kernel"].get<double>()) << " per kernel), "
+                  << num(100 * instructions["bookkeeping_fraction"].get<double>())
+                  << "% of the run; second gamma - gamma "
+                  << num(instructions["noise_floor_per_run"].get<double>()) << " ("
+                  << num(100 * instructions["noise_floor_fraction"].get<double>()) << "%)\n";
+      }
     }
     if (!o.trace.empty()) {
       std::cout << "  trace:    " << o.trace << " (ui.perfetto.dev, or `unimem trace " << o.trace
@@ -639,6 +763,15 @@ void add_bench_command(CLI::App& app) {
                 "also time a second gamma (no coherence) runtime in every repetition and report "
                 "the bookkeeping measure between the two gammas, which do the same work: the "
                 "resolution of bookkeeping_cpu_fraction (JSON \"bookkeeping_cpu_noise_floor\")");
+  cmd->add_option("--instructions", o->instructions,
+                  "also count the submitting thread's instructions in N repetitions of alpha, "
+                  "beta, gamma and a second gamma under valgrind's callgrind (a second process; "
+                  "slow) and report the bookkeeping as beta - gamma instructions, with the two "
+                  "gammas' difference as its resolution (JSON \"instructions\")")
+      ->check(not_negative);
+  cmd->add_flag("--callgrind-child", o->callgrind_child,
+                "internal: this is --instructions' run under callgrind")
+      ->group("");
   cmd->add_flag("--json", o->json, "print only the JSON object");
   cmd->add_flag("!--no-overhead", o->overhead, "skip the beta/gamma overhead runs");
   cmd->add_flag("!--no-allocation", o->allocation,

@@ -7,8 +7,6 @@
 // UNIMEM_VENDOR_ICDS listing the vendors' libraries as the loader would have found them (minus
 // unimem's own); the platform's driver loads those libraries itself and never its own.
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -21,13 +19,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "child_process.hpp"
 #include "commands.hpp"
 
 #if UNIMEM_HAVE_OPENCL
 #include "device/opencl/opencl_discovery.hpp"
 #endif
-
-extern char** environ;
 
 namespace unimem::tools {
 
@@ -108,11 +105,7 @@ int run_program(const std::vector<std::string>& command, const std::string& repo
     throw std::runtime_error("unimem run: no OpenCL implementation is registered to run on");
   }
 
-  std::string dir_template = (fs::temp_directory_path() / "unimem-run-XXXXXX").string();
-  if (::mkdtemp(dir_template.data()) == nullptr) {
-    throw std::runtime_error("unimem run: cannot create a temporary directory");
-  }
-  const fs::path dir = dir_template;
+  const fs::path dir = make_temp_directory("unimem-run-");
   std::ofstream(dir / "unimem.icd") << fs::absolute(library).string() << "\n";
   // The report is the user's when --report or UNIMEM_REPORT names it; otherwise it lives in the
   // temporary directory, which goes with it.
@@ -139,20 +132,13 @@ int run_program(const std::vector<std::string>& command, const std::string& repo
     ::setenv("UNIMEM_TRACE", trace_file.c_str(), 1);
   }
 
-  std::vector<char*> argv;
-  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
-  if (spawned != 0) {
+  int code = 0;
+  try {
+    code = run_and_wait(command);
+  } catch (const std::runtime_error& e) {
     fs::remove_all(dir);
-    throw std::runtime_error("unimem run: cannot start " + command[0] + ": " +
-                             std::strerror(spawned));
+    throw std::runtime_error(std::string("unimem run: ") + e.what());
   }
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 
   std::ifstream in(report);
   if (in) {

@@ -1,0 +1,148 @@
+#include "bench_instructions.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "child_process.hpp"
+
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#define UNIMEM_HAVE_CALLGRIND 1
+#else
+#define UNIMEM_HAVE_CALLGRIND 0
+#endif
+
+namespace unimem::tools {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kLabelPrefix = "Trigger: Client Request: ";
+
+// The last lines of a file, for an error message.
+std::string tail_of(const fs::path& file, std::size_t lines) {
+  std::ifstream in(file);
+  std::vector<std::string> all;
+  for (std::string line; std::getline(in, line);) all.push_back(line);
+  std::string out;
+  for (std::size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) {
+    out += all[i];
+    out += '\n';
+  }
+  return out;
+}
+
+// A file is on PATH (valgrind).
+bool on_path(const std::string& name) {
+  const char* path = std::getenv("PATH");
+  if (path == nullptr) return false;
+  std::stringstream dirs(path);
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    std::error_code ec;
+    if (!dir.empty() && fs::exists(fs::path(dir) / name, ec)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool callgrind_supported() { return UNIMEM_HAVE_CALLGRIND != 0; }
+
+bool running_on_valgrind() {
+#if UNIMEM_HAVE_CALLGRIND
+  return RUNNING_ON_VALGRIND != 0;
+#else
+  return false;
+#endif
+}
+
+void callgrind_begin_run() {
+#if UNIMEM_HAVE_CALLGRIND
+  CALLGRIND_ZERO_STATS;
+#endif
+}
+
+void callgrind_end_run(const std::string& label) {
+#if UNIMEM_HAVE_CALLGRIND
+  CALLGRIND_DUMP_STATS_AT(label.c_str());
+#else
+  (void)label;
+#endif
+}
+
+std::map<std::string, std::vector<std::uint64_t>> callgrind_run_counts(
+    const std::vector<std::string>& arguments) {
+  if (!callgrind_supported()) {
+    throw std::runtime_error(
+        "--instructions: this unimem was built without valgrind's callgrind.h (Debian: valgrind)");
+  }
+  if (!on_path("valgrind")) {
+    throw std::runtime_error("--instructions: valgrind is not on PATH (Debian: valgrind)");
+  }
+  std::error_code ec;
+  const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error("--instructions: cannot find this program: " + ec.message());
+  const fs::path dir = make_temp_directory("unimem-callgrind-");
+  // One file per dump and thread (--separate-threads): cg.<pid>.<dump>-<thread>; the main
+  // thread, which submits everything, is thread 1.
+  std::vector<std::string> command{"valgrind", "--tool=callgrind", "--separate-threads=yes",
+                                   "--callgrind-out-file=" + (dir / "cg.%p").string(),
+                                   self.string()};
+  command.insert(command.end(), arguments.begin(), arguments.end());
+  const fs::path log = dir / "output.log";
+  const int code = run_and_wait(command, log.string());
+  if (code != 0) {
+    const std::string tail = tail_of(log, 20);
+    fs::remove_all(dir, ec);
+    throw std::runtime_error("--instructions: the run under valgrind failed (exit code " +
+                             std::to_string(code) + "); its last lines:\n" + tail);
+  }
+  // (dump number, label, count) of the main thread's dumps, ordered by dump number.
+  struct Dump {
+    unsigned part = 0;
+    std::string label;
+    std::uint64_t count = 0;
+  };
+  std::vector<Dump> dumps;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("cg.", 0) != 0 || name.size() < 3 || name.substr(name.size() - 3) != "-01") {
+      continue;
+    }
+    std::ifstream in(e.path());
+    Dump d;
+    bool labelled = false;
+    bool counted = false;
+    for (std::string line; std::getline(in, line) && !(labelled && counted && d.part != 0);) {
+      if (line.rfind("part: ", 0) == 0) d.part = static_cast<unsigned>(std::stoul(line.substr(6)));
+      if (line.rfind("desc: ", 0) == 0) {
+        const std::size_t at = line.find(kLabelPrefix);
+        if (at != std::string::npos) {
+          d.label = line.substr(at + std::string(kLabelPrefix).size());
+          labelled = true;
+        }
+      }
+      if (line.rfind("summary: ", 0) == 0) {
+        d.count = std::stoull(line.substr(9));
+        counted = true;
+      }
+      if (line.rfind("fn=", 0) == 0) break;  // past the header
+    }
+    if (labelled && counted) dumps.push_back(std::move(d));
+  }
+  fs::remove_all(dir, ec);
+  std::sort(dumps.begin(), dumps.end(),
+            [](const Dump& a, const Dump& b) { return a.part < b.part; });
+  std::map<std::string, std::vector<std::uint64_t>> counts;
+  for (const Dump& d : dumps) counts[d.label].push_back(d.count);
+  if (counts.empty()) {
+    throw std::runtime_error("--instructions: valgrind ran but wrote no counted runs");
+  }
+  return counts;
+}
+
+}  // namespace unimem::tools

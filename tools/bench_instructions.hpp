@@ -1,0 +1,34 @@
+#pragma once
+
+// `unimem bench --instructions N`: the bookkeeping measure in instructions. Timed on this 2-core
+// machine, two identical runtimes differ by up to 7 % of a short run in the submitting thread's
+// CPU time (`--noise-floor`), far above the 0.05 % the runtime aims at. The instructions that
+// thread executes barely move between repetitions, so the bench starts itself again under
+// valgrind's callgrind, where each timed run of alpha, beta, gamma and a second gamma is counted
+// (the run is bracketed by callgrind client requests), and reads the counts back.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace unimem::tools {
+
+/// Whether this unimem was built with valgrind's callgrind.h (the client requests).
+bool callgrind_supported();
+/// Whether this process runs under valgrind.
+bool running_on_valgrind();
+
+/// Around one timed run in the child: zeroes the counters, then dumps the calling thread's count
+/// under `label` (no effect outside valgrind).
+void callgrind_begin_run();
+void callgrind_end_run(const std::string& label);
+
+/// Runs this program with `arguments` (argv[1..]) under callgrind and returns the instruction
+/// counts of the main thread's runs, by the label callgrind_end_run gave them, in run order.
+/// Throws std::runtime_error when valgrind is missing or the child fails, with the tail of its
+/// output.
+std::map<std::string, std::vector<std::uint64_t>> callgrind_run_counts(
+    const std::vector<std::string>& arguments);
+
+}  // namespace unimem::tools
