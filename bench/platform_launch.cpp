@@ -12,13 +12,20 @@
 // min_split_bytes, so they run whole on one device; UNIMEM_MIN_SPLIT_BYTES=0 as well forces them
 // to split (the loader reads its vendors once per process, hence a run per setting). Every unimem
 // arm reports how many of its launches ran split and unsplit (the platform's run report).
+// UNIMEM_BENCH_LAUNCH_TIMES=1 adds a line per iteration on stderr (report_launch_times): where a
+// slow round's time went (README, "The unimem platform": its slow rounds are the calling thread
+// preempted by POCL's workers waking).
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
 #include <benchmark/benchmark.h>
 
 #include <dlfcn.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -67,6 +74,59 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> platform_launch_counts() 
   }
   ::dlclose(library);
   return out;
+}
+
+// The voluntary and involuntary context switches of the process's threads other than the
+// calling one (POCL's workers, the runtime's), from /proc/self/task/*/status.
+std::pair<long, long> other_threads_switches() {
+  long voluntary = 0, involuntary = 0;
+  const std::string self = std::to_string(::gettid());
+  for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+    if (task.path().filename().string() == self) continue;
+    std::ifstream status(task.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.starts_with("voluntary_ctxt_switches:")) voluntary += std::stol(line.substr(24));
+      if (line.starts_with("nonvoluntary_ctxt_switches:")) {
+        involuntary += std::stol(line.substr(27));
+      }
+    }
+  }
+  return {voluntary, involuntary};
+}
+
+// One line on stderr: the enqueue calls' time in total and at percentiles, how many took over
+// 5 and 20 us and in how many runs of consecutive slow calls, the final clFinish, and the context
+// switches {voluntary, involuntary} of the calling thread and of the others during the calls.
+void report_launch_times(std::vector<std::int64_t> times, std::int64_t calls_ns,
+                         std::int64_t finish_ns, std::pair<long, long> caller,
+                         std::pair<long, long> others) {
+  std::size_t slow = 0, very_slow = 0, slow_runs = 0;
+  for (std::size_t i = 0; i < times.size(); ++i) {
+    if (times[i] > 5000) {
+      ++slow;
+      if (i == 0 || times[i - 1] <= 5000) ++slow_runs;
+    }
+    if (times[i] > 20000) ++very_slow;
+  }
+  std::sort(times.begin(), times.end());
+  const auto at = [&](double q) {
+    return times.empty()
+               ? 0
+               : times[static_cast<std::size_t>(q * static_cast<double>(times.size() - 1))];
+  };
+  std::fprintf(
+      stderr,
+      "launch times: calls %.2f ms (%.2f us/launch), p50 %lld ns, p90 %lld ns, p99 %lld "
+      "ns, max %lld ns, >5us %zu in %zu runs, >20us %zu; clFinish %.2f ms; context switches "
+      "during the calls: calling thread %ld voluntary, %ld involuntary; other threads %ld "
+      "voluntary, %ld involuntary\n",
+      static_cast<double>(calls_ns) / 1e6,
+      static_cast<double>(calls_ns) / 1e3 / static_cast<double>(times.size()),
+      static_cast<long long>(at(0.5)), static_cast<long long>(at(0.9)),
+      static_cast<long long>(at(0.99)), static_cast<long long>(at(1.0)), slow, slow_runs, very_slow,
+      static_cast<double>(finish_ns) / 1e6, caller.first, caller.second, others.first,
+      others.second);
 }
 
 void check(cl_int e, const char* what) {
@@ -135,8 +195,28 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
       return;
     }
   }
+  // UNIMEM_BENCH_LAUNCH_TIMES=1: each launch's enqueue call timed, and per iteration a line on
+  // stderr with their percentiles, the slow ones and the final clFinish (where the slow rounds'
+  // time goes: in the calls, or waiting for the device at the end).
+  const bool launch_times = std::getenv("UNIMEM_BENCH_LAUNCH_TIMES") != nullptr;
+  std::vector<std::int64_t> times;
+  if (launch_times) times.reserve(kLaunches);
+  const auto now_ns = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
   for (auto _ : state) {
+    const std::int64_t round_start = launch_times ? now_ns() : 0;
+    rusage before{};
+    std::pair<long, long> others_before;
+    if (launch_times) {
+      ::getrusage(RUSAGE_THREAD, &before);
+      others_before = other_threads_switches();
+    }
+    times.clear();
     for (int i = 0; i < kLaunches; ++i) {
+      const std::int64_t call_start = launch_times ? now_ns() : 0;
       switch (direct) {
         case Direct::plain:
           clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr);
@@ -163,9 +243,23 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
           break;
         }
       }
+      if (launch_times) times.push_back(now_ns() - call_start);
+    }
+    const std::int64_t finish_start = launch_times ? now_ns() : 0;
+    rusage after{};
+    std::pair<long, long> others_after;
+    if (launch_times) {
+      ::getrusage(RUSAGE_THREAD, &after);
+      others_after = other_threads_switches();
     }
     check(clFinish(queue), "clFinish");
     launched += kLaunches;
+    if (launch_times) {
+      report_launch_times(
+          times, finish_start - round_start, now_ns() - finish_start,
+          {after.ru_nvcsw - before.ru_nvcsw, after.ru_nivcsw - before.ru_nivcsw},
+          {others_after.first - others_before.first, others_after.second - others_before.second});
+    }
   }
   if (last != nullptr) clReleaseEvent(last);
   check(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, kItems * sizeof(int), host.data(), 0,

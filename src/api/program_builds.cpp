@@ -176,6 +176,12 @@ bool ProgramBuilds::group_variant_fits(const NDRange& range) const {
   return true;
 }
 
+bool ProgramBuilds::split_needs_work_group_size() const {
+  if (!offset_dependent_call_.empty() || runtime_.device_count() < 2) return false;
+  return calls_group_id_ ||
+         std::find(size_calls_.begin(), size_calls_.end(), "get_num_groups") != size_calls_.end();
+}
+
 bool ProgramBuilds::group_ids_need_launch_offset(const NDRange& range) const {
   if (!wants_group_variant_) return false;
   bool offset = false;

@@ -81,6 +81,12 @@ class ProgramBuilds {
   /// program splits with a build per launch shape that has the whole launch's values built in.
   [[nodiscard]] const std::vector<std::string>& size_calls() const { return size_calls_; }
   [[nodiscard]] bool calls_group_id() const { return calls_group_id_; }
+  /// Whether a launch of this program splits only with an explicit work-group size: the source
+  /// calls get_group_id or get_num_groups (whose whole-launch values unimem restores from the
+  /// work-group size) and nothing it cannot restore, and the runtime has several devices. A
+  /// caller that may choose the work-group size (the OpenCL platform, for a launch that leaves it
+  /// to the implementation) chooses one for such a launch, so that it splits.
+  [[nodiscard]] bool split_needs_work_group_size() const;
 
   [[nodiscard]] bool group_variant_fits(const NDRange& range) const;
   /// A launch of a program calling get_group_id (and none of the size functions) with a global

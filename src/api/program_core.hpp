@@ -69,6 +69,9 @@ class ProgramCore {
   // The builds (api/program_builds.hpp documents these).
   [[nodiscard]] std::size_t group_variant_builds() const { return builds_.group_variant_builds(); }
   [[nodiscard]] std::size_t size_variant_builds() const { return builds_.size_variant_builds(); }
+  [[nodiscard]] bool split_needs_work_group_size() const {
+    return builds_.split_needs_work_group_size();
+  }
   /// Builds of the pitched rewrite (packed 2-D boxes) made so far.
   [[nodiscard]] std::size_t pitched_builds() const { return builds_.pitched_builds(); }
   static constexpr std::size_t kSizeVariants = ProgramBuilds::kSizeVariants;

@@ -13,6 +13,7 @@
 // on the runtime's host worker, placed on the host clock (profiling.hpp says which and when not).
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <optional>
 
@@ -277,6 +278,37 @@ Event launch_kernel(const Program& built, const std::string& name, const NDRange
   PlatformState::get().record_launch(name, plan);
   if (work) work->add(*plan, partitions);
   return e;
+}
+
+// The work-group size of a launch that leaves it to the implementation (local_work_size NULL)
+// while its program splits only with one (ProgramCore::split_needs_work_group_size: it calls
+// get_group_id or get_num_groups). The aggregate device is the implementation, so it chooses
+// one valid on every device below it and launches with it: per dimension from the first, the
+// largest divisor of the global size within the device's CL_DEVICE_MAX_WORK_ITEM_SIZES, the
+// work-group items left (CL_KERNEL_WORK_GROUP_SIZE, the minimum over the devices, at most
+// kChosenGroupItems) and global size / device count (so every dimension has a work-group per
+// device to split at, when it has that many items). Zero when an answer is missing.
+constexpr std::size_t kChosenGroupItems = 256;
+
+std::array<std::size_t, 3> choose_work_group_size(cl_device_id device, std::size_t max_group,
+                                                  cl_uint dims, const size_t* global,
+                                                  std::size_t devices) {
+  std::array<std::size_t, 3> local{};
+  std::array<std::size_t, 3> items{};
+  if (max_group == 0 || GetDeviceInfo(device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof items,
+                                      items.data(), nullptr) != CL_SUCCESS) {
+    return local;
+  }
+  std::size_t budget = std::min(max_group, kChosenGroupItems);
+  for (cl_uint d = 0; d < dims; ++d) {
+    const std::size_t cap = std::max<std::size_t>(
+        1, std::min({items[d], budget, global[d] / std::max<std::size_t>(devices, 1)}));
+    std::size_t l = cap;
+    while (global[d] % l != 0) --l;
+    local[d] = l;
+    budget /= l;
+  }
+  return local;
 }
 
 // A buffer range check: [offset, offset + size) inside mem.
@@ -649,7 +681,11 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   }
   std::shared_ptr<const std::vector<Arg>> args;
   std::size_t max_group = 0;
-  bool max_group_known = local == nullptr;
+  // Left to the implementation, on the aggregate device, by a program that splits only with a
+  // work-group size: the platform chooses one (choose_work_group_size).
+  const bool choose_group = local == nullptr && q->device->aggregate &&
+                            kernel->built->core().split_needs_work_group_size();
+  bool max_group_known = local == nullptr && !choose_group;
   cl_int args_error = CL_SUCCESS;
   {
     // One lock for the work-group limit and the arguments.
@@ -692,6 +728,27 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   }
   if (max_group != 0 && group_items > max_group) return CL_INVALID_WORK_GROUP_SIZE;
   if (args_error != CL_SUCCESS) return args_error;
+  if (choose_group) {
+    std::array<std::size_t, 3> whole{};
+    std::copy(global, global + dims, whole.begin());
+    std::optional<std::array<std::size_t, 3>> chosen;
+    {
+      std::lock_guard lock(kernel->mutex);
+      const auto& last = kernel->chosen_group_size;
+      if (last && last->device == q->device && last->dims == dims && last->global == whole) {
+        chosen = last->local;
+      }
+    }
+    if (!chosen) {
+      chosen = choose_work_group_size(q->device, max_group, dims, global,
+                                      PlatformState::get().runtime().device_count());
+      std::lock_guard lock(kernel->mutex);
+      kernel->chosen_group_size = _cl_kernel::ChosenGroupSize{q->device, dims, whole, *chosen};
+    }
+    if ((*chosen)[0] != 0) {
+      for (cl_uint d = 0; d < dims; ++d) range.local[d] = (*chosen)[d];
+    }
+  }
   if (event == nullptr && n == 0 && list == nullptr) {
     // Anonymous and, unless the queue defers, run before this call returns: the launch reads
     // the kernel's program, name and arguments where they are, without copies.

@@ -6,6 +6,7 @@
 // gets the spec's CL_INVALID_* error instead of a crash. DSOM section 4.1 (000_7b2a075be0870d8f)
 // puts its runtime under such an umbrella platform; this is unimem's.
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -208,6 +209,16 @@ struct _cl_kernel {
   std::shared_ptr<const std::vector<unimem::Arg>> launch_args;
   /// CL_KERNEL_WORK_GROUP_SIZE per device, asked once (every NDRange with a local size checks it).
   std::map<cl_device_id, std::size_t> max_group_size;
+  /// The work-group size the platform chose for the last launch that left it to the
+  /// implementation and needed one to split (choose_work_group_size in commands.cpp), with the
+  /// device and global size it was chosen for.
+  struct ChosenGroupSize {
+    cl_device_id device = nullptr;
+    cl_uint dims = 0;
+    std::array<std::size_t, 3> global{};
+    std::array<std::size_t, 3> local{};
+  };
+  std::optional<ChosenGroupSize> chosen_group_size;
   /// mems_destroyed() when every buffer argument was last seen live (an NDRange rechecks them
   /// only after a memory object was destroyed or an argument set); ~0: not checked since.
   std::uint64_t args_live_at = ~std::uint64_t{0};

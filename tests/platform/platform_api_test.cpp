@@ -1268,4 +1268,76 @@ __kernel void tile_ids(__global int* out, int width) {
 #endif
 }
 
+// The same kernels launched with no work-group size (local_work_size NULL: the implementation
+// chooses), with and without a global offset of their own: each work-item's rank from its group
+// (get_group_id * get_local_size + get_local_id) is its global id minus the offset whatever size
+// was chosen, and the platform, choosing one valid on every device below it, splits every launch.
+TEST_F(PlatformApi, GroupIdsWithADriverChosenWorkGroupSizeMatchPoclAndSplit) {
+  const char* source = R"(
+__kernel void ranks(__global int* out) {
+  out[get_global_id(0)] = (int)(get_group_id(0) * get_local_size(0) + get_local_id(0));
+}
+__kernel void ranks2(__global int* out, int width) {
+  out[get_global_id(1) * width + get_global_id(0)] =
+      (int)(get_group_id(0) * get_local_size(0) + get_local_id(0)) +
+      1000 * (int)(get_group_id(1) * get_local_size(1) + get_local_id(1));
+})";
+  constexpr int items = 8192, width = 64;
+  const std::uint64_t split_before = platform_launch_counts().second;
+  int launches = 0;
+  same([&](OnePlatform& s) {
+    std::vector<int> out;
+    cl_int e = CL_SUCCESS;
+    cl_program p = s.build(source, &e);
+    out.push_back(e);
+    cl_kernel ranks = clCreateKernel(p, "ranks", &e);
+    cl_kernel ranks2 = clCreateKernel(p, "ranks2", &e);
+    cl_mem buffer = clCreateBuffer(s.context, CL_MEM_READ_WRITE, items * 4, nullptr, &e);
+    clSetKernelArg(ranks, 0, sizeof buffer, &buffer);
+    clSetKernelArg(ranks2, 0, sizeof buffer, &buffer);
+    clSetKernelArg(ranks2, 1, sizeof width, &width);
+    const int sentinel = -12345;
+    std::vector<int> got(items);
+    const auto read = [&] {
+      clEnqueueReadBuffer(s.queue, buffer, CL_TRUE, 0, items * 4, got.data(), 0, nullptr, nullptr);
+      out.insert(out.end(), got.begin(), got.end());
+    };
+    launches = 0;
+    const std::array<std::array<std::size_t, 2>, 5> shapes{
+        {{4096, 0}, {4096, 64}, {4093, 5}, {3873, 0}, {6000, 1000}}};
+    for (const auto& [global, offset] : shapes) {
+      clEnqueueFillBuffer(s.queue, buffer, &sentinel, 4, 0, items * 4, 0, nullptr, nullptr);
+      out.push_back(clEnqueueNDRangeKernel(s.queue, ranks, 1, &offset, &global, nullptr, 0, nullptr,
+                                           nullptr));
+      ++launches;
+      read();
+      for (std::size_t i = 0; i < got.size(); ++i) {  // right, not only equal to POCL's
+        const bool inside = i >= offset && i < offset + global;
+        EXPECT_EQ(got[i], inside ? static_cast<int>(i - offset) : sentinel)
+            << s.name << ": item " << i << " of global " << global << " offset " << offset;
+        if (got[i] != (inside ? static_cast<int>(i - offset) : sentinel)) break;
+      }
+    }
+    const std::array<std::array<std::size_t, 4>, 2> shapes2{{{48, 40, 0, 0}, {60, 33, 3, 5}}};
+    for (const auto& g : shapes2) {
+      const std::size_t global[2] = {g[0], g[1]}, offset[2] = {g[2], g[3]};
+      clEnqueueFillBuffer(s.queue, buffer, &sentinel, 4, 0, items * 4, 0, nullptr, nullptr);
+      out.push_back(
+          clEnqueueNDRangeKernel(s.queue, ranks2, 2, offset, global, nullptr, 0, nullptr, nullptr));
+      ++launches;
+      read();
+    }
+    clReleaseMemObject(buffer);
+    for (cl_kernel k : {ranks, ranks2}) clReleaseKernel(k);
+    clReleaseProgram(p);
+    return out;
+  });
+#if UNIMEM_WITH_ANALYSIS
+  // Every launch through the unimem platform split (with 2 or more devices underneath).
+  EXPECT_EQ(platform_launch_counts().second - split_before, static_cast<std::uint64_t>(launches));
+#else
+  (void)split_before;
+#endif
+}
+
 }  // namespace

@@ -254,6 +254,48 @@ TEST(PlatformLaunchShape, KernelsReadingTheLaunchSizesSplitAndMatchPocl) {
 #endif
 }
 
+// Kernels reading get_group_id (one program) and get_num_groups (another) in launches that
+// leave the work-group size to the implementation, with and without a global offset of their own
+// (1-D and 2-D): through `unimem run` on 1, 2 and 3 devices the platform chooses a work-group size
+// and every launch splits over every device (no fallback), and the program prints exactly what it
+// prints run directly on POCL (values that do not depend on the size chosen).
+class GroupIdsThroughPlatform : public ::testing::TestWithParam<unsigned> {};
+
+TEST_P(GroupIdsThroughPlatform, DriverChosenWorkGroupSizesSplitAndMatchPocl) {
+  const unsigned devices = GetParam();
+  const Output direct = run(kEnv + UNIMEM_GROUP_IDS_PROGRAM);
+  ASSERT_EQ(direct.status, 0) << direct.text;
+  ASSERT_NE(direct.text.find("group_ids: ok"), std::string::npos) << direct.text;
+  const fs::path report =
+      fs::temp_directory_path() / ("unimem-run-group-ids-" + std::to_string(::getpid()) + "-" +
+                                   std::to_string(devices) + ".json");
+  const std::string spec = devices == 1 ? "0" : "0-" + std::to_string(devices - 1);
+  const Output through = run(kEnv + UNIMEM_CLI + std::string(" run --quiet --devices ") + spec +
+                             " --report " + report.string() + " -- " + UNIMEM_GROUP_IDS_PROGRAM);
+  ASSERT_EQ(through.status, 0) << through.text;
+  EXPECT_EQ(through.text, direct.text);
+  const auto r = take_report(report);
+  ASSERT_FALSE(r.is_null()) << "no report at " << report;
+  ASSERT_EQ(r.at("devices").size(), devices);
+  // 10 launches: ranks and counts 4 times each, ranks2 twice (the fills are not launches).
+  EXPECT_EQ(r.at("launches").get<std::uint64_t>(), 10u) << r.dump();
+#if UNIMEM_WITH_ANALYSIS
+  if (devices > 1) {
+    EXPECT_EQ(r.at("fallbacks").size(), 0u) << r.dump();
+    EXPECT_EQ(r.at("split_launches").get<std::uint64_t>(), 10u) << r.dump();
+    EXPECT_EQ(r.at("partitions_per_device").size(), devices) << r.dump();
+    for (const auto& [device, count] : r.at("partitions_per_device").items()) {
+      EXPECT_GE(count.get<std::uint64_t>(), 10u) << device << ": " << r.dump();
+    }
+  }
+#endif
+}
+
+INSTANTIATE_TEST_SUITE_P(OneToThreeDevices, GroupIdsThroughPlatform, ::testing::Values(1u, 2u, 3u),
+                         [](const ::testing::TestParamInfo<unsigned>& param_info) {
+                           return "on_" + std::to_string(param_info.param) + "_devices";
+                         });
+
 }  // namespace
 
 namespace {
