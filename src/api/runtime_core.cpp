@@ -1082,9 +1082,47 @@ void RuntimeCore::note_touched(std::span<const PartitionUses> plan) {
 // Step 3: every partition's reads are made current first, so each partition reads the state
 // before the launch (DESIGN.md invariant 5); copies feeding one partition from another's device
 // are recorded as readers there, so that device's kernel waits for them (WAR).
+// A buffer whose launch writes again exactly what its last device writes wrote (floyd-warshall)
+// has its reads acquired without directory steps, and its writes published without them
+// (SharedBuffer::acquire_rewriting_last_writes says when and why); the other buffers' reads are
+// acquired as usual, in plan order (buffers are independent of each other).
 void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
+  rewriting_buffers_.clear();
+  const bool chunks = std::any_of(plan.begin(), plan.end(), [](const PartitionUses& pu) {
+    return pu.source->out_of_core;  // split uses: a buffer may have several per partition
+  });
+  for (std::size_t i = 0; !chunks && i < plan.size(); ++i) {
+    for (const BufferUse& first : plan[i].uses) {
+      SharedBuffer* b = first.buffer;
+      if (std::find(rewriting_buffers_.begin(), rewriting_buffers_.end(), b) !=
+          rewriting_buffers_.end()) {
+        continue;
+      }
+      bool seen = false;  // by an earlier partition: decided already
+      for (std::size_t k = 0; k < i && !seen; ++k) {
+        for (const BufferUse& u : plan[k].uses) seen = seen || u.buffer == b;
+      }
+      if (seen) continue;
+      std::vector<SharedBuffer::LaunchUse>& uses = rewriting_uses_;
+      uses.clear();
+      for (std::size_t k = i; k < plan.size(); ++k) {
+        for (const BufferUse& u : plan[k].uses) {
+          if (u.buffer == b) uses.push_back({plan[k].agent, &u.needed, &u.written});
+        }
+      }
+      if (b->acquire_rewriting_last_writes(uses)) {
+        rewriting_buffers_.push_back(b);
+        ++rewriting_launch_buffers_;
+      }
+    }
+  }
   for (PartitionUses& pu : plan) {
-    for (BufferUse& u : pu.uses) u.buffer->acquire(pu.agent, u.needed);
+    for (BufferUse& u : pu.uses) {
+      if (std::find(rewriting_buffers_.begin(), rewriting_buffers_.end(), u.buffer) ==
+          rewriting_buffers_.end()) {
+        u.buffer->acquire(pu.agent, u.needed);
+      }
+    }
   }
 }
 
@@ -1320,8 +1358,14 @@ void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std:
       }
     }
     b->begin_write();
-    b->after_device_writes(std::span(writes.data(), count), kernel, strategy_for(*b));
+    if (std::find(rewriting_buffers_.begin(), rewriting_buffers_.end(), b) !=
+        rewriting_buffers_.end()) {
+      b->after_device_rewrites(std::span(writes.data(), count), kernel, strategy_for(*b));
+    } else {
+      b->after_device_writes(std::span(writes.data(), count), kernel, strategy_for(*b));
+    }
   }
+  rewriting_buffers_.clear();
 }
 
 MeasurementMode RuntimeCore::measurement() const {
@@ -1440,6 +1484,11 @@ std::uint64_t RuntimeCore::repeated_launches() const {
 std::uint64_t RuntimeCore::repeats_leaving_directory() const {
   std::lock_guard lock(mutex_);
   return repeats_leaving_directory_;
+}
+
+std::uint64_t RuntimeCore::rewriting_launch_buffers() const {
+  std::lock_guard lock(mutex_);
+  return rewriting_launch_buffers_;
 }
 
 std::uint64_t RuntimeCore::cycle_repeats() const {

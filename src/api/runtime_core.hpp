@@ -236,6 +236,10 @@ class RuntimeCore {
   [[nodiscard]] std::uint64_t repeated_launches() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
   [[nodiscard]] std::uint64_t cycle_repeats() const;
+  /// Buffers of launches whose reads and writes skipped their directory steps because the launch
+  /// wrote again exactly what the buffer's last device writes wrote, counted once per launch and
+  /// buffer (SharedBuffer::acquire_rewriting_last_writes; for tests and tools).
+  [[nodiscard]] std::uint64_t rewriting_launch_buffers() const;
   /// Kernels submitted (one per partition) and the events passed to their drivers to wait for,
   /// in total: what the trackers (or, under measurement gamma, the previous kernel) gave them,
   /// before the driver drops finished ones (for tools: `unimem bench`'s wait_events_per_kernel).
@@ -414,6 +418,11 @@ class RuntimeCore {
   // publish_writes' buffers and writes: kept (with the sets' storage) to spare allocations per
   // launch (publish_writes uses a prefix of publish_writes_, assigned over the last launch's).
   std::vector<SharedBuffer*> publish_buffers_;
+  // acquire_inputs' buffers that took SharedBuffer::acquire_rewriting_last_writes (publish_writes
+  // publishes them with after_device_rewrites), the uses it passed, and their count so far.
+  std::vector<SharedBuffer*> rewriting_buffers_;
+  std::vector<SharedBuffer::LaunchUse> rewriting_uses_;
+  std::uint64_t rewriting_launch_buffers_ = 0;
   std::vector<std::pair<Agent, IntervalSet>> publish_writes_;
   [[nodiscard]] EventList inflight_events() const;
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches

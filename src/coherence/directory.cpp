@@ -79,6 +79,7 @@ void Directory::apply_device_read(Agent d, const IntervalSet& ranges, const Peer
                                   std::vector<Transfer>& transfers, IntervalSet* missing) {
   require_device(d, "apply_device_read");
   require_in_bounds(ranges, "apply_device_read");
+  ++version_;
   transfers.clear();
   std::vector<Transfer>& fetches = transfers;
   std::vector<Transfer> write_backs;
@@ -119,18 +120,21 @@ void Directory::apply_device_read(Agent d, const IntervalSet& ranges, const Peer
 void Directory::apply_device_write(Agent d, const IntervalSet& ranges) {
   require_device(d, "apply_device_write");
   require_in_bounds(ranges, "apply_device_write");
+  ++version_;
   map_.assign(ranges, AgentMask::of(d));
   check_if_enabled();
 }
 
 void Directory::apply_host_write(const IntervalSet& ranges) {
   require_in_bounds(ranges, "apply_host_write");
+  ++version_;
   map_.assign(ranges, AgentMask::of(kHostAgent));
   check_if_enabled();
 }
 
 std::vector<Transfer> Directory::apply_host_read(const IntervalSet& ranges) {
   require_in_bounds(ranges, "apply_host_read");
+  ++version_;
   std::vector<Transfer> write_backs;
   map_.update(
       ranges, [](AgentMask mask) { return mask.with(kHostAgent); },
@@ -153,6 +157,7 @@ std::vector<Transfer> Directory::stale_at_home(const Interval& range) const {
 std::vector<Transfer> Directory::apply_device_eviction(Agent d, const IntervalSet& ranges) {
   require_device(d, "apply_device_eviction");
   require_in_bounds(ranges, "apply_device_eviction");
+  ++version_;
   std::vector<Transfer> write_backs;
   map_.update(
       ranges,

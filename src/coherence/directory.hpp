@@ -55,6 +55,9 @@ class Directory {
   /// Whether agent alone holds every byte of ranges (what apply_device_write(agent, ranges)
   /// leaves): writing them there again would change nothing.
   [[nodiscard]] bool held_only_by(Agent agent, const IntervalSet& ranges) const;
+  /// Counts the calls that may change masks (every apply_* call, whether it changed one or not):
+  /// while it stays the same, so does every mask (SharedBuffer's last device writes rely on it).
+  [[nodiscard]] std::uint64_t version() const { return version_; }
 
   /// Table 1 "device read": every byte of ranges not valid on device agent d is fetched - from
   /// the host if it is current there (Shared), else by a peer copy from a device holder when
@@ -97,6 +100,7 @@ class Directory {
   std::uint64_t size_;
   std::size_t agent_count_;
   IntervalMap<AgentMask> map_;
+  std::uint64_t version_ = 0;
 };
 
 }  // namespace unimem

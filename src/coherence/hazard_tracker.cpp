@@ -147,9 +147,25 @@ void HazardTracker::find_pieces(const IntervalSet& bytes) const {
   }
 }
 
+std::uint32_t HazardTracker::covering_write(const IntervalSet& bytes) const {
+  if (last_write_ == kNone || bytes.empty()) return kNone;
+  const Interval b = bytes.bounds();
+  const Piece& w = pieces_[last_write_piece_];
+  if (b.begin < w.begin || b.end > w.end) return kNone;
+  if (reads_after_write_.begin < reads_after_write_.end && b.overlaps(reads_after_write_)) {
+    return kNone;
+  }
+  ++shortcuts_;
+  return last_write_;
+}
+
 void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) const {
-  find_records(bytes, true);
-  for (const std::uint32_t r : hits_) add_dependency(deps, records_[r].event);
+  if (const std::uint32_t w = covering_write(bytes); w != kNone) {
+    add_dependency(deps, records_[w].event);  // the one write find_records would find
+  } else {
+    find_records(bytes, true);
+    for (const std::uint32_t r : hits_) add_dependency(deps, records_[r].event);
+  }
   // For record_ordered_read. A query of many intervals (a strided read) is not kept: copying
   // and checking it would cost more per access than the writes it could leave out.
   if (bytes.interval_count() <= kRememberedIntervals) {
@@ -189,10 +205,16 @@ void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) con
 // Only nodes this query reached are compared, so R and W sharing bytes outside Q's are missed:
 // W then stays in the list, which is never wrong.
 void HazardTracker::deps_for_write(const IntervalSet& bytes, EventList& deps) const {
-  find_records(bytes, false, true);
   const auto listed = [&deps](const Event& e) {
     return std::find(deps.begin(), deps.end(), e) != deps.end();
   };
+  if (const std::uint32_t w = covering_write(bytes); w != kNone) {
+    // One write, no read: nothing to leave out; as the loop at the end treats it.
+    const Event& e = records_[w].event;
+    if (!listed(e) && !e.known_complete()) deps.push_back(e);
+    return;
+  }
+  find_records(bytes, false, true);
   // Per hit: kOut (finished or left out), kListed (in deps already), kAdd (to add). The reads
   // first, so that a write an ordered read covers is left out without asking its event.
   enum : std::uint8_t { kOut, kListed, kAdd };
@@ -290,18 +312,43 @@ void HazardTracker::record_read_as(const IntervalSet& bytes, const Event& event,
   const std::uint32_t r = new_record(event, false);
   records_[r].ordered = ordered;
   add_bytes(r, bytes);
+  const Interval b = bytes.bounds();
+  if (reads_after_write_.begin >= reads_after_write_.end) {
+    reads_after_write_ = b;
+  } else {
+    reads_after_write_ = {std::min(reads_after_write_.begin, b.begin),
+                          std::max(reads_after_write_.end, b.end)};
+  }
   check_if_enabled();
 }
 
 void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
   prune();
   if (bytes.empty() || event.is_null()) return;
+  if (const std::uint32_t old = covering_write(bytes);
+      old != kNone && records_[old].pieces == 1 && bytes.interval_count() == 1 &&
+      pieces_[last_write_piece_].begin == bytes.bounds().begin &&
+      pieces_[last_write_piece_].end == bytes.bounds().end) {
+    // The same bytes as the newest write, which alone holds them: its node passes to the new
+    // write, as the loop below does for a write met exactly (nothing else to cut).
+    const std::uint32_t w = new_record(event, true);
+    pieces_[last_write_piece_].record = w;
+    records_[w].pieces = 1;
+    const std::uint32_t piece = last_write_piece_;
+    free_record(old);
+    last_write_ = w;
+    last_write_piece_ = piece;
+    reads_after_write_ = {0, 0};
+    check_if_enabled();
+    return;
+  }
   // The new write depends on every older access to these bytes, so later accesses to them need
   // only wait for it: cut the bytes out of the older accesses' intervals.
   find_pieces(bytes);
   const std::uint32_t w = new_record(event, true);
   const std::vector<Interval>& q = bytes.intervals();
   bool rewritten = false;  // a single interval that an older write held exactly
+  std::uint32_t rewritten_piece = kNone;
   for (const std::uint32_t p : piece_hits_) {
     const std::uint64_t begin = pieces_[p].begin;
     const std::uint64_t end = pieces_[p].end;
@@ -326,6 +373,7 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
       ++records_[w].pieces;
       if (--records_[r].pieces == 0) free_record(r);
       rewritten = true;
+      rewritten_piece = p;
       continue;
     }
     remove_piece(p);
@@ -340,10 +388,18 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
     if (records_[r].pieces == 0) free_record(r);
   }
   if (!rewritten) add_bytes(w, bytes);
+  // The newest write (covering_write): usable when it is one node, one interval.
+  last_write_ = kNone;
+  if (q.size() == 1 && records_[w].pieces == 1 && records_[w].bytes.empty()) {
+    last_write_ = w;
+    last_write_piece_ = rewritten ? rewritten_piece : last_added_piece_;
+  }
+  reads_after_write_ = {0, 0};
   check_if_enabled();
 }
 
 void HazardTracker::append(const IntervalSet& bytes, const Event& event, bool write) {
+  last_write_ = kNone;  // unshadowed: covering_write could not vouch for the newest write
   add_bytes(new_record(event, write), bytes);
 }
 
@@ -369,6 +425,7 @@ std::uint32_t HazardTracker::new_record(const Event& event, bool write) {
 }
 
 void HazardTracker::free_record(std::uint32_t r) {
+  if (r == last_write_) last_write_ = kNone;
   records_[r].event = Event{};  // let go of the driver's event now
   records_[r].bytes = IntervalSet{};
   records_[r].pieces = 0;
@@ -381,6 +438,7 @@ void HazardTracker::add_piece(std::uint64_t begin, std::uint64_t end, std::uint3
   random_ ^= random_ >> 17;
   random_ ^= random_ << 5;
   pieces_[p] = Piece{begin, end, end, record, random_, kNone, kNone};
+  last_added_piece_ = p;
   std::uint32_t& root = root_of(record);
   root = insert(root, p);
   ++records_[record].pieces;
@@ -456,6 +514,8 @@ void HazardTracker::clear() {
   free_pieces_.clear();
   roots_[0] = roots_[1] = kNone;
   prune_at_ = kPruneMinimum;
+  last_write_ = kNone;
+  reads_after_write_ = {0, 0};
   hits_.clear();
   piece_hits_.clear();
   read_query_order_ = kNoQuery;

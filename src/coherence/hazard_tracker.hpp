@@ -61,6 +61,9 @@ class HazardTracker {
   [[nodiscard]] EventList pending_on(const IntervalSet& bytes) const;
   /// Recorded accesses not yet dropped (finished ones go in amortised passes: prune()).
   [[nodiscard]] std::size_t record_count() const { return records_.size() - free_records_.size(); }
+  /// Queries and writes that the newest write answered alone (covering_write in
+  /// hazard_tracker.hpp; for tests).
+  [[nodiscard]] std::uint64_t covering_write_shortcuts() const { return shortcuts_; }
   /// The recording order the next access gets: the accesses recorded so far are those before it.
   [[nodiscard]] std::uint64_t next_order() const { return next_order_; }
   /// Drops the accesses recorded before `order` (next_order() at some earlier time) without asking
@@ -181,6 +184,19 @@ class HazardTracker {
   mutable IntervalSet read_query_;
   // deps_for_write compares at most this many node pairs before it gives up leaving writes out.
   static constexpr std::size_t kMaxNodePairs = 256;
+  // The newest write when it is one interval (one node): its record and node (kNone: none, or
+  // not such a write, or freed since), and the hull of the bytes of the reads recorded after it.
+  // A query within that interval and apart from the hull meets that write alone: every older
+  // access to its bytes was cut out when it was recorded (a write shadows them), and no later
+  // access reaches them (covering_write, the shortcut of floyd-warshall's launches, which write
+  // the same rows every time).
+  std::uint32_t last_write_ = kNone;
+  std::uint32_t last_write_piece_ = kNone;
+  Interval reads_after_write_{0, 0};
+  std::uint32_t last_added_piece_ = kNone;  // add_piece's last node
+  mutable std::uint64_t shortcuts_ = 0;     // covering_write_shortcuts()
+  // The record of the newest write if it alone overlaps bytes (see last_write_), else kNone.
+  [[nodiscard]] std::uint32_t covering_write(const IntervalSet& bytes) const;
 };
 
 /// Appends e to events unless it is null, known to be complete (Event::known_complete: no driver

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "common/check.hpp"
@@ -487,6 +488,198 @@ void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& k
     prefetch_.overwritten(bytes);
     directory_.apply_device_write(agent, bytes);
   }
+  // Remembered for acquire_rewriting_last_writes when the writes are pairwise disjoint (each
+  // agent then alone holds its bytes): a launch's are (RuntimeCore checks it).
+  last_writes_version_ = kNoVersion;
+  bool disjoint = !writes.empty();
+  for (std::size_t i = 0; disjoint && i < writes.size(); ++i) {
+    for (std::size_t j = i + 1; disjoint && j < writes.size(); ++j) {
+      disjoint = !writes[i].second.intersects(writes[j].second);
+    }
+  }
+  if (disjoint) {
+    if (last_writes_.size() < writes.size()) last_writes_.resize(writes.size());
+    for (std::size_t i = 0; i < writes.size(); ++i) last_writes_[i] = writes[i];
+    last_writes_count_ = writes.size();
+    last_writes_version_ = directory_.version();  // a strategy's copies below change it
+  }
+  perform(updates_.after_device_writes(strategy, writes, kernel, history_));
+  check_if_enabled();
+}
+
+namespace {
+
+// The bytes a and b share, counted without building their intersection.
+std::uint64_t shared_bytes(const IntervalSet& a, const IntervalSet& b) {
+  std::uint64_t n = 0;
+  auto i = a.begin();
+  auto j = b.begin();
+  while (i != a.end() && j != b.end()) {
+    const std::uint64_t lo = std::max(i->begin, j->begin);
+    const std::uint64_t hi = std::min(i->end, j->end);
+    if (lo < hi) n += hi - lo;
+    if (i->end < j->end) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return n;
+}
+
+// Appends the pieces of a within b, each as a copy from `from` to `to`.
+void append_shared(const IntervalSet& a, const IntervalSet& b, Agent from, Agent to,
+                   std::vector<Transfer>& out) {
+  auto i = a.begin();
+  auto j = b.begin();
+  while (i != a.end() && j != b.end()) {
+    const std::uint64_t lo = std::max(i->begin, j->begin);
+    const std::uint64_t hi = std::min(i->end, j->end);
+    if (lo < hi) out.push_back(Transfer{Interval{lo, hi}, from, to});
+    if (i->end < j->end) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+}
+
+}  // namespace
+
+// Why the directory may stay (acquire_rewriting_last_writes). Let D be the directory right after
+// the last after_device_writes, of W_1..W_m on agents a_1..a_m (pairwise disjoint), so
+// D(W_i) = {a_i}; the version is unchanged since, and every mask change goes through a counted
+// apply_* call, so the directory is still D. The full path runs apply_device_read(b_j, N_j) for
+// the uses j = 1..n in plan order, then (after the kernels) apply_device_write(a_i, W_i) for the
+// same writes. Bytes of N_j in b_j's own W_i are hits. The rest, X_j, lies in W_i of other agents
+// (condition c), whose mask is {a_i} plus the readers before j that lacked the byte: none, the
+// X_j being pairwise disjoint. So each is a read miss, served by a peer copy a_i -> b_j (the
+// policy's peer_source: the only holder, which can peer), leaving {a_i, b_j}; the bytes missing
+// are exactly X_j. Every byte the reads change lies in some W_i, and the writes set each W_i back
+// to {a_i}: D again. Skipping both leaves D; the copies, the missing bytes the history observes
+// and the ledger's calls are the ones below, in the same order. Anything in between reads no
+// mask: the kernels are submitted, and the copies' destination allocations are the launch's held
+// boxes. A launch failing before its writes are published leaves D, where the full path would
+// leave the readers' bits set: fewer current copies, never a wrong one.
+bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses) {
+  if (last_writes_version_ != directory_.version()) return false;
+  const std::span<const std::pair<Agent, IntervalSet>> last(last_writes_.data(),
+                                                            last_writes_count_);
+  std::size_t w = 0;
+  for (const LaunchUse& u : uses) {
+    if (u.written->empty()) continue;
+    if (w == last.size() || last[w].first != u.agent || last[w].second != *u.written) return false;
+    ++w;
+  }
+  if (w != last.size()) return false;
+  if (reread_missing_.size() < uses.size()) reread_missing_.resize(uses.size());
+  for (std::size_t j = 0; j < uses.size(); ++j) {
+    const LaunchUse& u = uses[j];
+    IntervalSet& lacking = reread_missing_[j];
+    bool first = true;  // the needed bytes minus the reader's own writes (a launch has one)
+    for (const auto& [agent, bytes] : last) {
+      if (agent != u.agent) continue;
+      if (first) {
+        lacking.assign_difference(*u.needed, bytes);
+        first = false;
+      } else {
+        reread_piece_.assign_difference(lacking, bytes);
+        std::swap(lacking, reread_piece_);
+      }
+    }
+    if (first) lacking = *u.needed;
+    std::uint64_t held_elsewhere = 0;
+    for (const auto& [agent, bytes] : last) {
+      if (agent == u.agent) continue;
+      const std::uint64_t n = shared_bytes(lacking, bytes);
+      if (n != 0 && !context_.can_peer(agent, u.agent)) return false;
+      held_elsewhere += n;
+    }
+    if (held_elsewhere != lacking.total_size()) return false;  // bytes outside the writes
+    for (std::size_t i = 0; i < j; ++i) {
+      if (reread_missing_[i].intersects(lacking)) return false;
+    }
+  }
+#if UNIMEM_INVARIANTS_ENABLED
+  // The full path on a copy of the directory gives the same copies and missing bytes, and ends
+  // where the directory is.
+  std::optional<Directory> shadow;
+  if (directory_.segment_count() <= 4096) shadow.emplace(directory_);
+#endif
+  for (std::size_t j = 0; j < uses.size(); ++j) {
+    const Agent reader = uses[j].agent;
+    const IntervalSet& bytes = *uses[j].needed;
+    if (bytes.empty()) continue;
+    // As make_current(reader, bytes, true) does, but with the directory's answer known.
+    const bool observe = history_.recording();
+    prefetch_.demand_read(reader, bytes);
+#if UNIMEM_INVARIANTS_ENABLED
+    // The caller holds allocations covering the bytes (make_current would ensure one).
+    if (!resident(device_of_agent(reader), bytes)) {
+      detail::throw_invariant(describe() + ": a launch rewriting the last writes reads " +
+                                  bytes.to_string() + " on agent " + std::to_string(reader) +
+                                  ", which holds no allocation for them",
+                              __FILE__, __LINE__);
+    }
+#endif
+    std::vector<Transfer> transfers = std::move(transfers_);
+    transfers.clear();
+    for (const auto& [agent, written] : last) {
+      if (agent != reader) append_shared(reread_missing_[j], written, agent, reader, transfers);
+    }
+    std::sort(transfers.begin(), transfers.end(),
+              [](const Transfer& a, const Transfer& b) { return a.range.begin < b.range.begin; });
+    std::size_t kept = 0;  // coalesced as the directory gives them
+    for (std::size_t t = 0; t < transfers.size(); ++t) {
+      if (kept > 0 && transfers[kept - 1].from == transfers[t].from &&
+          transfers[kept - 1].range.end == transfers[t].range.begin) {
+        transfers[kept - 1].range.end = transfers[t].range.end;
+      } else {
+        transfers[kept++] = transfers[t];
+      }
+    }
+    transfers.resize(kept);
+#if UNIMEM_INVARIANTS_ENABLED
+    if (shadow) {
+      std::vector<Transfer> expected;
+      IntervalSet missing;
+      shadow->apply_device_read(reader, bytes, peer_, expected, &missing);
+      if (expected != transfers || missing != reread_missing_[j]) {
+        detail::throw_invariant(describe() + ": a launch rewriting the last writes copies " +
+                                    std::to_string(transfers.size()) + " ranges missing " +
+                                    reread_missing_[j].to_string() + " on agent " +
+                                    std::to_string(reader) + ", the directory says " +
+                                    std::to_string(expected.size()) + " ranges missing " +
+                                    missing.to_string(),
+                                __FILE__, __LINE__);
+      }
+    }
+#endif
+    if (observe) history_.observe_read(reader, bytes, reread_missing_[j]);
+    issue_all(transfers, kHome, nullptr);
+    transfers.clear();
+    transfers_ = std::move(transfers);
+  }
+#if UNIMEM_INVARIANTS_ENABLED
+  if (shadow) {
+    for (const auto& [agent, bytes] : last) shadow->apply_device_write(agent, bytes);
+    if (shadow->segments() != directory_.segments()) {
+      detail::throw_invariant(describe() +
+                                  ": a launch rewriting the last writes would leave the "
+                                  "directory changed",
+                              __FILE__, __LINE__);
+    }
+  }
+#endif
+  check_if_enabled();
+  return true;
+}
+
+void SharedBuffer::after_device_rewrites(DeviceWrites writes, const std::string& kernel,
+                                         UpdateStrategy strategy) {
+  // The directory already is what the writes leave (acquire_rewriting_last_writes), and the
+  // last writes stay as they were.
+  for (const auto& [agent, bytes] : writes) prefetch_.overwritten(bytes);
   perform(updates_.after_device_writes(strategy, writes, kernel, history_));
   check_if_enabled();
 }

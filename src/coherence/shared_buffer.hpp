@@ -183,6 +183,34 @@ class SharedBuffer final : public EvictionClient {
   /// post-write copies (batch pushes them out).
   void after_host_write(const IntervalSet& bytes, UpdateStrategy strategy);
 
+  /// One partition's use of the buffer in a launch (RuntimeCore: its agent, the bytes it reads
+  /// or may write, and those it writes).
+  struct LaunchUse {
+    Agent agent = kHostAgent;
+    const IntervalSet* needed = nullptr;
+    const IntervalSet* written = nullptr;
+  };
+  /// The read actions of a launch that writes again exactly what the buffer's last device writes
+  /// wrote (floyd-warshall: every launch writes the same rows, and each partition reads the other
+  /// partitions' rows k): uses are the launch's uses of this buffer in plan order. Returns false,
+  /// having done nothing, unless (a) no directory change happened since those writes
+  /// (after_device_writes; the directory's version), so agent a alone holds its bytes W_a for
+  /// each of them; (b) the uses with bytes to write write exactly those, in the same order;
+  /// (c) each use's bytes outside its own W lie in the other W_a (their holders), each such
+  /// holder can peer-copy to the reader, and no two uses lack the same byte. Otherwise it does
+  /// what acquire() would do for each use in order (the same copies, history and ledger calls)
+  /// but leaves the directory as it is: the reads would only add each reader's bit to bytes
+  /// that the launch's writes, published with after_device_rewrites, reset to their holder
+  /// alone, so the directory after the launch is the one before it (the proof is above the
+  /// definition). Checked against the directory's own actions when invariants are enabled.
+  /// The caller holds allocations covering each use's bytes on its agent (begin_use), as a
+  /// launch does.
+  bool acquire_rewriting_last_writes(std::span<const LaunchUse> uses);
+  /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: the
+  /// directory stays (writes are the last writes again), the ledger and the strategy act.
+  void after_device_rewrites(DeviceWrites writes, const std::string& kernel,
+                             UpdateStrategy strategy);
+
   /// The repeat of a launch (RuntimeCore::launch_partitioned): the same kernel again, with
   /// nothing but launches since its previous run. Whether a demand acquire of `bytes` on agent
   /// would change nothing: every byte current there (no copy, no directory change), no replayed
@@ -314,6 +342,17 @@ class SharedBuffer final : public EvictionClient {
   std::vector<Transfer> transfers_;     // make_current's list, kept for the next one
   std::uint64_t copies_recorded_ = 0;   // copies_recorded()
   std::uint64_t copies_forgotten_ = 0;  // the most copies of marks forgotten since
+  // The last after_device_writes' writes (pairwise disjoint; the first last_writes_count_
+  // entries, storage reused) and the directory's version right after them: while it stays the
+  // same, each agent alone holds its bytes (acquire_rewriting_last_writes).
+  static constexpr std::uint64_t kNoVersion = ~std::uint64_t{0};
+  std::vector<std::pair<Agent, IntervalSet>> last_writes_;
+  std::size_t last_writes_count_ = 0;
+  std::uint64_t last_writes_version_ = kNoVersion;
+  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks, and their union.
+  std::vector<IntervalSet> reread_missing_;
+  IntervalSet reread_all_missing_;
+  IntervalSet reread_piece_;
 };
 
 }  // namespace unimem

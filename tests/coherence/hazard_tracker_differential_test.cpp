@@ -49,6 +49,10 @@ struct Shape {
   std::uint32_t max_rows = 0;  // strided accesses have up to this many intervals
   int steps = 0;
   int complete_percent = 0;  // chance that a step finishes some unfinished events
+  // > 0: half of the accesses take one of this many fixed blocks (a partition's rows, written
+  // again and again: HazardTracker's covering-write shortcut), the launches write a block and
+  // read a row of another one (floyd-warshall).
+  std::uint64_t blocks = 0;
 };
 
 class Run {
@@ -57,6 +61,15 @@ class Run {
 
   IntervalSet random_bytes() {
     const std::uint64_t n = shape_.size;
+    if (shape_.blocks > 0 && pick(2) == 0) {
+      const std::uint64_t b = pick(shape_.blocks);
+      const std::uint64_t len = n / shape_.blocks;
+      if (pick(4) == 0) {  // a row inside it
+        const std::uint64_t row = b * len + pick(len / 8) * 8;
+        return IntervalSet(Interval{row, row + 8});
+      }
+      return IntervalSet(Interval{b * len, (b + 1) * len});
+    }
     switch (pick(8)) {
       case 0:
         return IntervalSet{};  // nothing: ignored by record_*, finds nothing
@@ -95,7 +108,7 @@ class Run {
         list_.record_read(bytes, e);
       } else if (op < 4) {
         ordered_read(bytes);
-      } else if (op < 5) {
+      } else if (op < 5 || (shape_.blocks > 0 && op < 7)) {
         launch(bytes, random_bytes());
       } else if (op < 7) {
         write(bytes);
@@ -119,6 +132,9 @@ class Run {
     EventList deps;
     tree_.deps_for_write(IntervalSet(Interval{0, shape_.size}), deps);
     EXPECT_TRUE(deps.empty());
+    if (shape_.blocks > 0) {
+      EXPECT_GT(tree_.covering_write_shortcuts(), 0U);
+    }
   }
 
  private:
@@ -325,6 +341,13 @@ TEST(HazardTrackerDifferential, SmallCopyGivesTheLinearTrackersDependencies) {
 
 TEST(HazardTrackerDifferential, StridedAccessesGiveTheLinearTrackersDependencies) {
   run_seeds(101, 10, Shape{1 << 16, 300, 1500, 40});
+}
+
+// Blocks written again and again, rows of others read (floyd-warshall's partitions): the
+// covering-write shortcut answers queries and passes nodes, and gives the linear tracker's lists.
+TEST(HazardTrackerDifferential, RewrittenBlocksGiveTheLinearTrackersDependencies) {
+  run_seeds(301, 20, Shape{4096, 8, 1500, 30, 2});
+  run_seeds(321, 10, Shape{4096, 8, 1500, 5, 3});
 }
 
 // Events rarely finish: hundreds of records pile up, as in floyd-warshall's trackers.
