@@ -71,6 +71,7 @@ struct BenchOptions {
   std::string device_memory;  // --device-memory: a byte count, "" for none
   bool compare_uncapped = false;
   bool noise_floor = false;  // --compare-uncapped: also time the same runs without the cap
+  std::string profile_mode;  // --profile-mode: only this mode's runtime, for callgrind
 };
 
 UpdateStrategy parse_strategy(const std::string& s) {
@@ -141,6 +142,78 @@ std::string num(double x) {
   return out.str();
 }
 
+// One timed run of --profile-mode, kept out of line so that a profiler can count it alone
+// (valgrind --tool=callgrind --toggle-collect='*profiled_run*').
+[[gnu::noinline]] examples::ProgramRunResult profiled_run(const Workload& workload,
+                                                          Runtime& runtime, Program& program,
+                                                          const Problem& problem,
+                                                          const Arrays& inputs,
+                                                          const LaunchOptions& launch) {
+  return examples::run_program_version(workload, runtime, program, problem, inputs, launch);
+}
+
+// --profile-mode: one runtime in one measurement mode, set up as the bench sets up each of its
+// runtimes (a warm-up run in the normal mode, then the mode), then --iters runs of it in a row,
+// as that runtime runs them in the bench, the last through profiled_run; prints each run's
+// submitting-thread CPU and wall time.
+// Beta and gamma measured this way one after the other under callgrind give the bookkeeping in
+// instructions, which the machine's load does not move.
+int profile_mode_runs(const BenchOptions& o, const Workload& workload, DeviceRegistry devices,
+                      const Problem& problem, const Arrays& inputs, const LaunchOptions& launch,
+                      UpdateStrategy strategy) {
+  MeasurementMode mode = MeasurementMode::normal;
+  bool known = false;
+  for (MeasurementMode m :
+       {MeasurementMode::normal, MeasurementMode::no_transfers, MeasurementMode::no_coherence}) {
+    if (o.profile_mode == measurement_name(m)) {
+      mode = m;
+      known = true;
+    }
+  }
+  if (!known) {
+    throw PreconditionError("--profile-mode must be alpha, beta or gamma, not '" + o.profile_mode +
+                            "'");
+  }
+  RuntimeOptions options{strategy};
+  if (!o.device_memory.empty()) {
+    options.device_memory = require_byte_size(o.device_memory, "--device-memory");
+  }
+  Runtime runtime(std::move(devices), options);
+  const std::unique_ptr<Program> program = examples::build_program(workload, runtime);
+  (void)examples::run_program_version(workload, runtime, *program, problem, inputs, launch);
+  runtime.set_measurement(mode);
+  nlohmann::ordered_json cpu = nlohmann::ordered_json::array();
+  nlohmann::ordered_json wall = nlohmann::ordered_json::array();
+  bool verified = true;
+  for (unsigned i = 0; i < o.iters; ++i) {
+    const double start = thread_cpu_seconds();
+    // Only the last run goes through profiled_run: the ones before it bring the runtime to the
+    // state the bench's later repetitions find it in.
+    examples::ProgramRunResult r =
+        i + 1 == o.iters
+            ? profiled_run(workload, runtime, *program, problem, inputs, launch)
+            : examples::run_program_version(workload, runtime, *program, problem, inputs, launch);
+    cpu.push_back(thread_cpu_seconds() - start);
+    wall.push_back(r.seconds);
+    if (mode == MeasurementMode::normal)
+      verified = verified && workload.verify(problem, inputs, r.outputs).ok;
+  }
+  nlohmann::ordered_json j;
+  j["workload"] = workload.name();
+  j["size"] = problem.size;
+  j["steps"] = problem.steps;
+  j["mode"] = o.profile_mode;
+  j["runs"] = o.iters;
+  j["submit_cpu_seconds"] = std::move(cpu);
+  j["seconds"] = std::move(wall);
+  j["repeated_launches"] = runtime.core().repeated_launches();
+  j["repeats_leaving_directory"] = runtime.core().repeats_leaving_directory();
+  j["deferred_record_launches"] = runtime.core().deferred_record_launches();
+  if (mode == MeasurementMode::normal) j["verified"] = verified;
+  std::cout << j.dump() << std::endl;
+  return verified ? 0 : 1;
+}
+
 int run_bench(const BenchOptions& o) {
 #if defined(__GLIBC__)
   // Both versions run in this process, so by default the C allocator's heuristics couple them:
@@ -196,6 +269,9 @@ int run_bench(const BenchOptions& o) {
   launch.ignore_accesses = o.access == "analysis";
 
   const Arrays inputs = workload->make_inputs(problem, 1);
+  if (!o.profile_mode.empty()) {
+    return profile_mode_runs(o, *workload, registry(), problem, inputs, launch, strategy);
+  }
   // One runtime and program per measurement mode, each warmed up once (kernel compilation,
   // allocations); the timed runs interleave the modes so drift affects them alike.
   struct Mode {
@@ -639,6 +715,12 @@ void add_bench_command(CLI::App& app) {
                 "also time a second gamma (no coherence) runtime in every repetition and report "
                 "the bookkeeping measure between the two gammas, which do the same work: the "
                 "resolution of bookkeeping_cpu_fraction (JSON \"bookkeeping_cpu_noise_floor\")");
+  cmd->add_option(
+      "--profile-mode", o->profile_mode,
+      "run only one measurement mode (alpha, beta or gamma): one runtime set up as "
+      "the bench sets up each, then --iters runs in a row, the last through profiled_run "
+      "(for valgrind --tool=callgrind --toggle-collect='*profiled_run*'); prints each "
+      "run's submitting-thread CPU and wall time");
   cmd->add_flag("--json", o->json, "print only the JSON object");
   cmd->add_flag("!--no-overhead", o->overhead, "skip the beta/gamma overhead runs");
   cmd->add_flag("!--no-allocation", o->allocation,
