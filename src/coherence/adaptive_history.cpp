@@ -10,10 +10,17 @@ void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes, Interv
   if (!open_) return;
   IntervalSet needed = std::move(missing);
   auto it = open_->prefetched.find(agent);
-  if (it != open_->prefetched.end()) {
-    const IntervalSet used = it->second.intersect(bytes);
-    it->second = it->second.subtract(used);
-    needed = needed.unite(used);
+  if (it != open_->prefetched.end() && !it->second.empty()) {
+    IntervalSet& prefetched = it->second;
+    IntervalSet used;
+    if (bytes.contains(prefetched)) {  // the read uses every replayed byte (a halo): all of them
+      used = std::move(prefetched);
+      prefetched = IntervalSet{};
+    } else {
+      used = prefetched.intersect(bytes);
+      prefetched = prefetched.subtract(used);
+    }
+    needed = needed.empty() ? std::move(used) : needed.unite(used);
   }
   if (!needed.empty()) open_->sequence.push_back({agent, std::move(needed)});
   check_if_enabled();
@@ -56,7 +63,7 @@ std::optional<DemandSequence> AdaptiveHistory::open(const Key& key) {
 void AdaptiveHistory::note_prefetched(Agent agent, const IntervalSet& bytes) {
   if (!open_) return;
   IntervalSet& p = open_->prefetched[agent];
-  p = p.unite(bytes);
+  p = p.empty() ? bytes : p.unite(bytes);
   check_if_enabled();
 }
 

@@ -714,24 +714,29 @@ bool SharedBuffer::rewrite_changes_nothing(DeviceWrites writes, const std::strin
 
 void SharedBuffer::count_unchanged_rewrite() { history_.count_unchanged_repeat(); }
 
-IntervalSet SharedBuffer::make_current_resident(Agent agent, const IntervalSet& bytes) {
-  if (agent == kHostAgent || bytes.empty()) {
+bool SharedBuffer::make_current_resident(Agent agent, const IntervalSet& bytes, IntervalSet& part) {
+  // One allocation holding all of bytes (a halo's rows inside the device's box: every replay of
+  // a stencil's halo) makes the loop below a single make_current of bytes: a device's
+  // allocations never meet, so the others hold none of them. No list, no sets to build.
+  if (agent == kHostAgent || bytes.empty() ||
+      residency_.covers(device_of_agent(agent), bytes.bounds())) {
     make_current(agent, bytes, false);
-    return bytes;
+    return true;
   }
-  IntervalSet done;
+  part = IntervalSet{};
   for (const ResidentAllocation& r : residency_.allocations(device_of_agent(agent))) {
-    const IntervalSet part = bytes.intersect(r.box().held_bytes());
-    if (part.empty()) continue;
-    make_current(agent, part, false);
-    done = done.unite(part);
+    const IntervalSet held = bytes.intersect(r.box().held_bytes());
+    if (held.empty()) continue;
+    make_current(agent, held, false);
+    part = part.unite(held);
   }
-  return done;
+  return false;
 }
 
 void SharedBuffer::perform(const PostWriteActions& actions) {
+  IntervalSet part;  // the bytes made current when not all of them were
   if (!actions.replay) {
-    for (const EagerCopy& c : actions.copies) (void)make_current_resident(c.agent, c.bytes);
+    for (const EagerCopy& c : actions.copies) (void)make_current_resident(c.agent, c.bytes, part);
     return;
   }
   // The copies of a replay are prefetches: accounted until a demand read uses them.
@@ -742,7 +747,7 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
   } end_replay{prefetch_};
   for (const EagerCopy& c : actions.copies) {
     prefetch_.replay_to(c.agent);
-    const IntervalSet done = make_current_resident(c.agent, c.bytes);
+    const IntervalSet& done = make_current_resident(c.agent, c.bytes, part) ? c.bytes : part;
     if (!done.empty()) history_.note_prefetched(c.agent, done);
   }
 }

@@ -320,8 +320,9 @@ class SharedBuffer final : public EvictionClient {
                                                                   std::uint64_t second_begin,
                                                                   const Interval& last) const;
   /// make_current for a strategy's eager copy, restricted to the bytes inside the device's
-  /// allocations; returns the bytes it made current.
-  IntervalSet make_current_resident(Agent agent, const IntervalSet& bytes);
+  /// allocations. Returns true when it made all of bytes current; else `part` receives the bytes
+  /// it made current.
+  bool make_current_resident(Agent agent, const IntervalSet& bytes, IntervalSet& part);
 
   std::uint32_t id_;
   std::string name_;

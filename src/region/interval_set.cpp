@@ -2,8 +2,18 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 namespace unimem {
+
+namespace {
+
+// Operands this many times apart in interval count are lopsided: contains, intersects, intersect
+// and subtract then binary-search the large one per interval of the small one (a strided access
+// of one interval per row against a block of rows) instead of merging the two lists.
+constexpr std::size_t kLopsided = 16;
+
+}  // namespace
 
 std::string Interval::to_string() const {
   // Appended piece by piece: GCC 12 gives a false -Wrestrict on "[" + std::to_string(...) at -O2.
@@ -92,6 +102,12 @@ bool IntervalSet::contains(const Interval& interval) const {
 }
 
 bool IntervalSet::contains(const IntervalSet& other) const {
+  // A few intervals in many (a replayed halo row in a read of one interval per row): a binary
+  // search per interval of the small set instead of a merge through the large one.
+  if (other.intervals_.size() * kLopsided < intervals_.size()) {
+    return std::all_of(other.intervals_.begin(), other.intervals_.end(),
+                       [this](const Interval& o) { return contains(o); });
+  }
   // Both lists are sorted: one merge pass.
   auto it = intervals_.begin();
   for (const Interval& o : other.intervals_) {
@@ -114,7 +130,7 @@ bool IntervalSet::intersects(const IntervalSet& other) const {
   const bool this_small = intervals_.size() <= other.intervals_.size();
   const IntervalSet& small = this_small ? *this : other;
   const IntervalSet& large = this_small ? other : *this;
-  if (small.intervals_.size() * 16 < large.intervals_.size()) {
+  if (small.intervals_.size() * kLopsided < large.intervals_.size()) {
     for (const Interval& i : small.intervals_) {
       if (large.intersects(i)) return true;
     }
@@ -221,6 +237,21 @@ IntervalSet IntervalSet::unite(const IntervalSet& other) const {
 IntervalSet IntervalSet::intersect(const IntervalSet& other) const {
   IntervalSet out;
   if (empty() || other.empty() || !bounds().overlaps(other.bounds())) return out;
+  // A few intervals against many: each small interval clips the large set's intervals it meets,
+  // found by binary search. The pieces come out sorted, apart and non-empty: they lie inside
+  // the small set's intervals, which are apart, and inside the large set's, which are too.
+  const bool this_small = intervals_.size() <= other.intervals_.size();
+  const IntervalSet& small = this_small ? *this : other;
+  const IntervalSet& large = this_small ? other : *this;
+  if (small.intervals_.size() * kLopsided < large.intervals_.size()) {
+    for (const Interval& s : small.intervals_) {
+      for (auto it = first_ending_after(large.intervals_, s.begin);
+           it != large.intervals_.end() && it->begin < s.end; ++it) {
+        out.intervals_.push_back(it->intersect(s));
+      }
+    }
+    return out;
+  }
   auto a = intervals_.begin();
   auto b = other.intervals_.begin();
   while (a != intervals_.end() && b != other.intervals_.end()) {
@@ -247,9 +278,51 @@ IntervalSet IntervalSet::intersect(const Interval& interval) const {
 
 namespace {
 
+// a minus b into out when b has few intervals and a many (a wide hazard record minus a write of a
+// block of rows): a's intervals between two of b's are copied as a run, found by binary search,
+// instead of one by one. `carry` is what is left of an interval of a that reaches past the end
+// of b's interval just cut from it (it may meet the next ones).
+void append_difference_lopsided(const std::vector<Interval>& a, const std::vector<Interval>& b,
+                                std::vector<Interval>& out) {
+  auto it = a.begin();
+  std::optional<Interval> carry;
+  for (const Interval& c : b) {
+    if (carry) {
+      if (carry->end <= c.begin) {
+        out.push_back(*carry);
+        carry.reset();
+      } else {
+        if (carry->begin < c.begin) out.emplace_back(carry->begin, c.begin);
+        if (carry->end > c.end) {
+          carry->begin = c.end;  // a's next intervals begin after carry's end: none meets c
+          continue;
+        }
+        carry.reset();
+      }
+    }
+    const auto before =
+        std::partition_point(it, a.end(), [&c](const Interval& x) { return x.end <= c.begin; });
+    out.insert(out.end(), it, before);
+    for (it = before; it != a.end() && it->begin < c.end; ++it) {
+      if (it->begin < c.begin) out.emplace_back(it->begin, c.begin);
+      if (it->end > c.end) {
+        carry = Interval{c.end, it->end};
+        ++it;
+        break;
+      }
+    }
+  }
+  if (carry) out.push_back(*carry);
+  out.insert(out.end(), it, a.end());
+}
+
 // a minus b into out (empty on entry; a and b normalized and not out).
 void append_difference(const std::vector<Interval>& a, const std::vector<Interval>& b,
                        std::vector<Interval>& out) {
+  if (b.size() * kLopsided < a.size()) {
+    append_difference_lopsided(a, b, out);
+    return;
+  }
   auto first = b.begin();
   for (Interval x : a) {
     while (first != b.end() && first->end <= x.begin) ++first;

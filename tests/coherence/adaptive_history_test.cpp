@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -228,6 +231,85 @@ TEST(AdaptiveHistory, CountedUnchangedRepeatsEqualRunningThemOnRandomRuns) {
     }
   }
   EXPECT_GT(counted, 100) << "the random runs hardly ever had an unchanged repeat";
+}
+
+// observe_read and note_prefetched against the set algebra they implement (an oracle kept
+// beside the history): a read consumes the replayed bytes it uses (prefetched & bytes), and what
+// it needed (missing | used) joins the recording. Random reads contain the replayed bytes, cut
+// them, miss them, or find none, so both the shortcuts (all replayed bytes used, nothing
+// replayed, nothing missing) and the general case run; the sequences close() stores must match.
+TEST(AdaptiveHistory, RecordedSequencesEqualTheSetAlgebraOnRandomReads) {
+  using Access = detail::AdaptiveHistoryTestAccess;
+  const std::vector<AdaptiveHistory::Key> keys{{"a", AgentMask::of(1)}, {"b", AgentMask::of(2)}};
+  int compared = 0;
+  for (std::uint32_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    auto random_set = [&] {
+      std::vector<Interval> parts;
+      std::uint64_t at = 4 * (rng() % 4);
+      for (std::uint64_t i = 0, n = 1 + rng() % 3; i < n && at < 64; ++i) {
+        const std::uint64_t end = std::min<std::uint64_t>(64, at + 4 * (1 + rng() % 4));
+        parts.push_back({at, end});
+        at = end + 4 * (1 + rng() % 3);
+      }
+      return IntervalSet::from_normalized(std::move(parts));
+    };
+    AdaptiveHistory h;
+    std::optional<AdaptiveHistory::Key> open;
+    std::map<Agent, IntervalSet> prefetched;
+    DemandSequence recorded;
+    auto closed = [&] {
+      if (!open) return;
+      ASSERT_EQ(Access::sequence(h, *open), recorded);
+      ++compared;
+    };
+    for (int op = 0; op < 300; ++op) {
+      switch (rng() % 4) {
+        case 0: {
+          const AdaptiveHistory::Key& key = keys[rng() % keys.size()];
+          (void)h.open(key);
+          ASSERT_NO_FATAL_FAILURE(closed()) << "op " << op;
+          open = key;
+          prefetched.clear();
+          recorded.clear();
+          break;
+        }
+        case 1: {
+          const auto agent = static_cast<Agent>(rng() % 3);
+          const IntervalSet bytes = random_set();
+          h.note_prefetched(agent, bytes);
+          if (open) prefetched[agent] = prefetched[agent].unite(bytes);
+          break;
+        }
+        case 2: {
+          const auto agent = static_cast<Agent>(rng() % 3);
+          // A read of everything replayed there, of a random set, or of its hull.
+          IntervalSet bytes = random_set();
+          if (rng() % 3 == 0 && !prefetched[agent].empty()) {
+            bytes = IntervalSet(prefetched[agent].bounds());
+          }
+          const IntervalSet missing =
+              rng() % 2 == 0 ? IntervalSet{} : random_set().intersect(bytes);
+          h.observe_read(agent, bytes, missing);
+          if (open) {
+            const IntervalSet used = prefetched[agent].intersect(bytes);
+            prefetched[agent] = prefetched[agent].subtract(used);
+            const IntervalSet needed = missing.unite(used);
+            if (!needed.empty()) recorded.push_back({agent, needed});
+          }
+          break;
+        }
+        case 3:
+          (void)h.close();
+          ASSERT_NO_FATAL_FAILURE(closed()) << "op " << op;
+          open.reset();
+          break;
+      }
+      ASSERT_NO_THROW(h.check_invariants()) << "op " << op;
+    }
+  }
+  EXPECT_GT(compared, 1000);
 }
 
 }  // namespace

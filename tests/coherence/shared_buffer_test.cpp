@@ -109,6 +109,62 @@ TEST(SharedBuffer, CopiesRecordedSayWhenTheTrackersMayHoldCopies) {
   b.check_invariants();
 }
 
+// A halo exchange under adaptive (stencil rows split over two devices, each reading one row of
+// the other's half after every step): once learned, each step's write replays the halo rows
+// into the boxes that already hold them, as make_current_resident does in one step when one box
+// holds all of a replayed demand. Each replay must make the rows current there, count them as
+// unread prefetches, and tell the history, whose prediction then keeps matching (no
+// misprediction) while every step from the third on replays; the bytes moved equal the halo rows.
+TEST(SharedBuffer, AReplayedHaloInsideADevicesBoxIsCurrentPrefetchedAndPredictedAgain) {
+  using Access = detail::SharedBufferTestAccess;
+  HostDeviceOptions peer;
+  peer.peer_copies = true;  // halo rows move device to device
+  const DeviceRegistry devices = make_host_devices(2, peer);
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
+  constexpr std::uint64_t kRow = 16;
+  SharedBuffer b(1, "grid", 8 * kRow, context);  // rows 0-3 on d0, 4-7 on d1
+  const IntervalSet top{{0, 4 * kRow}};
+  const IntervalSet bottom{{4 * kRow, 8 * kRow}};
+  const IntervalSet halo_of_d0{{4 * kRow, 5 * kRow}};  // d1's first row, read by d0
+  const IntervalSet halo_of_d1{{3 * kRow, 4 * kRow}};  // d0's last row, read by d1
+  // Each device's box: its rows and the neighbour's row next to them (as the runtime chooses).
+  const ResidentBox box0(Interval{0, 5 * kRow});
+  const ResidentBox box1(Interval{3 * kRow, 8 * kRow});
+  std::uint64_t replays_before = 0;
+  for (int step = 0; step < 8; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    (void)b.begin_use(D0, box0);
+    (void)b.begin_use(D1, box1);
+    b.begin_write();
+    const std::vector<std::pair<Agent, IntervalSet>> writes{{D0, top}, {D1, bottom}};
+    b.after_device_writes(writes, "step", UpdateStrategy::adaptive);
+    b.end_use(D0, box0);
+    b.end_use(D1, box1);
+    const TransferStats s = b.stats();
+    if (step >= 2) {  // two runs followed by the same reads: predicted
+      EXPECT_EQ(s.replays, replays_before + 1) << "the step's write replays the halo";
+      EXPECT_TRUE(b.directory().missing_on(D0, halo_of_d0).empty());
+      EXPECT_TRUE(b.directory().missing_on(D1, halo_of_d1).empty());
+      EXPECT_EQ(Access::prefetch(b).unread_on(D0), halo_of_d0);
+      EXPECT_EQ(Access::prefetch(b).unread_on(D1), halo_of_d1);
+    }
+    replays_before = s.replays;
+    b.acquire(D0, top.unite(halo_of_d0));
+    b.acquire(D1, halo_of_d1.unite(bottom));
+    EXPECT_TRUE(Access::prefetch(b).unread_on(D0).empty());
+    EXPECT_TRUE(Access::prefetch(b).unread_on(D1).empty());
+    b.check_invariants();
+  }
+  const TransferStats s = b.stats();
+  EXPECT_EQ(s.mispredictions, 0U);
+  EXPECT_EQ(s.replays, 6U);                           // steps 2 to 7
+  EXPECT_EQ(s.device_to_device.bytes, 8 * 2 * kRow);  // one halo row each way per step
+  EXPECT_EQ(s.device_to_host.bytes + s.host_to_device.bytes, 0U);
+  EXPECT_EQ(s.prefetch_bytes, 6 * 2 * kRow);
+  EXPECT_EQ(s.prefetch_unread_bytes, 0U);
+  wait_all(b.pending());
+}
+
 // BBMM bb_readin: when a device's box grows, the bytes only that device holds move into the
 // merged box with a device-local copy and reach the host from there.
 TEST(SharedBuffer, AGrowingBoxKeepsTheBytesOnlyItsDeviceHolds) {

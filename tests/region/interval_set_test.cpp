@@ -408,6 +408,55 @@ TEST(IntervalSetProperty, AlgebraOfManyRowsAgainstFewIntervalsMatchesBitmap) {
   });
 }
 
+// Many intervals of random lengths against one to three short or long ones, in a wider window:
+// the small set's intervals often fall inside one interval of the large set, several of them in
+// the same one, so the difference cuts an interval more than once (its rest carried from one cut
+// to the next) and keeps runs of untouched intervals between the cuts. intersect, subtract,
+// assign_difference and contains take their lopsided paths here and must match the bitmap.
+TEST(IntervalSetProperty, LopsidedAlgebraWithSeveralCutsPerIntervalMatchesBitmap) {
+  const std::vector<oracle::Window> wide{{0, 480}, oracle::Window::at_top(480)};
+  for (const oracle::Window& w : wide) {
+    for (std::uint64_t seed = 1; seed <= kCases; ++seed) {
+      SCOPED_TRACE(trace(seed, w));
+      std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL + 14);
+      std::vector<Interval> parts;
+      for (std::uint64_t at = w.base + rng() % 3; at < w.end();) {
+        const std::uint64_t end = at + std::min<std::uint64_t>(1 + rng() % 8, w.end() - at);
+        parts.emplace_back(at, end);
+        if (w.end() - end < 2) break;
+        at = end + 1 + rng() % 2;
+      }
+      const IntervalSet many = IntervalSet::from_normalized(std::move(parts));
+      std::vector<Interval> cuts;
+      for (std::uint64_t k = 0, n = 1 + rng() % 3; k < n; ++k) {
+        const std::uint64_t begin = w.base + rng() % w.size;
+        const std::uint64_t length = rng() % 4 == 0 ? 1 + rng() % 60 : 1 + rng() % 3;
+        cuts.emplace_back(begin, begin + std::min(length, w.end() - begin));
+      }
+      const IntervalSet few = IntervalSet::from_unsorted(std::move(cuts));
+      // Lopsided as interval_set.cpp counts it (16 times as many intervals).
+      ASSERT_LT(few.interval_count() * 16, many.interval_count());
+      const oracle::DenseSet dm(w, many);
+      const oracle::DenseSet df(w, few);
+      const std::string what = many.to_string() + " with " + few.to_string();
+      const IntervalSet difference = many - few;
+      ASSERT_NO_THROW(difference.check_invariants()) << what;
+      ASSERT_EQ(difference, (dm - df).to_interval_set()) << what;
+      IntervalSet into = IntervalSet(w.interval());  // storage reused, not an operand
+      into.assign_difference(many, few);
+      ASSERT_EQ(into, difference) << what;
+      for (int order = 0; order < 2; ++order) {
+        const IntervalSet common = order == 0 ? many & few : few & many;
+        ASSERT_NO_THROW(common.check_invariants()) << what;
+        ASSERT_EQ(common, (dm & df).to_interval_set()) << what;
+      }
+      ASSERT_EQ(many.contains(few), dm.contains(df)) << what;
+      const IntervalSet inside = few & many;  // often several pieces inside one interval
+      ASSERT_TRUE(many.contains(inside)) << what;
+    }
+  }
+}
+
 TEST(IntervalSetProperty, ContainsOffsetMatchesBitmap) {
   for_each_case(5, [](std::mt19937_64& rng, const oracle::Window& w) {
     const IntervalSet a = oracle::random_interval_set(rng, w);
