@@ -36,6 +36,12 @@ std::string tail_of(const fs::path& file, std::size_t lines) {
   return out;
 }
 
+// The OpenCL driver's code: the ICD loader and what it dispatches to (POCL here).
+bool is_driver_object(const std::string& object) {
+  return object.find("libOpenCL") != std::string::npos ||
+         object.find("libpocl") != std::string::npos;
+}
+
 // A file is on PATH (valgrind).
 bool on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -74,7 +80,7 @@ void callgrind_end_run(const std::string& label) {
 #endif
 }
 
-std::map<std::string, std::vector<std::uint64_t>> callgrind_run_counts(
+std::map<std::string, std::vector<RunInstructions>> callgrind_run_counts(
     const std::vector<std::string>& arguments) {
   if (!callgrind_supported()) {
     throw std::runtime_error(
@@ -89,7 +95,10 @@ std::map<std::string, std::vector<std::uint64_t>> callgrind_run_counts(
   const fs::path dir = make_temp_directory("unimem-callgrind-");
   // One file per dump and thread (--separate-threads): cg.<pid>.<dump>-<thread>; the main
   // thread, which submits everything, is thread 1.
-  std::vector<std::string> command{"valgrind", "--tool=callgrind", "--separate-threads=yes",
+  std::vector<std::string> command{"valgrind",
+                                   "--tool=callgrind",
+                                   "--separate-threads=yes",
+                                   "--compress-strings=no",
                                    "--callgrind-out-file=" + (dir / "cg.%p").string(),
                                    self.string()};
   command.insert(command.end(), arguments.begin(), arguments.end());
@@ -105,7 +114,7 @@ std::map<std::string, std::vector<std::uint64_t>> callgrind_run_counts(
   struct Dump {
     unsigned part = 0;
     std::string label;
-    std::uint64_t count = 0;
+    RunInstructions count;
   };
   std::vector<Dump> dumps;
   for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
@@ -117,27 +126,46 @@ std::map<std::string, std::vector<std::uint64_t>> callgrind_run_counts(
     Dump d;
     bool labelled = false;
     bool counted = false;
-    for (std::string line; std::getline(in, line) && !(labelled && counted && d.part != 0);) {
-      if (line.rfind("part: ", 0) == 0) d.part = static_cast<unsigned>(std::stoul(line.substr(6)));
-      if (line.rfind("desc: ", 0) == 0) {
+    // The body: "ob=" names the object of the functions that follow; a call is "cob=" (the
+    // callee's object, else the caller's), "cfn=", "calls=" and then a line whose last number is
+    // the call's inclusive cost. Calls from outside the driver into it are the driver's part.
+    std::string object;
+    std::string callee_object;
+    bool call_cost_next = false;
+    for (std::string line; std::getline(in, line);) {
+      if (call_cost_next) {
+        call_cost_next = false;
+        const std::string& callee = callee_object.empty() ? object : callee_object;
+        if (is_driver_object(callee) && !is_driver_object(object)) {
+          const std::size_t space = line.find_last_of(' ');
+          if (space != std::string::npos) d.count.driver += std::stoull(line.substr(space + 1));
+        }
+        callee_object.clear();
+      } else if (line.rfind("ob=", 0) == 0) {
+        object = line.substr(3);
+      } else if (line.rfind("cob=", 0) == 0) {
+        callee_object = line.substr(4);
+      } else if (line.rfind("calls=", 0) == 0) {
+        call_cost_next = true;
+      } else if (line.rfind("part: ", 0) == 0) {
+        d.part = static_cast<unsigned>(std::stoul(line.substr(6)));
+      } else if (line.rfind("desc: ", 0) == 0) {
         const std::size_t at = line.find(kLabelPrefix);
         if (at != std::string::npos) {
           d.label = line.substr(at + std::string(kLabelPrefix).size());
           labelled = true;
         }
-      }
-      if (line.rfind("summary: ", 0) == 0) {
-        d.count = std::stoull(line.substr(9));
+      } else if (line.rfind("summary: ", 0) == 0) {
+        d.count.total = std::stoull(line.substr(9));
         counted = true;
       }
-      if (line.rfind("fn=", 0) == 0) break;  // past the header
     }
     if (labelled && counted) dumps.push_back(std::move(d));
   }
   fs::remove_all(dir, ec);
   std::sort(dumps.begin(), dumps.end(),
             [](const Dump& a, const Dump& b) { return a.part < b.part; });
-  std::map<std::string, std::vector<std::uint64_t>> counts;
+  std::map<std::string, std::vector<RunInstructions>> counts;
   for (const Dump& d : dumps) counts[d.label].push_back(d.count);
   if (counts.empty()) {
     throw std::runtime_error("--instructions: valgrind ran but wrote no counted runs");

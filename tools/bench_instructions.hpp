@@ -24,11 +24,21 @@ bool running_on_valgrind();
 void callgrind_begin_run();
 void callgrind_end_run(const std::string& label);
 
+/// The instructions the submitting thread executed in one run, and how many of them were inside
+/// the OpenCL driver (calls into the ICD loader and below). The driver's part moves with timing:
+/// the work a call does depends on how many earlier commands have finished (POCL frees their
+/// events, the final wait polls them), so two identical runs differ there by hundreds of
+/// instructions per launch; outside it they hardly differ.
+struct RunInstructions {
+  std::uint64_t total = 0;
+  std::uint64_t driver = 0;
+};
+
 /// Runs this program with `arguments` (argv[1..]) under callgrind and returns the instruction
 /// counts of the main thread's runs, by the label callgrind_end_run gave them, in run order.
 /// Throws std::runtime_error when valgrind is missing or the child fails, with the tail of its
 /// output.
-std::map<std::string, std::vector<std::uint64_t>> callgrind_run_counts(
+std::map<std::string, std::vector<RunInstructions>> callgrind_run_counts(
     const std::vector<std::string>& arguments);
 
 }  // namespace unimem::tools

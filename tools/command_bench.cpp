@@ -175,9 +175,9 @@ std::string callgrind_label(std::size_t runner, std::size_t floor_index) {
 // --instructions: the same problem, strategy and devices again under callgrind, `repetitions`
 // timed repetitions of alpha, beta, gamma and a second gamma; the submitting thread's
 // instructions per run, by mode.
-std::map<std::string, std::vector<std::uint64_t>> count_instructions(const BenchOptions& o,
-                                                                     const Problem& problem,
-                                                                     unsigned devices) {
+std::map<std::string, std::vector<RunInstructions>> count_instructions(const BenchOptions& o,
+                                                                       const Problem& problem,
+                                                                       unsigned devices) {
   std::vector<std::string> args{"bench",           o.workload,
                                 "--size",          std::to_string(problem.size),
                                 "--steps",         std::to_string(problem.steps),
@@ -534,64 +534,76 @@ int run_bench(const BenchOptions& o) {
     return (floor_cpu[i] - gamma_cpu[i]) / alpha[i];
   }));
   // --instructions: the bookkeeping in instructions of the submitting thread (beta - gamma per
-  // repetition, and the second gamma - gamma as its resolution), turned into time at gamma's
-  // native CPU seconds per instruction (an estimate: the bookkeeping's code is assumed to run at
-  // the submitting thread's average speed) and into a share of alpha's native wall time.
+  // repetition, and the second gamma - gamma as its resolution), in all and outside the OpenCL
+  // driver (whose share moves with timing), turned into time at gamma's native CPU seconds per
+  // instruction and at one instruction per cycle, and into shares of alpha's native wall time.
   nlohmann::ordered_json instructions = nullptr;
   if (o.instructions > 0) {
     const auto counts = count_instructions(o, problem, k);
-    const auto& of = [&](const char* mode) -> const std::vector<std::uint64_t>& {
-      return counts.at(std::string("unimem-bench ") + mode);
+    // Per repetition of a mode: all instructions, or those outside the driver.
+    const auto of = [&](const char* mode, bool outside_driver) {
+      std::vector<double> v;
+      for (const RunInstructions& r : counts.at(std::string("unimem-bench ") + mode)) {
+        v.push_back(static_cast<double>(outside_driver ? r.total - r.driver : r.total));
+      }
+      return v;
     };
-    const auto as_seconds = [](const std::vector<std::uint64_t>& v) {
-      return std::vector<double>(v.begin(), v.end());
+    const auto minus = [&](const char* x, const char* y, bool outside_driver) {
+      const std::vector<double> a_runs = of(x, outside_driver), b_runs = of(y, outside_driver);
+      return spread(paired(o.instructions, [&](std::size_t i) { return a_runs[i] - b_runs[i]; }));
     };
-    const auto minus = [&](const char* x, const char* y) {
-      return spread(paired(o.instructions, [&](std::size_t i) {
-        return static_cast<double>(of(x)[i]) - static_cast<double>(of(y)[i]);
-      }));
-    };
-    const Spread book = minus("beta", "gamma");
-    const Spread resolution = minus("gamma2", "gamma");
-    const double gamma_instructions = median(as_seconds(of("gamma")));
+    const double gamma_instructions = median(of("gamma", false));
     const double per_instruction =
         gamma_instructions > 0 ? median(gamma_cpu) / gamma_instructions : 0;
+    const double hz = cpu_hertz();
     const double kernels_per_run = static_cast<double>(mode_waits[1].kernels) /
                                    static_cast<double>(std::max<std::size_t>(1, n));
+    // The bookkeeping and its resolution, in all or outside the driver.
+    const auto measure = [&](bool outside_driver) {
+      const Spread book = minus("beta", "gamma", outside_driver);
+      const Spread resolution = minus("gamma2", "gamma", outside_driver);
+      nlohmann::ordered_json r = {
+          {"bookkeeping_per_run", book.median},
+          {"bookkeeping_per_run_spread", to_json(book)},
+          {"noise_floor_per_run", resolution.median},
+          {"noise_floor_per_run_spread", to_json(resolution)},
+          {"bookkeeping_per_kernel", kernels_per_run > 0 ? book.median / kernels_per_run : 0},
+          {"bookkeeping_fraction", a > 0 ? book.median * per_instruction / a : 0},
+          {"noise_floor_fraction", a > 0 ? resolution.median * per_instruction / a : 0}};
+      r["bookkeeping_fraction_at_one_per_cycle"] =
+          hz > 0 && a > 0 ? nlohmann::ordered_json(book.median / hz / a) : nullptr;
+      r["noise_floor_fraction_at_one_per_cycle"] =
+          hz > 0 && a > 0 ? nlohmann::ordered_json(resolution.median / hz / a) : nullptr;
+      return r;
+    };
+    const auto samples = [&](bool outside_driver) {
+      nlohmann::ordered_json runs;
+      for (const char* mode : {"alpha", "beta", "gamma", "gamma2"}) {
+        runs[mode] = nlohmann::ordered_json::array();
+        for (const double count : of(mode, outside_driver)) {
+          runs[mode].push_back(static_cast<std::uint64_t>(count));
+        }
+      }
+      return runs;
+    };
     instructions = {
         {"method",
          "callgrind: instructions of the submitting thread in each timed run, counted in a "
          "second process under valgrind (same problem, devices and strategy); bookkeeping = beta "
-         "- gamma per repetition, noise floor = a second gamma - gamma; fractions convert them "
-         "to "
-         "time at gamma's native CPU seconds per instruction, over alpha's native wall time"},
+         "- gamma per repetition, noise floor = a second gamma - gamma, in all and outside the "
+         "OpenCL driver (calls into libOpenCL and below); fractions convert them to time at "
+         "gamma's native CPU seconds per instruction, and at one instruction per cycle of "
+         "/proc/cpuinfo's clock, over alpha's native wall time"},
         {"repetitions", o.instructions},
-        {"per_run",
-         {{"alpha", median(as_seconds(of("alpha")))},
-          {"beta", median(as_seconds(of("beta")))},
-          {"gamma", gamma_instructions},
-          {"gamma2", median(as_seconds(of("gamma2")))}}},
-        {"samples",
-         {{"alpha", of("alpha")},
-          {"beta", of("beta")},
-          {"gamma", of("gamma")},
-          {"gamma2", of("gamma2")}}},
-        {"bookkeeping_per_run", book.median},
-        {"bookkeeping_per_run_spread", to_json(book)},
-        {"noise_floor_per_run", resolution.median},
-        {"noise_floor_per_run_spread", to_json(resolution)},
         {"kernels_per_run", kernels_per_run},
-        {"bookkeeping_per_kernel", kernels_per_run > 0 ? book.median / kernels_per_run : 0},
         {"seconds_per_instruction", per_instruction},
-        {"bookkeeping_fraction", a > 0 ? book.median * per_instruction / a : 0},
-        {"noise_floor_fraction", a > 0 ? resolution.median * per_instruction / a : 0}};
-    // An upper estimate: one instruction per cycle at the clock the kernel reports. Gamma's
-    // average includes wide memory copies (several instructions per cycle), the bookkeeping's
-    // pointer-heavy code runs slower; between the two lies the truth.
-    const double hz = cpu_hertz();
-    instructions["cpu_hertz"] = hz > 0 ? nlohmann::ordered_json(hz) : nullptr;
-    instructions["bookkeeping_fraction_at_one_per_cycle"] =
-        hz > 0 && a > 0 ? nlohmann::ordered_json(book.median / hz / a) : nullptr;
+        {"cpu_hertz", hz > 0 ? nlohmann::ordered_json(hz) : nullptr},
+        {"samples", samples(false)},
+        {"samples_outside_driver", samples(true)}};
+    // The whole count first (its fields at the top level), then the part outside the driver.
+    const nlohmann::ordered_json overall = measure(false);
+    for (auto it = overall.begin(); it != overall.end(); ++it) instructions[it.key()] = it.value();
+    instructions["outside_driver"] = measure(true);
   }
   std::size_t beta_above_alpha = 0;
   for (std::size_t i = 0; o.overhead && i < n; ++i) beta_above_alpha += beta[i] > alpha[i] ? 1 : 0;
@@ -806,20 +818,24 @@ int run_bench(const BenchOptions& o) {
                   << " .. " << num(100 * noise_floor.q3) << "%)\n";
       }
       if (o.instructions > 0) {
-        std::cout
-            << "            in instructions (callgrind, " << o.instructions
-            << " runs): beta - gamma " << num(instructions["bookkeeping_per_run"].get<double>())
-            << " per run (" << num(instructions["bookkeeping_per_kernel"].get<double>())
-            << " per kernel), " << num(100 * instructions["bookkeeping_fraction"].get<double>())
-            << "% of the run at gamma's speed"
-            << (instructions["bookkeeping_fraction_at_one_per_cycle"].is_null()
-                    ? std::string()
-                    : ", " +
-                          num(100 *
-                              instructions["bookkeeping_fraction_at_one_per_cycle"].get<double>()) +
-                          "% at one per cycle")
-            << "; second gamma - gamma " << num(instructions["noise_floor_per_run"].get<double>())
-            << " (" << num(100 * instructions["noise_floor_fraction"].get<double>()) << "%)\n";
+        // One line for all instructions, one for those outside the driver.
+        const auto line = [&](const nlohmann::ordered_json& f, const char* what) {
+          const auto pct = [&](const char* key) {
+            return f[key].is_null() ? std::string("-") : num(100 * f[key].get<double>()) + "%";
+          };
+          std::cout << "            " << what << ": beta - gamma "
+                    << num(f["bookkeeping_per_run"].get<double>()) << " per run ("
+                    << num(f["bookkeeping_per_kernel"].get<double>()) << " per kernel), "
+                    << pct("bookkeeping_fraction") << " at gamma's speed, "
+                    << pct("bookkeeping_fraction_at_one_per_cycle")
+                    << " at one per cycle; second gamma - gamma "
+                    << num(f["noise_floor_per_run"].get<double>()) << " ("
+                    << pct("noise_floor_fraction") << ", "
+                    << pct("noise_floor_fraction_at_one_per_cycle") << ")\n";
+        };
+        line(instructions,
+             ("instructions (callgrind, " + std::to_string(o.instructions) + " runs)").c_str());
+        line(instructions["outside_driver"], "  outside the OpenCL driver");
       }
     }
     if (!o.trace.empty()) {
