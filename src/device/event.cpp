@@ -109,12 +109,16 @@ void Event::on_complete(std::function<void()> callback) const {
 }
 
 void wait_all(std::span<const Event> events) {
+  // Newest first: events mostly complete in the order they were made, so once the last one is
+  // done the others are too and their waits return at once; oldest first, a thread that waits
+  // for thousands of queued kernels sleeps and wakes once per kernel. The failure rethrown is
+  // still the first in the list's order.
   std::exception_ptr first;
-  for (const Event& e : events) {
+  for (std::size_t i = events.size(); i-- > 0;) {
     try {
-      e.wait();
+      events[i].wait();
     } catch (...) {
-      if (!first) first = std::current_exception();
+      first = std::current_exception();  // a lower index overwrites: the first failure wins
     }
   }
   if (first) std::rethrow_exception(first);

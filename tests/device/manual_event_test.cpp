@@ -5,8 +5,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
 #include <unimem/errors.hpp>
 #include <unimem/event.hpp>
@@ -32,6 +34,37 @@ TEST(ManualEvent, AForwardedEventCompletesWithItsTargetAndMovesItsCallbacksThere
   // Later outcomes by hand no longer count.
   state->fail(std::make_exception_ptr(DeviceError("too late")));
   EXPECT_NO_THROW(event.wait());
+}
+
+// wait_all waits newest first (fewer sleeps when events finish in order) but keeps its contract:
+// it returns only once every event finished, and rethrows the first failure in the list's order.
+TEST(WaitAll, WaitsForEveryEventAndRethrowsTheFirstFailureInListOrder) {
+  std::vector<Event> events;
+  std::vector<std::shared_ptr<ManualEventState>> states;
+  for (int i = 0; i < 5; ++i) {
+    auto [event, state] = Event::make_manual();
+    events.push_back(event);
+    states.push_back(state);
+  }
+  states[4]->complete();  // the newest is done first: the older ones must still be waited for
+  std::atomic<bool> returned{false};
+  std::thread waiter([&] {
+    try {
+      wait_all(events);
+      ADD_FAILURE() << "two events failed: wait_all must throw";
+    } catch (const DeviceError& e) {
+      EXPECT_STREQ(e.what(), "failure 1") << "the first failure in the list's order";
+    }
+    returned = true;
+  });
+  states[3]->fail(std::make_exception_ptr(DeviceError("failure 3")));
+  states[1]->fail(std::make_exception_ptr(DeviceError("failure 1")));
+  states[2]->complete();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(returned) << "wait_all returned while event 0 had not finished";
+  states[0]->complete();
+  waiter.join();
+  EXPECT_TRUE(returned);
 }
 
 TEST(ManualEvent, AForwardedEventFailsWithItsTargetAndReportsItsTimes) {
