@@ -509,39 +509,37 @@ void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& k
 
 namespace {
 
-// The bytes a and b share, counted without building their intersection.
-std::uint64_t shared_bytes(const IntervalSet& a, const IntervalSet& b) {
-  std::uint64_t n = 0;
+// Calls f(lo, hi) for each piece [lo, hi) that a and b share, in order, without building their
+// intersection.
+template <typename F>
+void for_each_shared(const IntervalSet& a, const IntervalSet& b, F&& f) {
   auto i = a.begin();
   auto j = b.begin();
   while (i != a.end() && j != b.end()) {
     const std::uint64_t lo = std::max(i->begin, j->begin);
     const std::uint64_t hi = std::min(i->end, j->end);
-    if (lo < hi) n += hi - lo;
+    if (lo < hi) f(lo, hi);
     if (i->end < j->end) {
       ++i;
     } else {
       ++j;
     }
   }
+}
+
+// The bytes a and b share.
+std::uint64_t shared_bytes(const IntervalSet& a, const IntervalSet& b) {
+  std::uint64_t n = 0;
+  for_each_shared(a, b, [&](std::uint64_t lo, std::uint64_t hi) { n += hi - lo; });
   return n;
 }
 
 // Appends the pieces of a within b, each as a copy from `from` to `to`.
 void append_shared(const IntervalSet& a, const IntervalSet& b, Agent from, Agent to,
                    std::vector<Transfer>& out) {
-  auto i = a.begin();
-  auto j = b.begin();
-  while (i != a.end() && j != b.end()) {
-    const std::uint64_t lo = std::max(i->begin, j->begin);
-    const std::uint64_t hi = std::min(i->end, j->end);
-    if (lo < hi) out.push_back(Transfer{Interval{lo, hi}, from, to});
-    if (i->end < j->end) {
-      ++i;
-    } else {
-      ++j;
-    }
-  }
+  for_each_shared(a, b, [&](std::uint64_t lo, std::uint64_t hi) {
+    out.push_back(Transfer{Interval{lo, hi}, from, to});
+  });
 }
 
 }  // namespace

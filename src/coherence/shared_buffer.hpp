@@ -350,9 +350,9 @@ class SharedBuffer final : public EvictionClient {
   std::vector<std::pair<Agent, IntervalSet>> last_writes_;
   std::size_t last_writes_count_ = 0;
   std::uint64_t last_writes_version_ = kNoVersion;
-  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks, and their union.
+  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks, and a difference's
+  // intermediate.
   std::vector<IntervalSet> reread_missing_;
-  IntervalSet reread_all_missing_;
   IntervalSet reread_piece_;
 };
 
