@@ -155,36 +155,70 @@ cl_platform_id find_platform(bool unimem) {
 // under the platform (whose devices profile).
 enum class Direct { plain, event, chained, driver };
 
+// One side of the comparison: a context on one device of the platform, a queue, the kernel
+// built, its buffer written once and one launch run before any timing.
+struct LaunchSetup {
+  cl_context context = nullptr;
+  cl_command_queue queue = nullptr;
+  cl_program program = nullptr;
+  cl_kernel kernel = nullptr;
+  cl_mem buffer = nullptr;
+  std::vector<int> host = std::vector<int>(kItems, 0);
+  std::size_t global = kItems, local = 64;
+
+  LaunchSetup(bool unimem, cl_command_queue_properties properties) {
+    cl_platform_id platform = find_platform(unimem);
+    cl_device_id device = nullptr;
+    check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
+    cl_int e = CL_SUCCESS;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
+    check(e, "clCreateContext");
+    queue = clCreateCommandQueue(context, device, properties, &e);
+    check(e, "clCreateCommandQueue");
+    const char* source =
+        "__kernel void add_one(__global int* data) { data[get_global_id(0)] += 1; }";
+    program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
+    check(e, "clCreateProgramWithSource");
+    check(clBuildProgram(program, 1, &device, "", nullptr, nullptr), "clBuildProgram");
+    kernel = clCreateKernel(program, "add_one", &e);
+    check(e, "clCreateKernel");
+    buffer = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), host.data(), &e);
+    check(e, "clCreateBuffer");
+    check(clSetKernelArg(kernel, 0, sizeof buffer, &buffer), "clSetKernelArg");
+    check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+          "clEnqueueNDRangeKernel");
+    check(clFinish(queue), "clFinish");
+  }
+  LaunchSetup(const LaunchSetup&) = delete;
+  LaunchSetup& operator=(const LaunchSetup&) = delete;
+  ~LaunchSetup() {
+    clReleaseMemObject(buffer);
+    clReleaseKernel(kernel);
+    clReleaseProgram(program);
+    clReleaseCommandQueue(queue);
+    clReleaseContext(context);
+  }
+  // Whether every element was incremented `launched` times.
+  [[nodiscard]] bool holds(std::uint64_t launched) {
+    check(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, kItems * sizeof(int), host.data(), 0,
+                              nullptr, nullptr),
+          "clEnqueueReadBuffer");
+    return std::all_of(host.begin(), host.end(),
+                       [&](int v) { return v == static_cast<int>(launched); });
+  }
+};
+
 void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::plain) {
   (void)kEnvironment;
-  cl_platform_id platform = find_platform(unimem);
-  cl_device_id device = nullptr;
-  check(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), "clGetDeviceIDs");
-  cl_int e = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
-  check(e, "clCreateContext");
   cl_command_queue_properties properties = 0;
   if (direct == Direct::chained) properties = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE;
   if (direct == Direct::driver) {
     properties = CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE | CL_QUEUE_PROFILING_ENABLE;
   }
-  cl_command_queue queue = clCreateCommandQueue(context, device, properties, &e);
-  check(e, "clCreateCommandQueue");
-  const char* source = "__kernel void add_one(__global int* data) { data[get_global_id(0)] += 1; }";
-  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
-  check(e, "clCreateProgramWithSource");
-  check(clBuildProgram(program, 1, &device, "", nullptr, nullptr), "clBuildProgram");
-  cl_kernel kernel = clCreateKernel(program, "add_one", &e);
-  check(e, "clCreateKernel");
-  std::vector<int> host(kItems, 0);
-  cl_mem buffer =
-      clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), host.data(), &e);
-  check(e, "clCreateBuffer");
-  check(clSetKernelArg(kernel, 0, sizeof buffer, &buffer), "clSetKernelArg");
-  const std::size_t global = kItems, local = 64;
-  check(clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0, nullptr, nullptr),
-        "clEnqueueNDRangeKernel");
-  check(clFinish(queue), "clFinish");
+  LaunchSetup setup(unimem, properties);
+  cl_command_queue queue = setup.queue;
+  cl_kernel kernel = setup.kernel;
+  const std::size_t global = setup.global, local = setup.local;
   std::uint64_t launched = 1;
   cl_event last = nullptr;
   std::optional<std::pair<std::uint64_t, std::uint64_t>> counts_before;
@@ -262,12 +296,7 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
     }
   }
   if (last != nullptr) clReleaseEvent(last);
-  check(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, kItems * sizeof(int), host.data(), 0,
-                            nullptr, nullptr),
-        "clEnqueueReadBuffer");
-  if (host[0] != static_cast<int>(launched) || host[kItems - 1] != static_cast<int>(launched)) {
-    state.SkipWithError("wrong result: the launches did not all run");
-  }
+  if (!setup.holds(launched)) state.SkipWithError("wrong result: the launches did not all run");
   if (unimem) {
     const auto after = platform_launch_counts();
     const std::uint64_t all = after->first - counts_before->first;
@@ -278,11 +307,64 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
   state.counters["launches"] = static_cast<double>(launched - 1);
   state.counters["us_per_launch"] = benchmark::Counter(
       static_cast<double>(launched - 1), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
-  clReleaseMemObject(buffer);
-  clReleaseKernel(kernel);
-  clReleaseProgram(program);
-  clReleaseCommandQueue(queue);
-  clReleaseContext(context);
+}
+
+// Rounds of POCL directly and of the platform in turns, in one process, each on its own context
+// (both set up before the first round): a pair of rounds sees the same machine, which the
+// separate arms above (every repetition of one arm, then every repetition of the next) do not.
+// Each round is 20,000 plain launches and clFinish; the order within a pair alternates. Counters:
+// the medians per launch of each side over the pairs, `ratio` = their quotient, and per pair
+// the platform's round over POCL's (`pair_ratio_median`, `pair_ratio_max`, `pairs_over_1_10`).
+void BM_Interleaved(benchmark::State& state) {
+  (void)kEnvironment;
+  LaunchSetup direct(false, 0), platform(true, 0);
+  const bool launch_times = std::getenv("UNIMEM_BENCH_LAUNCH_TIMES") != nullptr;
+  const auto round = [](LaunchSetup& s) {
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < kLaunches; ++i) {
+      clEnqueueNDRangeKernel(s.queue, s.kernel, 1, nullptr, &s.global, &s.local, 0, nullptr,
+                             nullptr);
+    }
+    check(clFinish(s.queue), "clFinish");
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() * 1e6 /
+           kLaunches;
+  };
+  std::vector<double> direct_us, platform_us, pair_ratio;
+  std::uint64_t launched = 1;
+  for (auto _ : state) {
+    const bool platform_first = pair_ratio.size() % 2 == 1;
+    double d = 0, u = 0;
+    if (platform_first) u = round(platform);
+    d = round(direct);
+    if (!platform_first) u = round(platform);
+    launched += kLaunches;
+    state.SetIterationTime((d + u) * kLaunches / 1e6);
+    direct_us.push_back(d);
+    platform_us.push_back(u);
+    pair_ratio.push_back(u / d);
+    if (launch_times) {
+      std::fprintf(stderr, "pair %zu: POCL directly %.3f us/launch, the platform %.3f (%.2f)\n",
+                   pair_ratio.size(), d, u, u / d);
+    }
+  }
+  if (!direct.holds(launched) || !platform.holds(launched)) {
+    state.SkipWithError("wrong result: the launches did not all run");
+    return;
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  };
+  const double md = median(direct_us), mu = median(platform_us);
+  state.counters["direct_us"] = md;
+  state.counters["unimem_us"] = mu;
+  state.counters["ratio"] = mu / md;
+  state.counters["pair_ratio_median"] = median(pair_ratio);
+  state.counters["pair_ratio_max"] = *std::max_element(pair_ratio.begin(), pair_ratio.end());
+  state.counters["pairs_over_1_10"] = static_cast<double>(
+      std::count_if(pair_ratio.begin(), pair_ratio.end(), [](double r) { return r > 1.10; }));
+  state.counters["pairs"] = static_cast<double>(pair_ratio.size());
 }
 
 BENCHMARK_CAPTURE(BM_Launches, direct, false)
@@ -309,6 +391,11 @@ int main(int argc, char** argv) {
       ->Unit(benchmark::kMillisecond)
       ->UseRealTime()
       ->Iterations(3);
+  benchmark::RegisterBenchmark(
+      all_devices() ? "BM_Interleaved/unimem_all" : "BM_Interleaved/unimem_1", BM_Interleaved)
+      ->Unit(benchmark::kMillisecond)
+      ->UseManualTime()
+      ->Iterations(20);
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
