@@ -27,6 +27,12 @@ struct HazardTrackerTestAccess;  // defined by the tests that break a tracker on
 /// of many intervals (one per row: fdtd2d) is one node over its bounds instead, whose bytes are
 /// checked when the node is reached, so recording it costs one node, not one per row.
 ///
+/// Reads recorded at ascending addresses, apart from each other (floyd-warshall's device reading
+/// pivot row k = 0, 1, 2, ... of another device's half: hundreds unfinished when the host
+/// submits ahead), skip the tree: their nodes are appended to a sorted run, searched by binary
+/// search, and a node leaving it (cut by a write, or its read finished) is marked and swept out
+/// once half of the run is such, so such a read is recorded and dropped in O(1) amortised.
+///
 /// A write's dependencies leave out what they already imply: a read recorded by
 /// record_ordered_read waited for the writes of its bytes, so a write that must wait for such a
 /// read need not also name the writes that read waited for (deps_for_write; the proof is above
@@ -103,15 +109,17 @@ class HazardTracker {
     mutable std::uint64_t seen = 0;  // the query that last found it (one hit per query)
     mutable std::uint32_t hit = 0;   // its place in hits_ during that query
   };
-  // One interval of one record: a node of the tree, keyed by (begin, node index).
+  // One interval of one record: a node of the tree, keyed by (begin, node index), or of the
+  // reads' run (in_run: then max_end, priority, left and right are unused).
   struct Piece {
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
     std::uint64_t max_end = 0;     // the largest end in this subtree
-    std::uint32_t record = kNone;  // kNone for a free node
+    std::uint32_t record = kNone;  // kNone for a free node (or one the run still lists: dead)
     std::uint32_t priority = 0;    // treap heap order: a parent's is at least its children's
     std::uint32_t left = kNone;
     std::uint32_t right = kNone;
+    bool in_run = false;
   };
 
   // Fills hits_ with the records that overlap bytes (only writes if writes_only), each once, in
@@ -130,6 +138,16 @@ class HazardTracker {
   // Calls f(node) for every node of subtree t overlapping [begin, end), in key order.
   template <typename F>
   void for_each_overlap(std::uint32_t t, std::uint64_t begin, std::uint64_t end, F& f) const;
+  // Calls f(node) for every live node of the reads' run overlapping bytes, in order, at least
+  // once (a node spanning several of bytes' intervals may come once per interval).
+  template <typename F>
+  void visit_run(const IntervalSet& bytes, F& f) const;
+  // visit_overlaps of the reads: their tree and their run.
+  template <typename F>
+  void visit_reads(const IntervalSet& bytes, F& f) const {
+    visit_overlaps(roots_[0], bytes, f);
+    visit_run(bytes, f);
+  }
 
   // A record with bytes' intervals, recorded as is (no shadowing).
   void append(const IntervalSet& bytes, const Event& event, bool write);
@@ -140,6 +158,11 @@ class HazardTracker {
   void free_record(std::uint32_t r);
   void add_piece(std::uint64_t begin, std::uint64_t end, std::uint32_t record);
   void remove_piece(std::uint32_t p);
+  // Gives read record r the nodes of bytes in the run if they all lie after its last node;
+  // false (nothing done) otherwise.
+  bool append_to_run(std::uint32_t r, const IntervalSet& bytes);
+  // Drops the run's dead nodes and those of freed records (their nodes become free).
+  void compact_run();
 
   // Treap operations on the nodes of pieces_ (recursion depth: the tree's, O(log n) expected).
   [[nodiscard]] bool key_less(std::uint32_t a, std::uint32_t b) const;
@@ -164,6 +187,10 @@ class HazardTracker {
   std::vector<Piece> pieces_;  // tree nodes; free ones listed in free_pieces_
   std::vector<std::uint32_t> free_pieces_;
   std::uint32_t roots_[2] = {kNone, kNone};  // the trees of the reads' and the writes' nodes
+  // The reads' run: nodes outside the tree, ascending and apart (each begins at or after the end
+  // of the one before it), dead ones (record kNone) included until compact_run.
+  std::vector<std::uint32_t> run_;
+  std::size_t run_dead_ = 0;
   [[nodiscard]] std::uint32_t& root_of(std::uint32_t record) {
     return roots_[records_[record].write ? 1 : 0];
   }

@@ -206,10 +206,10 @@ class SharedBuffer final : public EvictionClient {
   /// The caller holds allocations covering each use's bytes on its agent (begin_use), as a
   /// launch does.
   bool acquire_rewriting_last_writes(std::span<const LaunchUse> uses);
-  /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: the
-  /// directory stays (writes are the last writes again), the ledger and the strategy act.
-  void after_device_rewrites(DeviceWrites writes, const std::string& kernel,
-                             UpdateStrategy strategy);
+  /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: its writes
+  /// are the last writes again (acquire_rewriting_last_writes checked them), so the directory
+  /// and the last writes stay; the ledger and the strategy act.
+  void after_device_rewrites(const std::string& kernel, UpdateStrategy strategy);
 
   /// The repeat of a launch (RuntimeCore::launch_partitioned): the same kernel again, with
   /// nothing but launches since its previous run. Whether a demand acquire of `bytes` on agent
@@ -350,9 +350,10 @@ class SharedBuffer final : public EvictionClient {
   std::vector<std::pair<Agent, IntervalSet>> last_writes_;
   std::size_t last_writes_count_ = 0;
   std::uint64_t last_writes_version_ = kNoVersion;
-  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks, and a difference's
-  // intermediate.
+  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks and their copies, and a
+  // difference's intermediate.
   std::vector<IntervalSet> reread_missing_;
+  std::vector<std::vector<Transfer>> reread_transfers_;
   IntervalSet reread_piece_;
 };
 
