@@ -507,6 +507,7 @@ bool HazardTracker::append_to_run(std::uint32_t r, const IntervalSet& bytes) {
   } else {
     for (const Interval& i : bytes) push(i.begin, i.end);
   }
+  ++run_reads_;
   return true;
 }
 

@@ -70,6 +70,8 @@ class HazardTracker {
   /// Queries and writes that the newest write answered alone (covering_write in
   /// hazard_tracker.hpp; for tests).
   [[nodiscard]] std::uint64_t covering_write_shortcuts() const { return shortcuts_; }
+  /// Reads whose nodes went to the run (hazard_tracker.hpp: ascending reads; for tests).
+  [[nodiscard]] std::uint64_t run_reads() const { return run_reads_; }
   /// The recording order the next access gets: the accesses recorded so far are those before it.
   [[nodiscard]] std::uint64_t next_order() const { return next_order_; }
   /// Drops the accesses recorded before `order` (next_order() at some earlier time) without asking
@@ -191,6 +193,7 @@ class HazardTracker {
   // of the one before it), dead ones (record kNone) included until compact_run.
   std::vector<std::uint32_t> run_;
   std::size_t run_dead_ = 0;
+  std::uint64_t run_reads_ = 0;  // run_reads()
   [[nodiscard]] std::uint32_t& root_of(std::uint32_t record) {
     return roots_[records_[record].write ? 1 : 0];
   }
