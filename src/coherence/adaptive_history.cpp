@@ -128,12 +128,6 @@ int AdaptiveHistory::repeat_count(const Key& key) const {
   return it == entries_.end() ? 0 : it->second.repeats + pending;
 }
 
-void AdaptiveHistory::check_if_enabled() const {
-#if UNIMEM_INVARIANTS_ENABLED
-  check_invariants();
-#endif
-}
-
 void AdaptiveHistory::check_invariants() const {
   auto fail = [](const std::string& what) {
     detail::throw_invariant("AdaptiveHistory: " + what, __FILE__, __LINE__);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coherence/agent_mask.hpp"
+#include "common/check.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
@@ -78,7 +79,12 @@ class AdaptiveHistory {
 
  private:
   friend struct detail::AdaptiveHistoryTestAccess;
-  void check_if_enabled() const;
+  // Inline, so that a build without invariant checks pays no call for it.
+  void check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+    check_invariants();
+#endif
+  }
 
   struct Entry {
     DemandSequence sequence;

@@ -677,12 +677,6 @@ std::uint32_t HazardTracker::erase(std::uint32_t t, std::uint32_t p) {
 
 // ---- checks ------------------------------------------------------------------------------------
 
-void HazardTracker::check_if_enabled() const {
-#if UNIMEM_INVARIANTS_ENABLED
-  check_invariants();
-#endif
-}
-
 void HazardTracker::check_invariants() const {
   auto fail = [](const std::string& what) {
     detail::throw_invariant("HazardTracker: " + what, __FILE__, __LINE__);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <unimem/event.hpp>
+#include "common/check.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
@@ -182,7 +183,12 @@ class HazardTracker {
   // Rebuilds both trees from the nodes of the records kept, freeing the nodes of freed records.
   void rebuild_trees();
   static constexpr std::size_t kPruneMinimum = 16;
-  void check_if_enabled() const;
+  // Inline, so that a build without invariant checks pays no call for it.
+  void check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+    check_invariants();
+#endif
+  }
 
   std::vector<Record> records_;  // slots; free ones listed in free_records_
   std::vector<std::uint32_t> free_records_;

@@ -643,7 +643,9 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
     }
 #endif
     if (observe) history_.observe_read(reader, bytes, reread_missing_[j]);
-    if (!transfers.empty()) issue_all(transfers, kHome, nullptr);
+    // Peer copies only (every source is a device that wrote the bytes), which measurement beta
+    // skips whole (issue() would return at once for each).
+    if (!transfers.empty() && !context_.transfers_disabled) issue_all(transfers, kHome, nullptr);
   }
 #if UNIMEM_INVARIANTS_ENABLED
   if (shadow) {
@@ -761,13 +763,6 @@ EventList SharedBuffer::pending() const {
     out.insert(out.end(), p.begin(), p.end());
   }
   return unique_pending(std::move(out));
-}
-
-void SharedBuffer::check_if_enabled() const {
-#if UNIMEM_INVARIANTS_ENABLED
-  // Like Directory: whole-structure checks only while the directory is small.
-  if (directory_.segment_count() <= 4096) check_invariants();
-#endif
 }
 
 void SharedBuffer::check_invariants() const {

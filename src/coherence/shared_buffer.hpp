@@ -17,6 +17,7 @@
 #include "coherence/prefetch_ledger.hpp"
 #include "coherence/tracker_pool.hpp"
 #include "coherence/update_strategy.hpp"
+#include "common/check.hpp"
 #include "device/device.hpp"
 #include "device/trace_recorder.hpp"
 #include "memory/allocation_cache.hpp"
@@ -286,7 +287,13 @@ class SharedBuffer final : public EvictionClient {
   friend struct detail::SharedBufferTestAccess;
   /// acquire() without the invariant check (a replay calls it mid-way).
   void make_current(Agent agent, const IntervalSet& bytes, bool demand);
-  void check_if_enabled() const;
+  // Inline, so that a build without invariant checks pays no call for it. Like Directory:
+  // whole-structure checks only while the directory is small.
+  void check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+    if (directory_.segment_count() <= 4096) check_invariants();
+#endif
+  }
   /// Where the host side of a copy lies: the home copy (kHome), or a reader's memory whose first
   /// byte holds buffer byte reader_begin (read_direct).
   struct HostSide {
