@@ -82,10 +82,11 @@ class HazardTracker {
   /// Drops every access and keeps the storage (a tracker reused by another buffer: TrackerPool).
   /// The caller has waited for every event.
   void clear();
-  /// Bytes of storage held (records and tree nodes, used or free).
+  /// Bytes of storage held (records, tree and run nodes, used or free).
   [[nodiscard]] std::size_t capacity_bytes() const {
     return records_.capacity() * sizeof(Record) + pieces_.capacity() * sizeof(Piece) +
-           (free_records_.capacity() + free_pieces_.capacity()) * sizeof(std::uint32_t);
+           (free_records_.capacity() + free_pieces_.capacity() + run_.capacity()) *
+               sizeof(std::uint32_t);
   }
 
   /// Throws InvariantError unless the tree is ordered, balanced as a treap and its bounds are up
