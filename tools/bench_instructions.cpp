@@ -42,6 +42,23 @@ bool is_driver_object(const std::string& object) {
          object.find("libpocl") != std::string::npos;
 }
 
+// The C allocator's entry points (glibc's malloc.c; operator new and delete call them).
+bool is_allocator_function(const std::string& name) {
+  static constexpr const char* kNames[] = {"malloc",
+                                           "free",
+                                           "calloc",
+                                           "realloc",
+                                           "cfree",
+                                           "posix_memalign",
+                                           "aligned_alloc",
+                                           "memalign",
+                                           "valloc",
+                                           "pvalloc",
+                                           "malloc_usable_size"};
+  return std::any_of(std::begin(kNames), std::end(kNames),
+                     [&](const char* n) { return name == n; });
+}
+
 // A file is on PATH (valgrind).
 bool on_path(const std::string& name) {
   const char* path = std::getenv("PATH");
@@ -126,26 +143,42 @@ std::map<std::string, std::vector<RunInstructions>> callgrind_run_counts(
     Dump d;
     bool labelled = false;
     bool counted = false;
-    // The body: "ob=" names the object of the functions that follow; a call is "cob=" (the
-    // callee's object, else the caller's), "cfn=", "calls=" and then a line whose last number is
-    // the call's inclusive cost. Calls from outside the driver into it are the driver's part.
+    // The body: "ob=" and "fn=" name the object and function of the costs that follow; a call
+    // is "cob=" (the callee's object, else the caller's), "cfn=" (the callee, kept until the
+    // next), "calls=" (its count first) and then a line whose last number is the call's inclusive
+    // cost. Calls from outside the driver into it are the driver's part; calls from outside the
+    // driver and the allocator into the allocator, the allocator's.
     std::string object;
+    std::string function;
     std::string callee_object;
+    std::string callee;
+    std::uint64_t calls = 0;
     bool call_cost_next = false;
     for (std::string line; std::getline(in, line);) {
       if (call_cost_next) {
         call_cost_next = false;
-        const std::string& callee = callee_object.empty() ? object : callee_object;
-        if (is_driver_object(callee) && !is_driver_object(object)) {
-          const std::size_t space = line.find_last_of(' ');
-          if (space != std::string::npos) d.count.driver += std::stoull(line.substr(space + 1));
+        const std::string& to = callee_object.empty() ? object : callee_object;
+        const std::size_t space = line.find_last_of(' ');
+        const std::uint64_t cost =
+            space == std::string::npos ? 0 : std::stoull(line.substr(space + 1));
+        if (is_driver_object(to) && !is_driver_object(object)) {
+          d.count.driver += cost;
+        } else if (is_allocator_function(callee) && !is_allocator_function(function) &&
+                   !is_driver_object(object)) {
+          d.count.allocator += cost;
+          d.count.allocator_calls += calls;
         }
         callee_object.clear();
       } else if (line.rfind("ob=", 0) == 0) {
         object = line.substr(3);
+      } else if (line.rfind("fn=", 0) == 0) {
+        function = line.substr(3);
       } else if (line.rfind("cob=", 0) == 0) {
         callee_object = line.substr(4);
+      } else if (line.rfind("cfn=", 0) == 0) {
+        callee = line.substr(4);
       } else if (line.rfind("calls=", 0) == 0) {
+        calls = std::stoull(line.substr(6));
         call_cost_next = true;
       } else if (line.rfind("part: ", 0) == 0) {
         d.part = static_cast<unsigned>(std::stoul(line.substr(6)));

@@ -29,9 +29,21 @@ void callgrind_end_run(const std::string& label);
 /// the work a call does depends on how many earlier commands have finished (POCL frees their
 /// events, the final wait polls them), so two identical runs differ there by hundreds of
 /// instructions per launch; outside it they hardly differ.
+///
+/// The allocator's part moves too: glibc's malloc and free cost more or less per call with the
+/// heap's state, which depends on which thread frees what when (the driver's threads free
+/// chunks the submitting thread allocated, and an event's last reference is dropped on either
+/// side). Measured on floyd-warshall (3 repetitions): the two gammas differed by -480 to +422
+/// thousand instructions per run in all and by -40 to +70 thousand outside the driver and the
+/// allocator; what the allocator does is then counted in calls (allocator_calls), which do not
+/// move with timing.
 struct RunInstructions {
   std::uint64_t total = 0;
   std::uint64_t driver = 0;
+  /// Inside the allocator (malloc, free, calloc, realloc and their kin) when called from outside
+  /// the driver (the driver's calls are in `driver`), and how many such calls.
+  std::uint64_t allocator = 0;
+  std::uint64_t allocator_calls = 0;
 };
 
 /// Runs this program with `arguments` (argv[1..]) under callgrind and returns the instruction

@@ -540,28 +540,40 @@ int run_bench(const BenchOptions& o) {
   nlohmann::ordered_json instructions = nullptr;
   if (o.instructions > 0) {
     const auto counts = count_instructions(o, problem, k);
-    // Per repetition of a mode: all instructions, or those outside the driver.
-    const auto of = [&](const char* mode, bool outside_driver) {
+    // Per repetition of a mode: all instructions, those outside the driver, or those outside the
+    // driver and the allocator (whose cost per call moves with the heap's state: RunInstructions).
+    enum Part { kAll, kOutsideDriver, kOutsideDriverAndAllocator };
+    const auto of = [&](const char* mode, int part) {
       std::vector<double> v;
       for (const RunInstructions& r : counts.at(std::string("unimem-bench ") + mode)) {
-        v.push_back(static_cast<double>(outside_driver ? r.total - r.driver : r.total));
+        const std::uint64_t left = part == kAll             ? r.total
+                                   : part == kOutsideDriver ? r.total - r.driver
+                                                            : r.total - r.driver - r.allocator;
+        v.push_back(static_cast<double>(left));
       }
       return v;
     };
-    const auto minus = [&](const char* x, const char* y, bool outside_driver) {
-      const std::vector<double> a_runs = of(x, outside_driver), b_runs = of(y, outside_driver);
+    const auto calls_of = [&](const char* mode) {
+      std::vector<double> v;
+      for (const RunInstructions& r : counts.at(std::string("unimem-bench ") + mode)) {
+        v.push_back(static_cast<double>(r.allocator_calls));
+      }
+      return v;
+    };
+    const auto minus = [&](const char* x, const char* y, int part) {
+      const std::vector<double> a_runs = of(x, part), b_runs = of(y, part);
       return spread(paired(o.instructions, [&](std::size_t i) { return a_runs[i] - b_runs[i]; }));
     };
-    const double gamma_instructions = median(of("gamma", false));
+    const double gamma_instructions = median(of("gamma", kAll));
     const double per_instruction =
         gamma_instructions > 0 ? median(gamma_cpu) / gamma_instructions : 0;
     const double hz = cpu_hertz();
     const double kernels_per_run = static_cast<double>(mode_waits[1].kernels) /
                                    static_cast<double>(std::max<std::size_t>(1, n));
-    // The bookkeeping and its resolution, in all or outside the driver.
-    const auto measure = [&](bool outside_driver) {
-      const Spread book = minus("beta", "gamma", outside_driver);
-      const Spread resolution = minus("gamma2", "gamma", outside_driver);
+    // The bookkeeping and its resolution, in all or in a part.
+    const auto measure = [&](int part) {
+      const Spread book = minus("beta", "gamma", part);
+      const Spread resolution = minus("gamma2", "gamma", part);
       nlohmann::ordered_json r = {
           {"bookkeeping_per_run", book.median},
           {"bookkeeping_per_run_spread", to_json(book)},
@@ -576,11 +588,11 @@ int run_bench(const BenchOptions& o) {
           hz > 0 && a > 0 ? nlohmann::ordered_json(resolution.median / hz / a) : nullptr;
       return r;
     };
-    const auto samples = [&](bool outside_driver) {
+    const auto samples = [&](int part) {
       nlohmann::ordered_json runs;
       for (const char* mode : {"alpha", "beta", "gamma", "gamma2"}) {
         runs[mode] = nlohmann::ordered_json::array();
-        for (const double count : of(mode, outside_driver)) {
+        for (const double count : of(mode, part)) {
           runs[mode].push_back(static_cast<std::uint64_t>(count));
         }
       }
@@ -590,20 +602,33 @@ int run_bench(const BenchOptions& o) {
         {"method",
          "callgrind: instructions of the submitting thread in each timed run, counted in a "
          "second process under valgrind (same problem, devices and strategy); bookkeeping = beta "
-         "- gamma per repetition, noise floor = a second gamma - gamma, in all and outside the "
-         "OpenCL driver (calls into libOpenCL and below); fractions convert them to time at "
+         "- gamma per repetition, noise floor = a second gamma - gamma, in all, outside the "
+         "OpenCL driver (calls into libOpenCL and below) and outside the driver and the C "
+         "allocator (calls into malloc, free and their kin, counted as allocator_calls); "
+         "fractions convert them to time at "
          "gamma's native CPU seconds per instruction, and at one instruction per cycle of "
          "/proc/cpuinfo's clock, over alpha's native wall time"},
         {"repetitions", o.instructions},
         {"kernels_per_run", kernels_per_run},
         {"seconds_per_instruction", per_instruction},
         {"cpu_hertz", hz > 0 ? nlohmann::ordered_json(hz) : nullptr},
-        {"samples", samples(false)},
-        {"samples_outside_driver", samples(true)}};
-    // The whole count first (its fields at the top level), then the part outside the driver.
-    const nlohmann::ordered_json overall = measure(false);
+        {"samples", samples(kAll)},
+        {"samples_outside_driver", samples(kOutsideDriver)},
+        {"samples_outside_driver_and_allocator", samples(kOutsideDriverAndAllocator)}};
+    // The whole count first (its fields at the top level), then the parts.
+    const nlohmann::ordered_json overall = measure(kAll);
     for (auto it = overall.begin(); it != overall.end(); ++it) instructions[it.key()] = it.value();
-    instructions["outside_driver"] = measure(true);
+    instructions["outside_driver"] = measure(kOutsideDriver);
+    instructions["outside_driver_and_allocator"] = measure(kOutsideDriverAndAllocator);
+    // The allocator's calls from outside the driver: beta - gamma and gamma2 - gamma per run.
+    const auto calls_minus = [&](const char* x, const char* y) {
+      const std::vector<double> a_runs = calls_of(x), b_runs = calls_of(y);
+      return spread(paired(o.instructions, [&](std::size_t i) { return a_runs[i] - b_runs[i]; }));
+    };
+    instructions["allocator_calls"] = {
+        {"gamma_per_run", median(calls_of("gamma"))},
+        {"bookkeeping_per_run", to_json(calls_minus("beta", "gamma"))},
+        {"noise_floor_per_run", to_json(calls_minus("gamma2", "gamma"))}};
   }
   std::size_t beta_above_alpha = 0;
   for (std::size_t i = 0; o.overhead && i < n; ++i) beta_above_alpha += beta[i] > alpha[i] ? 1 : 0;
@@ -818,7 +843,7 @@ int run_bench(const BenchOptions& o) {
                   << " .. " << num(100 * noise_floor.q3) << "%)\n";
       }
       if (o.instructions > 0) {
-        // One line for all instructions, one for those outside the driver.
+        // One line for all instructions, one for each part.
         const auto line = [&](const nlohmann::ordered_json& f, const char* what) {
           const auto pct = [&](const char* key) {
             return f[key].is_null() ? std::string("-") : num(100 * f[key].get<double>()) + "%";
@@ -836,6 +861,7 @@ int run_bench(const BenchOptions& o) {
         line(instructions,
              ("instructions (callgrind, " + std::to_string(o.instructions) + " runs)").c_str());
         line(instructions["outside_driver"], "  outside the OpenCL driver");
+        line(instructions["outside_driver_and_allocator"], "  outside the driver and allocator");
       }
     }
     if (!o.trace.empty()) {

@@ -1347,6 +1347,13 @@ void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std:
   // The writes' entries are assigned over the last launch's, so their sets reuse its storage.
   std::vector<std::pair<Agent, IntervalSet>>& writes = publish_writes_;
   for (SharedBuffer* b : written_buffers) {
+    if (std::find(rewriting_buffers_.begin(), rewriting_buffers_.end(), b) !=
+        rewriting_buffers_.end()) {
+      // Its writes are its last writes (acquire_rewriting_last_writes checked): no list to build.
+      b->begin_write();
+      b->after_device_rewrites(kernel, strategy_for(*b));
+      continue;
+    }
     std::size_t count = 0;
     for (const PartitionUses& pu : plan) {
       for (const BufferUse& u : pu.uses) {
@@ -1358,12 +1365,7 @@ void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std:
       }
     }
     b->begin_write();
-    if (std::find(rewriting_buffers_.begin(), rewriting_buffers_.end(), b) !=
-        rewriting_buffers_.end()) {
-      b->after_device_rewrites(std::span(writes.data(), count), kernel, strategy_for(*b));
-    } else {
-      b->after_device_writes(std::span(writes.data(), count), kernel, strategy_for(*b));
-    }
+    b->after_device_writes(std::span(writes.data(), count), kernel, strategy_for(*b));
   }
   rewriting_buffers_.clear();
 }

@@ -1,104 +1,131 @@
 #include "coherence/adaptive_history.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "common/check.hpp"
 
 namespace unimem {
 
-void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes, IntervalSet missing) {
-  if (!open_) return;
-  IntervalSet needed = std::move(missing);
-  auto it = open_->prefetched.find(agent);
-  if (it != open_->prefetched.end() && !it->second.empty()) {
-    IntervalSet& prefetched = it->second;
-    IntervalSet used;
-    if (bytes.contains(prefetched)) {  // the read uses every replayed byte (a halo): all of them
-      used = std::move(prefetched);
-      prefetched = IntervalSet{};
-    } else {
-      used = prefetched.intersect(bytes);
-      prefetched = prefetched.subtract(used);
-    }
-    needed = needed.empty() ? std::move(used) : needed.unite(used);
+void AdaptiveHistory::record_demand(Agent agent, const IntervalSet& bytes) {
+  Demand& d = recording_.sequence.emplace_back();
+  d.agent = agent;
+  if (!spare_bytes_.empty()) {
+    d.bytes = std::move(spare_bytes_.back());
+    spare_bytes_.pop_back();
   }
-  if (!needed.empty()) open_->sequence.push_back({agent, std::move(needed)});
+  d.bytes = bytes;  // into the spare set's storage
+}
+
+void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes,
+                                   const IntervalSet& missing) {
+  if (!open_) return;
+  Recording& r = recording_;
+  if (!r.any_prefetched || agent >= r.prefetched.size() || r.prefetched[agent].empty()) {
+    if (!missing.empty()) record_demand(agent, missing);
+    check_if_enabled();
+    return;
+  }
+  IntervalSet& prefetched = r.prefetched[agent];
+  IntervalSet used;
+  if (bytes.contains(prefetched)) {  // the read uses every replayed byte (a halo): all of them
+    used = std::move(prefetched);
+    prefetched = IntervalSet{};
+  } else {
+    used = prefetched.intersect(bytes);
+    prefetched = prefetched.subtract(used);
+  }
+  if (missing.empty()) {
+    if (!used.empty()) r.sequence.push_back({agent, std::move(used)});
+  } else {
+    record_demand(agent, used.empty() ? missing : missing.unite(used));
+  }
   check_if_enabled();
 }
 
 bool AdaptiveHistory::close() {
   if (!open_) return false;
-  Entry& e = entries_[open_->key];
-  e.repeats += open_->unchanged_repeats;  // each was a close() finding the same empty sequence
+  Recording& r = recording_;
+  Entry& e = entries_[r.key];
+  e.repeats += r.unchanged_repeats;  // each was a close() finding the same empty sequence
   bool mispredicted = false;
-  if (e.repeats > 0 && e.sequence == open_->sequence) {
+  if (e.repeats > 0 && e.sequence == r.sequence) {
     ++e.repeats;
-    spare_ = std::move(open_->sequence);
   } else {
-    mispredicted = open_->replayed;
-    std::swap(e.sequence, open_->sequence);
-    spare_ = std::move(open_->sequence);  // the replaced sequence's storage
+    mispredicted = r.replayed;
+    std::swap(e.sequence, r.sequence);  // the recording keeps the replaced sequence's storage
     e.repeats = 1;
   }
-  spare_.clear();
-  open_.reset();
+  for (Demand& d : r.sequence) {
+    if (spare_bytes_.size() == kMaxSpareBytes) break;
+    spare_bytes_.push_back(std::move(d.bytes));
+  }
+  r.sequence.clear();
+  open_ = false;
   check_if_enabled();
   return mispredicted;
 }
 
-std::optional<DemandSequence> AdaptiveHistory::open(const Key& key) {
+std::optional<DemandSequence> AdaptiveHistory::open(const std::string& kernel, AgentMask writers) {
   close();
-  open_ = Recording{key, std::move(spare_), {}, false};
-  spare_ = DemandSequence{};
-  auto it = entries_.find(key);
+  Recording& r = recording_;
+  if (r.key.kernel != kernel) r.key.kernel = kernel;  // the same kernel again: no copy
+  r.key.writers = writers;
+  if (r.any_prefetched) {
+    for (IntervalSet& p : r.prefetched) {
+      if (!p.empty()) p = IntervalSet{};
+    }
+    r.any_prefetched = false;
+  }
+  r.replayed = false;
+  r.unchanged_repeats = 0;
+  open_ = true;
+  auto it = entries_.find(r.key);
   if (it == entries_.end() || it->second.repeats < 2 || it->second.sequence.empty()) {
     check_if_enabled();
     return std::nullopt;
   }
-  open_->replayed = true;
+  r.replayed = true;
   check_if_enabled();
   return it->second.sequence;
 }
 
 void AdaptiveHistory::note_prefetched(Agent agent, const IntervalSet& bytes) {
   if (!open_) return;
-  IntervalSet& p = open_->prefetched[agent];
+  Recording& r = recording_;
+  if (r.prefetched.size() <= agent) r.prefetched.resize(agent + 1);
+  IntervalSet& p = r.prefetched[agent];
   p = p.empty() ? bytes : p.unite(bytes);
+  r.any_prefetched = r.any_prefetched || !p.empty();
   check_if_enabled();
 }
 
 bool AdaptiveHistory::repeat_changes_only_count(const std::string& kernel,
                                                 AgentMask writers) const {
-  if (!open_ || open_->replayed || !open_->sequence.empty()) return false;
-  if (open_->key.writers != writers || open_->key.kernel != kernel) return false;
-  for (const auto& [agent, bytes] : open_->prefetched) {
+  const Recording& r = recording_;
+  if (!open_ || r.replayed || !r.sequence.empty()) return false;
+  if (r.key.writers != writers || r.key.kernel != kernel) return false;
+  for (const IntervalSet& bytes : r.prefetched) {
     if (!bytes.empty()) return false;
   }
-  auto it = entries_.find(open_->key);
+  auto it = entries_.find(r.key);
   return it != entries_.end() && it->second.repeats >= 1 && it->second.sequence.empty();
 }
 
 void AdaptiveHistory::count_unchanged_repeat() {
-  UNIMEM_REQUIRE(open_.has_value(), "AdaptiveHistory: an unchanged repeat needs a recording");
-  ++open_->unchanged_repeats;
+  UNIMEM_REQUIRE(open_, "AdaptiveHistory: an unchanged repeat needs a recording");
+  ++recording_.unchanged_repeats;
 }
 
 bool AdaptiveHistory::read_would_record(Agent agent, const IntervalSet& bytes) const {
-  if (!open_) return false;
-  auto it = open_->prefetched.find(agent);
-  return it != open_->prefetched.end() && it->second.intersects(bytes);
+  if (!open_ || agent >= recording_.prefetched.size()) return false;
+  return recording_.prefetched[agent].intersects(bytes);
 }
 
 int AdaptiveHistory::repeat_count(const Key& key) const {
   auto it = entries_.find(key);
-  const int pending = open_ && open_->key == key ? open_->unchanged_repeats : 0;
+  const int pending = open_ && recording_.key == key ? recording_.unchanged_repeats : 0;
   return it == entries_.end() ? 0 : it->second.repeats + pending;
-}
-
-void AdaptiveHistory::check_if_enabled() const {
-#if UNIMEM_INVARIANTS_ENABLED
-  check_invariants();
-#endif
 }
 
 void AdaptiveHistory::check_invariants() const {
@@ -120,12 +147,17 @@ void AdaptiveHistory::check_invariants() const {
     check_sequence(entry.sequence, where);
   }
   if (!open_) return;
+  const Recording& r = recording_;
   const std::string where =
-      "the recording of kernel '" + open_->key.kernel + "' on " + open_->key.writers.to_string();
-  check_sequence(open_->sequence, where);
-  for (const auto& [agent, bytes] : open_->prefetched) bytes.check_invariants();
-  if (open_->replayed) {
-    auto it = entries_.find(open_->key);
+      "the recording of kernel '" + r.key.kernel + "' on " + r.key.writers.to_string();
+  check_sequence(r.sequence, where);
+  for (const IntervalSet& bytes : r.prefetched) bytes.check_invariants();
+  if (!r.any_prefetched && std::any_of(r.prefetched.begin(), r.prefetched.end(),
+                                       [](const IntervalSet& bytes) { return !bytes.empty(); })) {
+    fail(where + " holds replayed bytes it does not know of");
+  }
+  if (r.replayed) {
+    auto it = entries_.find(r.key);
     if (it == entries_.end() || it->second.repeats < 2 || it->second.sequence.empty()) {
       fail(where + " replayed a prediction the history does not hold");
     }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "coherence/agent_mask.hpp"
+#include "common/check.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
@@ -42,13 +43,15 @@ class AdaptiveHistory {
 
   /// A reader (agent) is about to read bytes, of which `missing` are not valid on it. Recorded
   /// when a recording is open.
-  void observe_read(Agent agent, const IntervalSet& bytes, IntervalSet missing);
+  void observe_read(Agent agent, const IntervalSet& bytes, const IntervalSet& missing);
   /// The buffer is written: the open recording (if any) ends and updates the history. Returns
   /// true when the recording had replayed a prediction that turned out wrong.
   bool close();
   /// Kernel key has written the buffer: starts a recording; returns the sequence to replay now,
   /// if the same sequence followed the previous two runs.
-  std::optional<DemandSequence> open(const Key& key);
+  std::optional<DemandSequence> open(const Key& key) { return open(key.kernel, key.writers); }
+  /// The same, without building a key (once per launch of every written buffer).
+  std::optional<DemandSequence> open(const std::string& kernel, AgentMask writers);
   /// Bytes a replay made valid on agent (consumed by later observe_read calls).
   void note_prefetched(Agent agent, const IntervalSet& bytes);
 
@@ -65,7 +68,7 @@ class AdaptiveHistory {
   /// (observe_read would record them).
   [[nodiscard]] bool read_would_record(Agent agent, const IntervalSet& bytes) const;
 
-  [[nodiscard]] bool recording() const { return open_.has_value(); }
+  [[nodiscard]] bool recording() const { return open_; }
   /// How many runs in a row were followed by the stored sequence of key (0 if unknown).
   [[nodiscard]] int repeat_count(const Key& key) const;
 
@@ -76,25 +79,39 @@ class AdaptiveHistory {
 
  private:
   friend struct detail::AdaptiveHistoryTestAccess;
-  void check_if_enabled() const;
+  // Inline, so that a build without invariant checks pays no call for it.
+  void check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+    check_invariants();
+#endif
+  }
 
   struct Entry {
     DemandSequence sequence;
     int repeats = 0;
   };
+  // The open recording (while open_). Kept between recordings with its storage: a kernel run
+  // after every launch (floyd-warshall's 1024 per run) opens and closes one each time, and
+  // building and destroying it cost more than the rest of the two calls.
   struct Recording {
     Key key;
     DemandSequence sequence;
-    std::map<Agent, IntervalSet> prefetched;
+    std::vector<IntervalSet> prefetched;  // per agent; agents beyond its size have none
+    bool any_prefetched = false;          // some set of prefetched is not empty
     bool replayed = false;
     int unchanged_repeats = 0;  // count_unchanged_repeat since it opened; close() adds them
   };
+  // Appends a demand of agent for a copy of bytes, its set's storage taken from spare_bytes_.
+  void record_demand(Agent agent, const IntervalSet& bytes);
   std::map<Key, Entry> entries_;
-  std::optional<Recording> open_;
-  // The storage of the sequence close() replaced, for the next recording (a kernel whose every
-  // run is followed by a different sequence - floyd-warshall's pivot row - would otherwise
-  // allocate one per run).
-  DemandSequence spare_;
+  Recording recording_;
+  bool open_ = false;
+  // The byte sets of the demands close() dropped (the sequence it replaced, or the recording's
+  // when it equalled the stored one), kept for the demands to come: a kernel whose every run is
+  // followed by a different sequence (floyd-warshall's pivot row) would otherwise allocate one
+  // per run. Their contents are stale; record_demand overwrites them.
+  std::vector<IntervalSet> spare_bytes_;
+  static constexpr std::size_t kMaxSpareBytes = 64;
 };
 
 }  // namespace unimem

@@ -4,6 +4,7 @@
 #include <bit>
 #include <functional>
 #include <string>
+#include <tuple>
 
 #include "common/check.hpp"
 
@@ -21,6 +22,11 @@ std::uint32_t take_slot(std::vector<T>& slots, std::vector<std::uint32_t>& free)
   const std::uint32_t slot = free.back();
   free.pop_back();
   return slot;
+}
+
+// bytes.bounds() (bytes not empty), inline: the trackers need it several times per access.
+Interval bounds_of(const IntervalSet& bytes) {
+  return {bytes.intervals().front().begin, bytes.intervals().back().end};
 }
 
 }  // namespace
@@ -96,6 +102,23 @@ void HazardTracker::visit_overlaps(std::uint32_t root, const IntervalSet& bytes,
   for_each_overlap(root, b.begin, b.end, match);
 }
 
+template <typename F>
+void HazardTracker::visit_run(const IntervalSet& bytes, F& f) const {
+  if (run_.empty() || bytes.empty()) return;
+  // The nodes are ascending and apart, so their ends ascend too: the first node ending after a
+  // query interval's begin is found by binary search, from where the previous interval's search
+  // ended (the query's intervals ascend as well). A node spanning several of the query's
+  // intervals may come once per interval.
+  auto from = run_.begin();
+  for (const Interval& i : bytes) {
+    from = std::partition_point(from, run_.end(),
+                                [&](std::uint32_t p) { return pieces_[p].end <= i.begin; });
+    for (auto n = from; n != run_.end() && pieces_[*n].begin < i.end; ++n) {
+      if (pieces_[*n].record != kNone) f(*n);
+    }
+  }
+}
+
 void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only,
                                  bool with_pieces) const {
   hits_.clear();
@@ -117,7 +140,7 @@ void HazardTracker::find_records(const IntervalSet& bytes, bool writes_only,
     if (with_pieces) piece_hits_.push_back(p);
   };
   visit_overlaps(roots_[1], bytes, hit);
-  if (!writes_only) visit_overlaps(roots_[0], bytes, hit);
+  if (!writes_only) visit_reads(bytes, hit);
   // Recording order, as the list of records kept before the tree gave them.
   std::sort(hits_.begin(), hits_.end(), [this](std::uint32_t a, std::uint32_t b) {
     return records_[a].order < records_[b].order;
@@ -139,7 +162,7 @@ bool HazardTracker::nodes_share_bytes(std::uint32_t w, std::uint32_t r) const {
 void HazardTracker::find_pieces(const IntervalSet& bytes) const {
   piece_hits_.clear();
   auto hit = [this](std::uint32_t p) { piece_hits_.push_back(p); };
-  visit_overlaps(roots_[0], bytes, hit);
+  visit_reads(bytes, hit);
   visit_overlaps(roots_[1], bytes, hit);
   if (bytes.interval_count() > 1) {
     std::sort(piece_hits_.begin(), piece_hits_.end());
@@ -149,7 +172,7 @@ void HazardTracker::find_pieces(const IntervalSet& bytes) const {
 
 std::uint32_t HazardTracker::covering_write(const IntervalSet& bytes) const {
   if (last_write_ == kNone || bytes.empty()) return kNone;
-  const Interval b = bytes.bounds();
+  const Interval b = bounds_of(bytes);
   const Piece& w = pieces_[last_write_piece_];
   if (b.begin < w.begin || b.end > w.end) return kNone;
   if (reads_after_write_.begin < reads_after_write_.end && b.overlaps(reads_after_write_)) {
@@ -160,8 +183,20 @@ std::uint32_t HazardTracker::covering_write(const IntervalSet& bytes) const {
 }
 
 void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) const {
+  const std::uint32_t root = roots_[1];
   if (const std::uint32_t w = covering_write(bytes); w != kNone) {
     add_dependency(deps, records_[w].event);  // the one write find_records would find
+  } else if (root == kNone || bytes.empty()) {
+    // No write to wait for.
+  } else if (pieces_[root].left == kNone && pieces_[root].right == kNone) {
+    // One write node (a device's own rows, and a read of another device's row: floyd-warshall):
+    // its record is the only write find_records could find.
+    const Piece& n = pieces_[root];
+    const Record& rec = records_[n.record];
+    if (bytes.intersects(Interval{n.begin, n.end}) &&
+        (rec.bytes.empty() || rec.bytes.intersects(bytes))) {
+      add_dependency(deps, rec.event);
+    }
   } else {
     find_records(bytes, true);
     for (const std::uint32_t r : hits_) add_dependency(deps, records_[r].event);
@@ -311,8 +346,8 @@ void HazardTracker::record_read_as(const IntervalSet& bytes, const Event& event,
   if (bytes.empty() || event.is_null()) return;
   const std::uint32_t r = new_record(event, false);
   records_[r].ordered = ordered;
-  add_bytes(r, bytes);
-  const Interval b = bytes.bounds();
+  if (!append_to_run(r, bytes)) add_bytes(r, bytes);
+  const Interval b = bounds_of(bytes);
   if (reads_after_write_.begin >= reads_after_write_.end) {
     reads_after_write_ = b;
   } else {
@@ -327,17 +362,14 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
   if (bytes.empty() || event.is_null()) return;
   if (const std::uint32_t old = covering_write(bytes);
       old != kNone && records_[old].pieces == 1 && bytes.interval_count() == 1 &&
-      pieces_[last_write_piece_].begin == bytes.bounds().begin &&
-      pieces_[last_write_piece_].end == bytes.bounds().end) {
-    // The same bytes as the newest write, which alone holds them: its node passes to the new
-    // write, as the loop below does for a write met exactly (nothing else to cut).
-    const std::uint32_t w = new_record(event, true);
-    pieces_[last_write_piece_].record = w;
-    records_[w].pieces = 1;
-    const std::uint32_t piece = last_write_piece_;
-    free_record(old);
-    last_write_ = w;
-    last_write_piece_ = piece;
+      pieces_[last_write_piece_].begin == bytes[0].begin &&
+      pieces_[last_write_piece_].end == bytes[0].end) {
+    // The same bytes as the newest write, which alone holds them: the new write takes its place
+    // (its record and node), as the loop below passes a node met exactly (nothing else to cut).
+    Record& rec = records_[old];
+    rec.event = event;
+    rec.order = next_order_++;
+    rec.ordered = false;
     reads_after_write_ = {0, 0};
     check_if_enabled();
     return;
@@ -395,6 +427,8 @@ void HazardTracker::record_write(const IntervalSet& bytes, const Event& event) {
     last_write_piece_ = rewritten ? rewritten_piece : last_added_piece_;
   }
   reads_after_write_ = {0, 0};
+  // Reads the write cut out of the run leave dead nodes there: swept once they are half of it.
+  if (run_dead_ > kPruneMinimum && 2 * run_dead_ > run_.size()) compact_run();
   check_if_enabled();
 }
 
@@ -445,11 +479,52 @@ void HazardTracker::add_piece(std::uint64_t begin, std::uint64_t end, std::uint3
 }
 
 void HazardTracker::remove_piece(std::uint32_t p) {
-  std::uint32_t& root = root_of(pieces_[p].record);
+  Piece& n = pieces_[p];
+  --records_[n.record].pieces;
+  if (n.in_run) {  // dead: the run lists it until compact_run
+    n.record = kNone;
+    ++run_dead_;
+    return;
+  }
+  std::uint32_t& root = root_of(n.record);
   root = erase(root, p);
-  --records_[pieces_[p].record].pieces;
-  pieces_[p].record = kNone;
+  n.record = kNone;
   free_pieces_.push_back(p);
+}
+
+bool HazardTracker::append_to_run(std::uint32_t r, const IntervalSet& bytes) {
+  if (!run_.empty() && bytes[0].begin < pieces_[run_.back()].end) return false;
+  const auto push = [&](std::uint64_t begin, std::uint64_t end) {
+    const std::uint32_t p = take_slot(pieces_, free_pieces_);
+    pieces_[p] = Piece{begin, end, end, r, 0, kNone, kNone, true};
+    run_.push_back(p);
+    ++records_[r].pieces;
+  };
+  if (bytes.interval_count() > kWideIntervals) {  // one node over the bounds, as add_bytes
+    records_[r].bytes = bytes;
+    const Interval b = bounds_of(bytes);
+    push(b.begin, b.end);
+  } else {
+    for (const Interval& i : bytes) push(i.begin, i.end);
+  }
+  ++run_reads_;
+  return true;
+}
+
+void HazardTracker::compact_run() {
+  std::size_t kept = 0;
+  for (const std::uint32_t p : run_) {
+    Piece& n = pieces_[p];
+    if (n.record != kNone && records_[n.record].pieces > 0) {
+      run_[kept++] = p;
+      continue;
+    }
+    n.record = kNone;  // dead, or of a record just freed (prune, forget_before)
+    n.in_run = false;
+    free_pieces_.push_back(p);
+  }
+  run_.resize(kept);
+  run_dead_ = 0;
 }
 
 void HazardTracker::prune() {
@@ -469,7 +544,7 @@ void HazardTracker::rebuild_trees() {
   roots_[0] = roots_[1] = kNone;
   for (std::uint32_t p = 0; p < pieces_.size(); ++p) {
     Piece& n = pieces_[p];
-    if (n.record == kNone) continue;
+    if (n.record == kNone || n.in_run) continue;
     if (records_[n.record].pieces == 0) {
       n.record = kNone;
       free_pieces_.push_back(p);
@@ -480,6 +555,7 @@ void HazardTracker::rebuild_trees() {
     std::uint32_t& root = root_of(n.record);
     root = insert(root, p);
   }
+  compact_run();
 }
 
 void HazardTracker::forget_before(std::uint64_t order) {
@@ -512,6 +588,8 @@ void HazardTracker::clear() {
   free_records_.clear();
   pieces_.clear();
   free_pieces_.clear();
+  run_.clear();
+  run_dead_ = 0;
   roots_[0] = roots_[1] = kNone;
   prune_at_ = kPruneMinimum;
   last_write_ = kNone;
@@ -599,12 +677,6 @@ std::uint32_t HazardTracker::erase(std::uint32_t t, std::uint32_t p) {
 
 // ---- checks ------------------------------------------------------------------------------------
 
-void HazardTracker::check_if_enabled() const {
-#if UNIMEM_INVARIANTS_ENABLED
-  check_invariants();
-#endif
-}
-
 void HazardTracker::check_invariants() const {
   auto fail = [](const std::string& what) {
     detail::throw_invariant("HazardTracker: " + what, __FILE__, __LINE__);
@@ -625,25 +697,18 @@ void HazardTracker::check_invariants() const {
     fail(std::to_string(live) + " records hold bytes, but " + std::to_string(record_count()) +
          " are counted (a record without bytes was kept)");
   }
-  const std::size_t nodes = pieces_.size() - free_pieces_.size();
+  const std::size_t nodes = pieces_.size() - free_pieces_.size() - run_.size();
   std::vector<std::uint32_t> counted(records_.size(), 0);
-  std::vector<std::uint64_t> last_end(records_.size(), 0);
+  // Every live node's (record, begin, end), to check each record's intervals apart.
+  std::vector<std::tuple<std::uint32_t, std::uint64_t, std::uint64_t>> intervals;
   std::size_t reached = 0;
   std::uint32_t previous = kNone;
-  // In key order: each node ordered after the previous one, below its parent's priority, with
-  // its subtree's largest end, its record's intervals disjoint and apart.
-  auto walk = [&](auto& self, std::uint32_t t, std::uint32_t parent, bool writes) -> void {
-    if (t == kNone) return;
-    if (t >= pieces_.size() || pieces_[t].record == kNone || ++reached > nodes) {
-      fail("the tree reaches a free or unknown node " + std::to_string(t));
-    }
+  // A live node (of a tree, or of the run if !writes): its record holds it, and a wide record's
+  // node bounds its bytes. Returns the node's name for further messages.
+  auto check_node = [&](std::uint32_t t, bool writes) {
     const Piece& n = pieces_[t];
-    if (parent != kNone && n.priority > pieces_[parent].priority) {
-      fail("node " + std::to_string(t) + " outranks its parent (not a treap)");
-    }
-    self(self, n.left, t, writes);
-    const std::string where = "node " + std::to_string(t) + " [" + std::to_string(n.begin) + ", " +
-                              std::to_string(n.end) + ")";
+    std::string where = "node " + std::to_string(t) + " [" + std::to_string(n.begin) + ", " +
+                        std::to_string(n.end) + ")";
     if (n.record >= records_.size() || records_[n.record].pieces == 0) {
       fail(where + " belongs to no record");
     }
@@ -656,10 +721,28 @@ void HazardTracker::check_invariants() const {
       }
     }
     if (records_[n.record].write != writes) {
-      fail(where + " of " + name(n.record) + " sits in the " + (writes ? "writes'" : "reads'") +
-           " tree");
+      fail(where + " of " + name(n.record) + " sits among the " + (writes ? "writes'" : "reads'") +
+           " nodes");
     }
     if (n.begin >= n.end) fail(where + " is empty");
+    ++counted[n.record];
+    intervals.emplace_back(n.record, n.begin, n.end);
+    return where;
+  };
+  // In key order: each node ordered after the previous one, below its parent's priority, with
+  // its subtree's largest end, its record's intervals disjoint and apart.
+  auto walk = [&](auto& self, std::uint32_t t, std::uint32_t parent, bool writes) -> void {
+    if (t == kNone) return;
+    if (t >= pieces_.size() || pieces_[t].record == kNone || ++reached > nodes) {
+      fail("the tree reaches a free or unknown node " + std::to_string(t));
+    }
+    const Piece& n = pieces_[t];
+    if (parent != kNone && n.priority > pieces_[parent].priority) {
+      fail("node " + std::to_string(t) + " outranks its parent (not a treap)");
+    }
+    self(self, n.left, t, writes);
+    const std::string where = check_node(t, writes);
+    if (n.in_run) fail(where + " is in the tree and marked as in the run");
     if (previous != kNone && !key_less(previous, t)) fail(where + " is out of order");
     std::uint64_t max_end = n.end;
     if (n.left != kNone) max_end = std::max(max_end, pieces_[n.left].max_end);
@@ -668,10 +751,6 @@ void HazardTracker::check_invariants() const {
       fail(where + " bounds its subtree at " + std::to_string(n.max_end) + ", not " +
            std::to_string(max_end) + " (a query would miss bytes)");
     }
-    if (counted[n.record]++ > 0 && last_end[n.record] >= n.begin) {
-      fail(where + " overlaps or touches another interval of " + name(n.record));
-    }
-    last_end[n.record] = n.end;
     previous = t;
     self(self, n.right, t, writes);
   };
@@ -680,7 +759,47 @@ void HazardTracker::check_invariants() const {
     walk(walk, roots_[writes ? 1 : 0], kNone, writes);
   }
   if (reached != nodes) {
-    fail("the tree holds " + std::to_string(reached) + " of " + std::to_string(nodes) + " nodes");
+    fail("the trees hold " + std::to_string(reached) + " of " + std::to_string(nodes) +
+         " nodes outside the run");
+  }
+  // The run: ascending and apart, its dead nodes counted, its live ones reads'.
+  std::size_t dead = 0;
+  std::uint64_t run_end = 0;
+  for (std::size_t i = 0; i < run_.size(); ++i) {
+    const std::uint32_t p = run_[i];
+    if (p >= pieces_.size() || !pieces_[p].in_run) {
+      fail("the run lists node " + std::to_string(p) + ", which is not marked as in it");
+    }
+    const Piece& n = pieces_[p];
+    if (i > 0 && n.begin < run_end) {
+      fail("run node " + std::to_string(p) + " [" + std::to_string(n.begin) + ", " +
+           std::to_string(n.end) + ") begins before the end of the one before it");
+    }
+    run_end = n.end;
+    if (n.begin >= n.end) fail("run node " + std::to_string(p) + " is empty");
+    if (n.record == kNone) {
+      ++dead;
+      continue;
+    }
+    (void)check_node(p, false);
+  }
+  if (dead != run_dead_) {
+    fail("the run holds " + std::to_string(dead) + " dead nodes, counted " +
+         std::to_string(run_dead_));
+  }
+  std::size_t marked = 0;
+  for (const Piece& n : pieces_) marked += n.in_run ? 1 : 0;
+  if (marked != run_.size()) {
+    fail(std::to_string(marked) + " nodes are marked as in the run, which lists " +
+         std::to_string(run_.size()));
+  }
+  std::sort(intervals.begin(), intervals.end());
+  for (std::size_t i = 1; i < intervals.size(); ++i) {
+    const auto& [r, begin, end] = intervals[i];
+    if (std::get<0>(intervals[i - 1]) == r && std::get<2>(intervals[i - 1]) >= begin) {
+      fail("the interval [" + std::to_string(begin) + ", " + std::to_string(end) + ") of " +
+           name(r) + " overlaps or touches another of its intervals");
+    }
   }
   for (std::uint32_t r = 0; r < records_.size(); ++r) {
     if (!records_[r].bytes.empty() && records_[r].pieces != 1) {
@@ -710,6 +829,7 @@ void HazardTracker::check_invariants() const {
     };
     for_each_overlap(roots_[0], n.begin, n.end, older);
     for_each_overlap(roots_[1], n.begin, n.end, older);
+    visit_run(IntervalSet(Interval{n.begin, n.end}), older);
   }
 }
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <unimem/event.hpp>
+#include "common/check.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
@@ -26,6 +27,12 @@ struct HazardTrackerTestAccess;  // defined by the tests that break a tracker on
 /// writes its own half (floyd-warshall), and a read's RAW query looks at writes only. An access
 /// of many intervals (one per row: fdtd2d) is one node over its bounds instead, whose bytes are
 /// checked when the node is reached, so recording it costs one node, not one per row.
+///
+/// Reads recorded at ascending addresses, apart from each other (floyd-warshall's device reading
+/// pivot row k = 0, 1, 2, ... of another device's half: hundreds unfinished when the host
+/// submits ahead), skip the tree: their nodes are appended to a sorted run, searched by binary
+/// search, and a node leaving it (cut by a write, or its read finished) is marked and swept out
+/// once half of the run is such, so such a read is recorded and dropped in O(1) amortised.
 ///
 /// A write's dependencies leave out what they already imply: a read recorded by
 /// record_ordered_read waited for the writes of its bytes, so a write that must wait for such a
@@ -64,6 +71,8 @@ class HazardTracker {
   /// Queries and writes that the newest write answered alone (covering_write in
   /// hazard_tracker.hpp; for tests).
   [[nodiscard]] std::uint64_t covering_write_shortcuts() const { return shortcuts_; }
+  /// Reads whose nodes went to the run (hazard_tracker.hpp: ascending reads; for tests).
+  [[nodiscard]] std::uint64_t run_reads() const { return run_reads_; }
   /// The recording order the next access gets: the accesses recorded so far are those before it.
   [[nodiscard]] std::uint64_t next_order() const { return next_order_; }
   /// Drops the accesses recorded before `order` (next_order() at some earlier time) without asking
@@ -73,10 +82,11 @@ class HazardTracker {
   /// Drops every access and keeps the storage (a tracker reused by another buffer: TrackerPool).
   /// The caller has waited for every event.
   void clear();
-  /// Bytes of storage held (records and tree nodes, used or free).
+  /// Bytes of storage held (records, tree and run nodes, used or free).
   [[nodiscard]] std::size_t capacity_bytes() const {
     return records_.capacity() * sizeof(Record) + pieces_.capacity() * sizeof(Piece) +
-           (free_records_.capacity() + free_pieces_.capacity()) * sizeof(std::uint32_t);
+           (free_records_.capacity() + free_pieces_.capacity() + run_.capacity()) *
+               sizeof(std::uint32_t);
   }
 
   /// Throws InvariantError unless the tree is ordered, balanced as a treap and its bounds are up
@@ -103,15 +113,17 @@ class HazardTracker {
     mutable std::uint64_t seen = 0;  // the query that last found it (one hit per query)
     mutable std::uint32_t hit = 0;   // its place in hits_ during that query
   };
-  // One interval of one record: a node of the tree, keyed by (begin, node index).
+  // One interval of one record: a node of the tree, keyed by (begin, node index), or of the
+  // reads' run (in_run: then max_end, priority, left and right are unused).
   struct Piece {
     std::uint64_t begin = 0;
     std::uint64_t end = 0;
     std::uint64_t max_end = 0;     // the largest end in this subtree
-    std::uint32_t record = kNone;  // kNone for a free node
+    std::uint32_t record = kNone;  // kNone for a free node (or one the run still lists: dead)
     std::uint32_t priority = 0;    // treap heap order: a parent's is at least its children's
     std::uint32_t left = kNone;
     std::uint32_t right = kNone;
+    bool in_run = false;
   };
 
   // Fills hits_ with the records that overlap bytes (only writes if writes_only), each once, in
@@ -130,6 +142,16 @@ class HazardTracker {
   // Calls f(node) for every node of subtree t overlapping [begin, end), in key order.
   template <typename F>
   void for_each_overlap(std::uint32_t t, std::uint64_t begin, std::uint64_t end, F& f) const;
+  // Calls f(node) for every live node of the reads' run overlapping bytes, in order, at least
+  // once (a node spanning several of bytes' intervals may come once per interval).
+  template <typename F>
+  void visit_run(const IntervalSet& bytes, F& f) const;
+  // visit_overlaps of the reads: their tree and their run.
+  template <typename F>
+  void visit_reads(const IntervalSet& bytes, F& f) const {
+    visit_overlaps(roots_[0], bytes, f);
+    visit_run(bytes, f);
+  }
 
   // A record with bytes' intervals, recorded as is (no shadowing).
   void append(const IntervalSet& bytes, const Event& event, bool write);
@@ -140,6 +162,11 @@ class HazardTracker {
   void free_record(std::uint32_t r);
   void add_piece(std::uint64_t begin, std::uint64_t end, std::uint32_t record);
   void remove_piece(std::uint32_t p);
+  // Gives read record r the nodes of bytes in the run if they all lie after its last node;
+  // false (nothing done) otherwise.
+  bool append_to_run(std::uint32_t r, const IntervalSet& bytes);
+  // Drops the run's dead nodes and those of freed records (their nodes become free).
+  void compact_run();
 
   // Treap operations on the nodes of pieces_ (recursion depth: the tree's, O(log n) expected).
   [[nodiscard]] bool key_less(std::uint32_t a, std::uint32_t b) const;
@@ -157,13 +184,23 @@ class HazardTracker {
   // Rebuilds both trees from the nodes of the records kept, freeing the nodes of freed records.
   void rebuild_trees();
   static constexpr std::size_t kPruneMinimum = 16;
-  void check_if_enabled() const;
+  // Inline, so that a build without invariant checks pays no call for it.
+  void check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+    check_invariants();
+#endif
+  }
 
   std::vector<Record> records_;  // slots; free ones listed in free_records_
   std::vector<std::uint32_t> free_records_;
   std::vector<Piece> pieces_;  // tree nodes; free ones listed in free_pieces_
   std::vector<std::uint32_t> free_pieces_;
   std::uint32_t roots_[2] = {kNone, kNone};  // the trees of the reads' and the writes' nodes
+  // The reads' run: nodes outside the tree, ascending and apart (each begins at or after the end
+  // of the one before it), dead ones (record kNone) included until compact_run.
+  std::vector<std::uint32_t> run_;
+  std::size_t run_dead_ = 0;
+  std::uint64_t run_reads_ = 0;  // run_reads()
   [[nodiscard]] std::uint32_t& root_of(std::uint32_t record) {
     return roots_[records_[record].write ? 1 : 0];
   }

@@ -73,12 +73,6 @@ void PrefetchLedger::fill(TransferStats& stats) const {
   stats.prefetch_unread_bytes = unread_bytes();
 }
 
-void PrefetchLedger::check_if_enabled() const {
-#if UNIMEM_INVARIANTS_ENABLED
-  check_invariants();
-#endif
-}
-
 void PrefetchLedger::check_invariants() const {
   if (target_ && !replaying_) {
     detail::throw_invariant("PrefetchLedger: a replay target (agent " + std::to_string(*target_) +

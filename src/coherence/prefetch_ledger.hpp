@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "coherence/agent_mask.hpp"
+#include "common/check.hpp"
 #include "region/interval_set.hpp"
 
 namespace unimem {
@@ -57,7 +58,12 @@ class PrefetchLedger {
 
  private:
   friend struct detail::PrefetchLedgerTestAccess;
-  void check_if_enabled() const;
+  // Inline, so that a build without invariant checks pays no call for it.
+  void check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+    check_invariants();
+#endif
+  }
 
   std::vector<IntervalSet> unread_;  // per agent
   std::uint64_t overwritten_ = 0;

@@ -527,21 +527,6 @@ void for_each_shared(const IntervalSet& a, const IntervalSet& b, F&& f) {
   }
 }
 
-// The bytes a and b share.
-std::uint64_t shared_bytes(const IntervalSet& a, const IntervalSet& b) {
-  std::uint64_t n = 0;
-  for_each_shared(a, b, [&](std::uint64_t lo, std::uint64_t hi) { n += hi - lo; });
-  return n;
-}
-
-// Appends the pieces of a within b, each as a copy from `from` to `to`.
-void append_shared(const IntervalSet& a, const IntervalSet& b, Agent from, Agent to,
-                   std::vector<Transfer>& out) {
-  for_each_shared(a, b, [&](std::uint64_t lo, std::uint64_t hi) {
-    out.push_back(Transfer{Interval{lo, hi}, from, to});
-  });
-}
-
 }  // namespace
 
 // Why the directory may stay (acquire_rewriting_last_writes). Let D be the directory right after
@@ -570,10 +555,18 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
     ++w;
   }
   if (w != last.size()) return false;
-  if (reread_missing_.size() < uses.size()) reread_missing_.resize(uses.size());
+  // Per use, the bytes it lacks and their copies, as the directory would give them (the proof
+  // above): computed for every use before anything is done, so a use that does not qualify
+  // leaves nothing changed.
+  if (reread_missing_.size() < uses.size()) {
+    reread_missing_.resize(uses.size());
+    reread_transfers_.resize(uses.size());
+  }
   for (std::size_t j = 0; j < uses.size(); ++j) {
     const LaunchUse& u = uses[j];
     IntervalSet& lacking = reread_missing_[j];
+    std::vector<Transfer>& transfers = reread_transfers_[j];
+    transfers.clear();
     bool first = true;  // the needed bytes minus the reader's own writes (a launch has one)
     for (const auto& [agent, bytes] : last) {
       if (agent != u.agent) continue;
@@ -586,16 +579,30 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
       }
     }
     if (first) lacking = *u.needed;
+    if (lacking.empty()) continue;
+    // Each byte lacking is copied from the other use that wrote it, so they must cover it.
     std::uint64_t held_elsewhere = 0;
+    std::size_t sources = 0;
     for (const auto& [agent, bytes] : last) {
       if (agent == u.agent) continue;
-      const std::uint64_t n = shared_bytes(lacking, bytes);
-      if (n != 0 && !context_.can_peer(agent, u.agent)) return false;
-      held_elsewhere += n;
+      const std::size_t before = transfers.size();
+      for_each_shared(lacking, bytes, [&](std::uint64_t lo, std::uint64_t hi) {
+        transfers.push_back(Transfer{Interval{lo, hi}, agent, u.agent});
+        held_elsewhere += hi - lo;
+      });
+      if (transfers.size() == before) continue;
+      if (!context_.can_peer(agent, u.agent)) return false;
+      ++sources;
     }
     if (held_elsewhere != lacking.total_size()) return false;  // bytes outside the writes
     for (std::size_t i = 0; i < j; ++i) {
       if (reread_missing_[i].intersects(lacking)) return false;
+    }
+    // In address order, as the directory gives them. One source's pieces are apart (lacking's
+    // and its writes' intervals are), so pieces never join: nothing to coalesce.
+    if (sources > 1) {
+      std::sort(transfers.begin(), transfers.end(),
+                [](const Transfer& a, const Transfer& b) { return a.range.begin < b.range.begin; });
     }
   }
 #if UNIMEM_INVARIANTS_ENABLED
@@ -604,13 +611,14 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
   std::optional<Directory> shadow;
   if (directory_.segment_count() <= 4096) shadow.emplace(directory_);
 #endif
+  const bool observe = history_.recording();
   for (std::size_t j = 0; j < uses.size(); ++j) {
     const Agent reader = uses[j].agent;
     const IntervalSet& bytes = *uses[j].needed;
     if (bytes.empty()) continue;
     // As make_current(reader, bytes, true) does, but with the directory's answer known.
-    const bool observe = history_.recording();
     prefetch_.demand_read(reader, bytes);
+    const std::vector<Transfer>& transfers = reread_transfers_[j];
 #if UNIMEM_INVARIANTS_ENABLED
     // The caller holds allocations covering the bytes (make_current would ensure one).
     if (!resident(device_of_agent(reader), bytes)) {
@@ -619,25 +627,6 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
                                   ", which holds no allocation for them",
                               __FILE__, __LINE__);
     }
-#endif
-    std::vector<Transfer> transfers = std::move(transfers_);
-    transfers.clear();
-    for (const auto& [agent, written] : last) {
-      if (agent != reader) append_shared(reread_missing_[j], written, agent, reader, transfers);
-    }
-    std::sort(transfers.begin(), transfers.end(),
-              [](const Transfer& a, const Transfer& b) { return a.range.begin < b.range.begin; });
-    std::size_t kept = 0;  // coalesced as the directory gives them
-    for (std::size_t t = 0; t < transfers.size(); ++t) {
-      if (kept > 0 && transfers[kept - 1].from == transfers[t].from &&
-          transfers[kept - 1].range.end == transfers[t].range.begin) {
-        transfers[kept - 1].range.end = transfers[t].range.end;
-      } else {
-        transfers[kept++] = transfers[t];
-      }
-    }
-    transfers.resize(kept);
-#if UNIMEM_INVARIANTS_ENABLED
     if (shadow) {
       std::vector<Transfer> expected;
       IntervalSet missing;
@@ -654,9 +643,9 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
     }
 #endif
     if (observe) history_.observe_read(reader, bytes, reread_missing_[j]);
-    issue_all(transfers, kHome, nullptr);
-    transfers.clear();
-    transfers_ = std::move(transfers);
+    // Peer copies only (every source is a device that wrote the bytes), which measurement beta
+    // skips whole (issue() would return at once for each).
+    if (!transfers.empty() && !context_.transfers_disabled) issue_all(transfers, kHome, nullptr);
   }
 #if UNIMEM_INVARIANTS_ENABLED
   if (shadow) {
@@ -673,10 +662,10 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
   return true;
 }
 
-void SharedBuffer::after_device_rewrites(DeviceWrites writes, const std::string& kernel,
-                                         UpdateStrategy strategy) {
+void SharedBuffer::after_device_rewrites(const std::string& kernel, UpdateStrategy strategy) {
   // The directory already is what the writes leave (acquire_rewriting_last_writes), and the
-  // last writes stay as they were.
+  // writes are the last writes, which stay as they were.
+  const DeviceWrites writes(last_writes_.data(), last_writes_count_);
   for (const auto& [agent, bytes] : writes) prefetch_.overwritten(bytes);
   perform(updates_.after_device_writes(strategy, writes, kernel, history_));
   check_if_enabled();
@@ -774,13 +763,6 @@ EventList SharedBuffer::pending() const {
     out.insert(out.end(), p.begin(), p.end());
   }
   return unique_pending(std::move(out));
-}
-
-void SharedBuffer::check_if_enabled() const {
-#if UNIMEM_INVARIANTS_ENABLED
-  // Like Directory: whole-structure checks only while the directory is small.
-  if (directory_.segment_count() <= 4096) check_invariants();
-#endif
 }
 
 void SharedBuffer::check_invariants() const {

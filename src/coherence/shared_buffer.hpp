@@ -17,6 +17,7 @@
 #include "coherence/prefetch_ledger.hpp"
 #include "coherence/tracker_pool.hpp"
 #include "coherence/update_strategy.hpp"
+#include "common/check.hpp"
 #include "device/device.hpp"
 #include "device/trace_recorder.hpp"
 #include "memory/allocation_cache.hpp"
@@ -206,10 +207,10 @@ class SharedBuffer final : public EvictionClient {
   /// The caller holds allocations covering each use's bytes on its agent (begin_use), as a
   /// launch does.
   bool acquire_rewriting_last_writes(std::span<const LaunchUse> uses);
-  /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: the
-  /// directory stays (writes are the last writes again), the ledger and the strategy act.
-  void after_device_rewrites(DeviceWrites writes, const std::string& kernel,
-                             UpdateStrategy strategy);
+  /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: its writes
+  /// are the last writes again (acquire_rewriting_last_writes checked them), so the directory
+  /// and the last writes stay; the ledger and the strategy act.
+  void after_device_rewrites(const std::string& kernel, UpdateStrategy strategy);
 
   /// The repeat of a launch (RuntimeCore::launch_partitioned): the same kernel again, with
   /// nothing but launches since its previous run. Whether a demand acquire of `bytes` on agent
@@ -286,7 +287,13 @@ class SharedBuffer final : public EvictionClient {
   friend struct detail::SharedBufferTestAccess;
   /// acquire() without the invariant check (a replay calls it mid-way).
   void make_current(Agent agent, const IntervalSet& bytes, bool demand);
-  void check_if_enabled() const;
+  // Inline, so that a build without invariant checks pays no call for it. Like Directory:
+  // whole-structure checks only while the directory is small.
+  void check_if_enabled() const {
+#if UNIMEM_INVARIANTS_ENABLED
+    if (directory_.segment_count() <= 4096) check_invariants();
+#endif
+  }
   /// Where the host side of a copy lies: the home copy (kHome), or a reader's memory whose first
   /// byte holds buffer byte reader_begin (read_direct).
   struct HostSide {
@@ -350,9 +357,10 @@ class SharedBuffer final : public EvictionClient {
   std::vector<std::pair<Agent, IntervalSet>> last_writes_;
   std::size_t last_writes_count_ = 0;
   std::uint64_t last_writes_version_ = kNoVersion;
-  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks, and a difference's
-  // intermediate.
+  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks and their copies, and a
+  // difference's intermediate.
   std::vector<IntervalSet> reread_missing_;
+  std::vector<std::vector<Transfer>> reread_transfers_;
   IntervalSet reread_piece_;
 };
 

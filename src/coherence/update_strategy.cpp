@@ -48,7 +48,7 @@ PostWriteActions UpdatePolicy::after_device_writes(UpdateStrategy strategy, Devi
     case UpdateStrategy::adaptive: {
       AgentMask writers;
       for (const auto& [agent, bytes] : writes) writers = writers.with(agent);
-      std::optional<DemandSequence> replay = history.open({kernel, writers});
+      std::optional<DemandSequence> replay = history.open(kernel, writers);
       if (!replay) break;
       // Issued right away, the copies depend on the kernel's events, so they start the moment it
       // completes and overlap whatever runs next.

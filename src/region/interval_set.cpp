@@ -355,6 +355,20 @@ void IntervalSet::assign_difference(const IntervalSet& a, const IntervalSet& b) 
     intervals_.assign(a.intervals_.begin(), a.intervals_.end());
     return;
   }
+  if (b.intervals_.size() == 1 && a.intervals_.size() <= kLopsided) {
+    // A few intervals minus one (a launch's bytes minus its own rows, every launch): each is
+    // kept, cut or dropped on its own, in order.
+    const Interval c = b.intervals_.front();
+    for (const Interval& x : a.intervals_) {
+      if (x.end <= c.begin || x.begin >= c.end) {
+        intervals_.push_back(x);
+        continue;
+      }
+      if (x.begin < c.begin) intervals_.emplace_back(x.begin, c.begin);
+      if (x.end > c.end) intervals_.emplace_back(c.end, x.end);
+    }
+    return;
+  }
   append_difference(a.intervals_, b.intervals_, intervals_);
 }
 

@@ -53,6 +53,9 @@ struct Shape {
   // again and again: HazardTracker's covering-write shortcut), the launches write a block and
   // read a row of another one (floyd-warshall).
   std::uint64_t blocks = 0;
+  // > 0: half of the accesses are of the next of this many rows (wrapping around), so reads come
+  // at ascending addresses, the run's case (floyd-warshall's pivot row k = 0, 1, 2, ...).
+  std::uint64_t pivot_rows = 0;
 };
 
 class Run {
@@ -61,6 +64,12 @@ class Run {
 
   IntervalSet random_bytes() {
     const std::uint64_t n = shape_.size;
+    if (shape_.pivot_rows > 0 && pick(2) == 0) {
+      const std::uint64_t len = n / shape_.pivot_rows;
+      const std::uint64_t row = pivot_++ % shape_.pivot_rows;
+      if (pick(16) == 0) pivot_ += pick(shape_.pivot_rows);  // a jump, now and then backwards
+      return IntervalSet(Interval{row * len, (row + 1) * len});
+    }
     if (shape_.blocks > 0 && pick(2) == 0) {
       const std::uint64_t b = pick(shape_.blocks);
       const std::uint64_t len = n / shape_.blocks;
@@ -134,6 +143,9 @@ class Run {
     EXPECT_TRUE(deps.empty());
     if (shape_.blocks > 0) {
       EXPECT_GT(tree_.covering_write_shortcuts(), 0U);
+    }
+    if (shape_.pivot_rows > 0) {
+      EXPECT_GT(tree_.run_reads(), 0U);
     }
   }
 
@@ -318,6 +330,7 @@ class Run {
 
   std::mt19937_64 rng_;
   Shape shape_;
+  std::uint64_t pivot_ = 0;  // the next pivot row (Shape::pivot_rows)
   int step_ = 0;
   HazardTracker tree_;
   test::LinearHazardTracker list_;
@@ -348,6 +361,14 @@ TEST(HazardTrackerDifferential, StridedAccessesGiveTheLinearTrackersDependencies
 TEST(HazardTrackerDifferential, RewrittenBlocksGiveTheLinearTrackersDependencies) {
   run_seeds(301, 20, Shape{4096, 8, 1500, 30, 2});
   run_seeds(321, 10, Shape{4096, 8, 1500, 5, 3});
+}
+
+// Reads of rows at ascending addresses, most of them unfinished for a while, the others cut by
+// writes, dropped when they finish, or coming back at lower addresses: the reads' run (recorded
+// and searched outside the tree) gives the linear tracker's lists.
+TEST(HazardTrackerDifferential, AscendingReadsInTheRunGiveTheLinearTrackersDependencies) {
+  run_seeds(401, 20, Shape{1 << 14, 8, 1500, 20, 2, 256});
+  run_seeds(421, 10, Shape{1 << 14, 8, 2000, 3, 0, 64});
 }
 
 // Events rarely finish: hundreds of records pile up, as in floyd-warshall's trackers.
