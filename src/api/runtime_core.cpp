@@ -595,7 +595,8 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     if (ordering == Ordering::chained_deferred) {
       // Moved one by one (the scratch list stays null-filled for the next launch): cheaper than
       // swapping the lists and clearing and refilling the scratch one at every repeat.
-      entry->deferred_kernels.resize(plan.size());
+      if (entry->deferred_kernels.size() != plan.size())
+        entry->deferred_kernels.resize(plan.size());
       for (std::size_t i = 0; i < plan.size(); ++i) {
         entry->deferred_kernels[i] = std::move(deferred_scratch_[i]);
       }
