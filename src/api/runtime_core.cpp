@@ -125,24 +125,42 @@ UpdateStrategy RuntimeCore::strategy_for(const SharedBuffer& b) const {
 }
 
 void RuntimeCore::track(const Event& e, std::shared_ptr<const CompiledKernel> kernel) {
-  // Finished events are dropped when the list has doubled since the last pass: amortised O(1)
-  // completion queries per operation instead of one per in-flight event (a driver call each).
-  // Operations finish mostly in the order they were submitted, so the pass drops the finished
-  // ones in front and stops at the first still running: the later ones, running too when the
-  // host submits ahead of the devices, are not asked again at every pass.
-  if (inflight_.size() >= prune_inflight_at_) {
-    const auto running = std::find_if(inflight_.begin(), inflight_.end(),
-                                      [](const InFlight& x) { return !x.event.is_complete(); });
-    inflight_.erase(inflight_.begin(), running);
-    prune_inflight_at_ = std::max<std::size_t>(64, 2 * inflight_.size());
+  // Finished events are dropped every kPruneInflightEvery operations: amortised O(1) completion
+  // queries per operation instead of one per in-flight event (a driver call each). Operations
+  // finish mostly in the order they were submitted, so the pass drops the finished ones in front
+  // and stops at the first still running: the later ones, running too when the host submits
+  // ahead of the devices, are not asked again at every pass. The schedule is fixed (it used to
+  // follow the list's size, doubling it after each pass): a backlog that has drained is dropped
+  // within one period, so the work per operation does not depend on how far the devices were
+  // behind at an earlier pass (the instruction counts of `unimem bench --instructions` moved
+  // with it).
+  if (++tracked_since_prune_ >= kPruneInflightEvery) {
+    tracked_since_prune_ = 0;
+    // Dropped entries are emptied in place and the list's live part starts at inflight_head_;
+    // it moves down only once the dropped part is at least as long, so a pass costs what it
+    // drops, amortised, not the length of a backlog behind it.
+    while (inflight_head_ < inflight_.size() && inflight_[inflight_head_].event.is_complete()) {
+      inflight_[inflight_head_] = InFlight{};
+      ++inflight_head_;
+    }
+    if (inflight_head_ >= inflight_.size() - inflight_head_) {
+      inflight_.erase(inflight_.begin(),
+                      inflight_.begin() + static_cast<std::ptrdiff_t>(inflight_head_));
+      inflight_head_ = 0;
+    }
   }
   if (!e.is_null()) inflight_.push_back({e, std::move(kernel)});
 }
 
+std::size_t RuntimeCore::inflight_operations() const {
+  std::lock_guard lock(mutex_);
+  return inflight_.size() - inflight_head_;
+}
+
 EventList RuntimeCore::inflight_events() const {
   EventList all;
-  all.reserve(inflight_.size());
-  for (const InFlight& f : inflight_) all.push_back(f.event);
+  all.reserve(inflight_.size() - inflight_head_);
+  for (std::size_t i = inflight_head_; i < inflight_.size(); ++i) all.push_back(inflight_[i].event);
   return all;
 }
 
@@ -575,8 +593,13 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (repeat) {
     entry->last_run = number;
     if (ordering == Ordering::chained_deferred) {
-      entry->deferred_kernels.swap(deferred_scratch_);
-      deferred_scratch_.clear();
+      // Moved one by one (the scratch list stays null-filled for the next launch): cheaper than
+      // swapping the lists and clearing and refilling the scratch one at every repeat.
+      if (entry->deferred_kernels.size() != plan.size())
+        entry->deferred_kernels.resize(plan.size());
+      for (std::size_t i = 0; i < plan.size(); ++i) {
+        entry->deferred_kernels[i] = std::move(deferred_scratch_[i]);
+      }
       entry->deferred_run = number;
       deferred_pending_ = true;
       ++deferred_record_launches_;
@@ -1133,7 +1156,14 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
   // A deferred launch's kernels go to a scratch list first and into its entry only once every
   // partition was enqueued (launch_partitioned), so a driver failure half-way leaves the entry's
   // last deferred run as it was.
-  if (ordering == Ordering::chained_deferred) deferred_scratch_.assign(plan.size(), Event{});
+  // Its entries are null (launch_partitioned moves them out) unless a launch failed after
+  // submitting its kernels: each is made null here, a test and no store when it is already.
+  if (ordering == Ordering::chained_deferred) {
+    if (deferred_scratch_.size() < plan.size()) deferred_scratch_.resize(plan.size());
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+      if (!deferred_scratch_[i].is_null()) deferred_scratch_[i] = Event{};
+    }
+  }
   Event only;  // the kernel of a one-partition launch: no list
   EventList kernel_events;
   for (PartitionUses& pu : plan) {
@@ -1190,9 +1220,32 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       detail::throw_invariant("launch: a buffer argument without its allocation", __FILE__,
                               __LINE__);
     };
+    // The driver arguments are written over the last launch's (launch_kernel_args_), so a
+    // scalar's bytes reuse its storage: a launch allocates no argument list.
     std::vector<KernelArg>& kargs = launch_kernel_args_;
-    kargs.clear();
-    kargs.reserve(args.size() * (pitched ? 4 : rewritten ? 2 : 1));
+    std::size_t arg_count = 0;
+    const auto next_arg = [&kargs, &arg_count](KernelArg::Kind kind) -> KernelArg& {
+      if (arg_count == kargs.size()) kargs.emplace_back();
+      KernelArg& k = kargs[arg_count++];
+      k.kind = kind;
+      k.buffer = DeviceAllocation{};
+      k.buffer_offset = 0;
+      k.allocation_base = 0;
+      k.scalar_bytes.clear();
+      k.local_bytes = 0;
+      return k;
+    };
+    const auto add_buffer = [&next_arg](DeviceAllocation allocation,
+                                        std::uint64_t offset = 0) -> KernelArg& {
+      KernelArg& k = next_arg(KernelArg::Kind::buffer);
+      k.buffer = allocation;
+      k.buffer_offset = offset;
+      return k;
+    };
+    const auto add_u64 = [&next_arg](std::uint64_t value) {
+      const auto* bytes = reinterpret_cast<const std::byte*>(&value);
+      next_arg(KernelArg::Kind::scalar).scalar_bytes.assign(bytes, bytes + sizeof value);
+    };
     for (std::size_t i = 0; i < args.size(); ++i) {
       const LaunchArg& a = args[i];
       const std::uint32_t element =
@@ -1208,56 +1261,51 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
             // row0 and col0 (packed_box made sure they are whole elements, offset 0).
             UNIMEM_REQUIRE(packable && a.offset == 0,
                            "launch: a packed box for a pointer the rewrite may not pack");
-            kargs.push_back(KernelArg::of_buffer(h.allocation));
-            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
-            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(h.base / h.pitch));
-            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(h.base % h.pitch / element));
+            add_buffer(h.allocation);
+            add_u64(0);
+            add_u64(h.base / h.pitch);
+            add_u64(h.base % h.pitch / element);
           } else if (pitched && pointer) {
-            kargs.push_back(KernelArg::of_buffer(h.allocation));
-            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(a.offset - h.base));
+            add_buffer(h.allocation);
+            add_u64(a.offset - h.base);
             if (packable) {
-              kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
-              kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+              add_u64(0);
+              add_u64(0);
             }
           } else if (native) {
-            KernelArg k = KernelArg::of_buffer(h.allocation, a.offset);
-            k.allocation_base = h.base;
-            kargs.push_back(std::move(k));
+            add_buffer(h.allocation, a.offset).allocation_base = h.base;
           } else if (pointer) {
             // Two's complement: a.offset - h.base wraps when the pointer lies before the
             // allocation; the kernel adds it back in 64-bit arithmetic.
-            kargs.push_back(KernelArg::of_buffer(h.allocation));
-            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(a.offset - h.base));
+            add_buffer(h.allocation);
+            add_u64(a.offset - h.base);
           } else {
             UNIMEM_REQUIRE(h.base == 0, "launch: a buffer that is not rebased has a partial box");
-            kargs.push_back(KernelArg::of_buffer(h.allocation, a.offset));
+            add_buffer(h.allocation, a.offset);
           }
           break;
         }
         case KernelArg::Kind::null_buffer:
-          kargs.push_back(KernelArg::null());
-          if (pointer) kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+          next_arg(KernelArg::Kind::null_buffer);
+          if (pointer) add_u64(0);
           if (packable) {
-            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
-            kargs.push_back(KernelArg::of_scalar<std::uint64_t>(0));
+            add_u64(0);
+            add_u64(0);
           }
           break;
-        case KernelArg::Kind::scalar: {
-          KernelArg k;
-          k.kind = KernelArg::Kind::scalar;
-          k.scalar_bytes = a.scalar_bytes;
-          kargs.push_back(std::move(k));
+        case KernelArg::Kind::scalar:
+          next_arg(KernelArg::Kind::scalar).scalar_bytes = a.scalar_bytes;
           break;
-        }
         case KernelArg::Kind::local_memory:
-          kargs.push_back(KernelArg::of_local(a.local_bytes));
+          next_arg(KernelArg::Kind::local_memory).local_bytes = a.local_bytes;
           break;
       }
     }
     const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
     ++kernel_waits_.kernels;
     kernel_waits_.events += deps.size();
-    Event e = registry_.at(p.device).launch(kernel, p.range, kargs, deps);
+    Event e =
+        registry_.at(p.device).launch(kernel, p.range, std::span(kargs.data(), arg_count), deps);
     if (trace_) {
       trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
     }
@@ -1406,6 +1454,10 @@ void RuntimeCore::finish() {
     // finished (track), so a buffer that recorded no copy since its accesses were last
     // forgotten holds nothing else to wait for: it is not asked (pending() asks each of its
     // events whether it finished, a driver call each, twice; measurement beta issues no copy).
+    // The in-flight list alone is waited for as it is: each operation is tracked once (a
+    // repeated event would only be asked again), and sorting a backlog of thousands of short
+    // launches cost more than waiting for it.
+    const std::size_t inflight_count = all.size();
     marks.reserve(buffers_.size());
     for (const auto& [id, b] : buffers_) {
       if (b->may_hold_copies()) {
@@ -1414,8 +1466,9 @@ void RuntimeCore::finish() {
       }
       marks.emplace_back(id, b->access_marks());
     }
+    if (all.size() != inflight_count) all = first_occurrences(std::move(all));
   }
-  wait_all(first_occurrences(std::move(all)));
+  wait_all(all);
   // Everything issued so far has finished: boxes merged away can go.
   std::lock_guard lock(mutex_);
   for (const auto& [id, b] : buffers_) b->reap_retired();

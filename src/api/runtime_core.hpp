@@ -155,6 +155,9 @@ struct PartitionFootprint {
 /// arguments whose bytes lie apart (split_uses: floyd-warshall's rows and pivot row).
 class RuntimeCore {
  public:
+  /// track() drops the finished operations in front of the in-flight list this often.
+  static constexpr std::size_t kPruneInflightEvery = 64;
+
   explicit RuntimeCore(DeviceRegistry devices, RuntimeOptions options = {});
   /// Waits for everything submitted, then frees all buffers.
   ~RuntimeCore();
@@ -271,6 +274,9 @@ class RuntimeCore {
   /// Cycle repeats whose hazard records were deferred (launch_partitioned says when; for tests
   /// and benchmarks).
   [[nodiscard]] std::uint64_t deferred_record_launches() const;
+  /// Operations in the in-flight list: every one not yet seen finished, and finished ones until
+  /// the next pruning, at most RuntimeCore::kPruneInflightEvery operations later (for tests).
+  [[nodiscard]] std::size_t inflight_operations() const;
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
   [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
@@ -354,7 +360,8 @@ class RuntimeCore {
     Event event;
     std::shared_ptr<const CompiledKernel> kernel;
   };
-  std::vector<InFlight> inflight_;
+  std::vector<InFlight> inflight_;  // live from inflight_head_ on (track)
+  std::size_t inflight_head_ = 0;
   // Every call that may change a buffer, the directory, residency or strategies counts here
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
@@ -408,7 +415,7 @@ class RuntimeCore {
   std::vector<Event> deferred_scratch_;          // a deferred launch's kernels, until all ran
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
-  std::size_t prune_inflight_at_ = 64;  // track() drops finished events at this size
+  std::size_t tracked_since_prune_ = 0;
   // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no
   // list of its own: dependencies and driver arguments per partition, and the hold order.
   EventList launch_deps_;

@@ -59,6 +59,13 @@ cl_int ClEventState::status() const {
 }
 
 void ClEventState::wait() {
+  // A finished command needs no clWaitForEvents, whose call costs more than the status query
+  // (Runtime::finish waits for every in-flight event newest first: the older ones have mostly
+  // finished by then, and one seen finished before asks the driver nothing).
+  if (const cl_int now = status(); now <= CL_COMPLETE) {
+    if (now < 0) throw make_error(now, "the command", *operation_);
+    return;
+  }
   // clWaitForEvents reports a failed command as CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
   // the event's own status says why, so report that instead.
   const cl_int waited = clWaitForEvents(1, &event_);
