@@ -1,5 +1,6 @@
 #include "coherence/adaptive_history.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "common/check.hpp"
@@ -39,6 +40,7 @@ bool AdaptiveHistory::close() {
     std::swap(e.sequence, open_->sequence);
     spare_ = std::move(open_->sequence);  // the replaced sequence's storage
     e.repeats = 1;
+    ++restarts_;
   }
   spare_.clear();
   open_.reset();
@@ -93,6 +95,48 @@ int AdaptiveHistory::repeat_count(const Key& key) const {
   auto it = entries_.find(key);
   const int pending = open_ && open_->key == key ? open_->unchanged_repeats : 0;
   return it == entries_.end() ? 0 : it->second.repeats + pending;
+}
+
+bool AdaptiveHistory::acts_as(const AdaptiveHistory& other) const {
+  if (entries_.size() != other.entries_.size() || open_.has_value() != other.open_.has_value()) {
+    return false;
+  }
+  for (auto a = entries_.begin(), b = other.entries_.begin(); a != entries_.end(); ++a, ++b) {
+    if (a->first != b->first || a->second.sequence != b->second.sequence ||
+        std::min(a->second.repeats, 2) != std::min(b->second.repeats, 2)) {
+      return false;
+    }
+  }
+  if (!open_) return true;
+  const Recording& x = *open_;
+  const Recording& y = *other.open_;
+  const auto empty_prefetch = [](const std::map<Agent, IntervalSet>& m, Agent a) {
+    auto it = m.find(a);
+    return it == m.end() || it->second.empty();
+  };
+  for (const auto& [agent, bytes] : x.prefetched) {
+    auto it = y.prefetched.find(agent);
+    if (it == y.prefetched.end() ? !bytes.empty() : it->second != bytes) return false;
+  }
+  for (const auto& [agent, bytes] : y.prefetched) {
+    if (!bytes.empty() && empty_prefetch(x.prefetched, agent)) return false;
+  }
+  return x.key == y.key && x.sequence == y.sequence && x.replayed == y.replayed &&
+         x.unchanged_repeats == y.unchanged_repeats;
+}
+
+void AdaptiveHistory::add_rounds(const AdaptiveHistory& round_start,
+                                 const AdaptiveHistory& round_end, std::uint64_t rounds) {
+  for (const auto& [key, end] : round_end.entries_) {
+    const int grew = round_end.repeat_count(key) - round_start.repeat_count(key);
+    if (grew == 0) continue;
+    auto it = entries_.find(key);
+    UNIMEM_REQUIRE(grew > 0 && it != entries_.end() && round_end.restarts_ == round_start.restarts_,
+                   "AdaptiveHistory::add_rounds: counts of a round that restarted");
+    it->second.repeats += static_cast<int>(
+        std::min<std::uint64_t>(rounds * static_cast<std::uint64_t>(grew), 1U << 30));
+  }
+  check_if_enabled();
 }
 
 void AdaptiveHistory::check_if_enabled() const {
