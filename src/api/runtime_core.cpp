@@ -1909,8 +1909,9 @@ void RuntimeCore::check_replayed_step(const PeriodicStep& step, std::size_t inde
     }
     for (const Transfer& t : flat(step.after, b)) {
       const IntervalSet range(t.range);
-      const std::vector<Transfer> got = t.to == kHostAgent ? shadow.apply_host_read(range)
-                                                           : shadow.apply_device_read(t.to, range, peer);
+      const std::vector<Transfer> got = t.to == kHostAgent
+                                            ? shadow.apply_host_read(range)
+                                            : shadow.apply_device_read(t.to, range, peer);
       if (got.size() != 1 || got.front() != t) {
         fail("the replayed copy " + t.to_string() + " after the kernels is not the directory's");
       }

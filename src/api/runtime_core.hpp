@@ -298,8 +298,8 @@ class RuntimeCore {
   void acquire_inputs(std::span<PartitionUses> plan);
   /// How a launch's kernels are ordered (launch_partitioned says when each applies).
   enum class Ordering : std::uint8_t {
-    hazards,          // after the hazards of their bytes, recorded as the last accesses
-    hazards_chained,  // the same, and after their device's previous kernel
+    hazards,           // after the hazards of their bytes, recorded as the last accesses
+    hazards_chained,   // the same, and after their device's previous kernel
     chained_deferred,  // after their device's previous kernel only; records deferred
     periodic           // after their agent's chain of a periodic replay (period_); deferred
   };
@@ -418,8 +418,8 @@ class RuntimeCore {
   struct PeriodicStep {
     const void* token = nullptr;                       // its launch's repeat token
     const std::vector<PartitionUses>* plan = nullptr;  // its entry's plan
-    std::vector<RecordedCopy> before;  // acquire_inputs' copies, in issue order
-    std::vector<RecordedCopy> after;   // publish_writes' copies (the strategies', after it)
+    std::vector<RecordedCopy> before;                  // acquire_inputs' copies, in issue order
+    std::vector<RecordedCopy> after;  // publish_writes' copies (the strategies', after it)
     std::vector<SharedBuffer::PeriodicState> state;  // per cycle buffer, after the step
     // Its last replay: when (a launch number; 0: none since the replay began) and its events.
     std::uint64_t replayed_at = 0;
@@ -435,9 +435,9 @@ class RuntimeCore {
     std::vector<SharedBuffer*> buffers;
     std::vector<SharedBuffer::PeriodicState> start;  // per buffer, at the round's start
     std::vector<PeriodicStep> steps;
-    std::uint64_t replayed = 0;  // launches replayed since the replay began
-    int failed_rounds = 0;       // captured rounds that were not periodic, in a row
-    std::vector<EventList> chain;  // per agent: what its next replayed operation waits for
+    std::uint64_t replayed = 0;     // launches replayed since the replay began
+    int failed_rounds = 0;          // captured rounds that were not periodic, in a row
+    std::vector<EventList> chain;   // per agent: what its next replayed operation waits for
     std::vector<Directory> shadow;  // invariant builds: the directories the full path would have
   };
   static constexpr int kMaxFailedRounds = 6;

@@ -675,8 +675,8 @@ TEST(PeriodicCycleRandomTest, RandomCyclesOnTwoAndThreeDevicesMatchTheFullPath) 
       replays += check_script(random_script(seed), setup).periodic_replays;
     }
   }
-  std::printf("periodic cycle random test: first seed %u (UNIMEM_TEST_SEED), %llu replays\n",
-              first, static_cast<unsigned long long>(replays));
+  std::printf("periodic cycle random test: first seed %u (UNIMEM_TEST_SEED), %llu replays\n", first,
+              static_cast<unsigned long long>(replays));
   EXPECT_GT(replays, 50u);
 }
 
@@ -761,9 +761,9 @@ ProgramObserved run_program(std::size_t devices, int period, UpdateStrategy stra
   for (int round = 0; round < 24; ++round) {
     if (period == 2) {
       scale(0, 1, 1);
-      if (round == 8) read(1, 2040, 16);             // mid-round: rows at the partitions' edge
-      if (round == 12) write(1, 2045, 6);            // mid-round: the halo the next one reads
-      if (round == 16) scale(2, 2, 5);               // mid-round: another launch
+      if (round == 8) read(1, 2040, 16);   // mid-round: rows at the partitions' edge
+      if (round == 12) write(1, 2045, 6);  // mid-round: the halo the next one reads
+      if (round == 16) scale(2, 2, 5);     // mid-round: another launch
       smooth(1, 0, 2);
     } else {
       scale(0, 1, 1);
@@ -801,8 +801,9 @@ class CycleRepeatProgramTest
 TEST_P(CycleRepeatProgramTest, ProgramCyclesOnPoclMatchTheLaunchesWithoutTheFastPath) {
   const auto [strategy, devices, period] = GetParam();
   if (opencl::make_opencl_devices("").size() < devices) {
-    GTEST_SKIP() << "needs " << devices << " OpenCL devices (3: POCL_DEVICES=\"pthread pthread "
-                                           "pthread\")";
+    GTEST_SKIP() << "needs " << devices
+                 << " OpenCL devices (3: POCL_DEVICES=\"pthread pthread "
+                    "pthread\")";
   }
   std::vector<std::vector<std::uint32_t>> oracle;
   const ProgramObserved fast = run_program(devices, period, strategy, true, &oracle);
@@ -821,8 +822,8 @@ TEST_P(CycleRepeatProgramTest, ProgramCyclesOnPoclMatchTheLaunchesWithoutTheFast
   }
   // On more devices the halo exchange is periodic: its rounds replay (RuntimeCore, "Periodic
   // cycles"). (Adaptive's cycle of three is not periodic before the breaks come: not asked.)
-  if (devices > 1 && (strategy == UpdateStrategy::lazy ||
-                      (strategy == UpdateStrategy::adaptive && period == 2))) {
+  if (devices > 1 &&
+      (strategy == UpdateStrategy::lazy || (strategy == UpdateStrategy::adaptive && period == 2))) {
     EXPECT_GT(fast.periodic_replays, 10u);
   }
   EXPECT_EQ(slow.periodic_replays, 0u);
