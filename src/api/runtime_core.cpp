@@ -1684,13 +1684,19 @@ bool RuntimeCore::begin_period_step(const RepeatableLaunch* entry, std::size_t f
   PeriodicCycle& c = period_;
   if (entry == nullptr || !coherent) {
     c.phase = PeriodPhase::idle;
+    c.streak = 0;
     if (entry == nullptr) c.failed_rounds = 0;  // another cycle may begin
     return false;
   }
+  c.streak = c.streak_length == cycle_length ? c.streak + 1 : 1;
+  c.streak_length = cycle_length;
   const bool continues = c.phase == PeriodPhase::capturing && c.length == cycle_length &&
                          c.steps[c.position].token == entry->token.get();
   if (!continues) {
-    if (c.failed_rounds >= kMaxFailedRounds) {
+    // A capture starts after a whole round of repeats of this length: a cycle with a launch that
+    // never repeats (fdtd2d's first kernel takes the step number) would otherwise start one at
+    // every round and never finish it.
+    if (c.failed_rounds >= kMaxFailedRounds || c.streak <= cycle_length) {
       c.phase = PeriodPhase::idle;
       return false;
     }

@@ -435,8 +435,10 @@ class RuntimeCore {
     std::vector<SharedBuffer*> buffers;
     std::vector<SharedBuffer::PeriodicState> start;  // per buffer, at the round's start
     std::vector<PeriodicStep> steps;
-    std::uint64_t replayed = 0;     // launches replayed since the replay began
-    int failed_rounds = 0;          // captured rounds that were not periodic, in a row
+    std::uint64_t replayed = 0;  // launches replayed since the replay began
+    int failed_rounds = 0;       // captured rounds that were not periodic, in a row
+    std::size_t streak = 0;      // repeats in a row with the cycle length streak_length
+    std::size_t streak_length = 0;
     std::vector<EventList> chain;   // per agent: what its next replayed operation waits for
     std::vector<Directory> shadow;  // invariant builds: the directories the full path would have
   };
