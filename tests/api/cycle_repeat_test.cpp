@@ -7,6 +7,8 @@
 // POCL devices through Program (whose recent launches pass the tokens), on 1 and 2 devices,
 // under every strategy, with host reads and writes, unrelated launches, released buffers and
 // evictions in between; and a randomized mix (seed printed, UNIMEM_TEST_SEED reproduces it).
+// Halo cycles on 2 and 3 devices, broken between rounds and within one, take the periodic
+// replay (RuntimeCore, "Periodic cycles") and are held to the same checks.
 
 #include <gtest/gtest.h>
 
