@@ -271,6 +271,7 @@ int profile_mode_runs(const BenchOptions& o, const Workload& workload, DeviceReg
   j["repeated_launches"] = runtime.core().repeated_launches();
   j["repeats_leaving_directory"] = runtime.core().repeats_leaving_directory();
   j["deferred_record_launches"] = runtime.core().deferred_record_launches();
+  j["periodic_replays"] = runtime.core().periodic_replays();
   if (mode == MeasurementMode::normal) j["verified"] = verified;
   std::cout << j.dump() << std::endl;
   return verified ? 0 : 1;
@@ -656,6 +657,10 @@ int run_bench(const BenchOptions& o) {
   j["manual_bytes"] = manual_result.moved.total(peer);
   j["prefetch_bytes"] = first.moved.prefetch_bytes;
   j["prefetch_unread_bytes"] = first.moved.prefetch_unread_bytes;
+  // Launches the normal mode's runtime replayed as a verified periodic cycle, over all its runs
+  // (RuntimeCore::periodic_replays), and the launches that skipped the directory as repeats.
+  j["periodic_replays"] = runners[0].runtime->core().periodic_replays();
+  j["repeats_leaving_directory"] = runners[0].runtime->core().repeats_leaving_directory();
   j["iters"] = o.iters;
   j["timing"] =
       "both reuse: unimem recycles buffers, the hand-written version keeps its context, program, "

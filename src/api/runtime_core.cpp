@@ -16,6 +16,20 @@ namespace unimem {
 
 namespace {
 
+// Points the buffers' copy log at a periodic cycle's step while it lives (null: no log).
+class CopyLogScope {
+ public:
+  CopyLogScope(CoherenceContext& context, std::vector<RecordedCopy>* log) : context_(context) {
+    context_.copy_log = log;
+  }
+  ~CopyLogScope() { context_.copy_log = nullptr; }
+  CopyLogScope(const CopyLogScope&) = delete;
+  CopyLogScope& operator=(const CopyLogScope&) = delete;
+
+ private:
+  CoherenceContext& context_;
+};
+
 // RuntimeOptions::device_memory, else UNIMEM_DEVICE_MEMORY, else 0 (no cap).
 std::uint64_t device_memory_cap(const RuntimeOptions& options) {
   if (options.device_memory != 0) return options.device_memory;
@@ -85,6 +99,8 @@ RuntimeCore::~RuntimeCore() {
   EventList all;
   {
     std::lock_guard lock(mutex_);
+    // A replayed cycle's copies are in no tracker until its state is materialized.
+    settle_deferred_records_locked();
     all = inflight_events();
   }
   for (const Event& e : all) {
@@ -527,6 +543,15 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   RepeatableLaunch* const entry = found < repeatable_.size() ? repeatable_[found].get() : nullptr;
   const bool repeat = entry != nullptr;
+  // Periodic cycles (see below): the next launch of a verified round replays it; any other
+  // launch first makes the replayed state real.
+  const std::size_t cycle_length = repeat ? repeatable_.size() - found : 0;
+  if (period_.phase == PeriodPhase::replaying) {
+    if (replays_next(entry, cycle_length, measurement_.coherent())) {
+      return replay_period_step(args, found, partition_events);
+    }
+    materialize_period_locked();
+  }
   const std::uint64_t number = ++operations_;
   std::vector<PartitionUses> checked;
   if (!repeat) {
@@ -538,6 +563,9 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   std::vector<PartitionUses>& plan = repeat ? entry->plan : checked;
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
+  // Whether this launch is a step of a round being captured: its copies are recorded, and the
+  // state of the cycle's buffers after it.
+  const bool capture = begin_period_step(entry, found, cycle_length, coherent);
   bool skip_directory = false;
   if (repeat && coherent && entry->leaves_directory) {
     if (entry->verified_epoch != repeat_epoch_ &&
@@ -566,7 +594,10 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (ordering != Ordering::chained_deferred) settle_deferred_records_locked();
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
-  if (coherent && !skip_directory) acquire_inputs(plan);
+  if (coherent && !skip_directory) {
+    const CopyLogScope log(context_, capture ? &period_.steps[period_.position].before : nullptr);
+    acquire_inputs(plan);
+  }
   Event kernels;
   try {
     kernels = submit_kernels(args, plan, partition_events, ordering);
@@ -584,6 +615,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   if (ordering == Ordering::hazards) chained_after_ = number;
   if (coherent && !skip_directory) {
+    const CopyLogScope log(context_, capture ? &period_.steps[period_.position].after : nullptr);
     publish_writes(plan, partitions[0].kernel->name());
     write_back_chunks(plan);
     ++repeat_epoch_;  // the state may have changed: earlier verifications no longer hold
@@ -635,6 +667,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
       repeat_evictions_ = evictions;
     }
   }
+  if (capture) end_period_step();
   return kernels;
 }
 
@@ -1156,9 +1189,13 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
   // A deferred launch's kernels go to a scratch list first and into its entry only once every
   // partition was enqueued (launch_partitioned), so a driver failure half-way leaves the entry's
   // last deferred run as it was.
-  // Its entries are null (launch_partitioned moves them out) unless a launch failed after
-  // submitting its kernels: each is made null here, a test and no store when it is already.
-  if (ordering == Ordering::chained_deferred) {
+  // A chained deferred launch's entries are null (launch_partitioned moves them out) unless a
+  // launch failed after submitting its kernels: each is made null here, a test and no store when
+  // it is already. A periodic replay takes the whole list (replay_period_step): one per partition.
+  const bool deferred = ordering == Ordering::chained_deferred || ordering == Ordering::periodic;
+  if (ordering == Ordering::periodic) {
+    deferred_scratch_.assign(plan.size(), Event{});
+  } else if (deferred) {
     if (deferred_scratch_.size() < plan.size()) deferred_scratch_.resize(plan.size());
     for (std::size_t i = 0; i < plan.size(); ++i) {
       if (!deferred_scratch_[i].is_null()) deferred_scratch_[i] = Event{};
@@ -1176,7 +1213,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     // bytes again for the read found nothing new.
     std::vector<IntervalSet>& read_only = launch_read_only_;
     if (measurement_.coherent()) {
-      if (ordering != Ordering::chained_deferred) {
+      if (!deferred) {
         if (read_only.size() < pu.uses.size()) read_only.resize(pu.uses.size());
         for (std::size_t i = 0; i < pu.uses.size(); ++i) {
           const BufferUse& u = pu.uses[i];
@@ -1186,9 +1223,12 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
           tracker.deps_for_write(u.written, deps);
         }
       }
-      if (const Event& previous = last_kernel_[p.device];
-          ordering != Ordering::hazards && !previous.is_null() &&
-          std::find(deps.begin(), deps.end(), previous) == deps.end()) {
+      if (ordering == Ordering::periodic) {
+        const EventList& chain = period_.chain[pu.agent];
+        deps.insert(deps.end(), chain.begin(), chain.end());
+      } else if (const Event& previous = last_kernel_[p.device];
+                 ordering != Ordering::hazards && !previous.is_null() &&
+                 std::find(deps.begin(), deps.end(), previous) == deps.end()) {
         deps.push_back(previous);
       }
     }
@@ -1311,7 +1351,8 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     }
     measurement_.record_kernel(p.device, e);
     if (measurement_.coherent()) {
-      if (ordering == Ordering::chained_deferred) {
+      if (ordering == Ordering::periodic) period_.chain[pu.agent].assign(1, e);
+      if (deferred) {
         deferred_scratch_[static_cast<std::size_t>(&pu - plan.data())] = e;
       } else {
         for (std::size_t i = 0; i < pu.uses.size(); ++i) {
@@ -1357,6 +1398,7 @@ void RuntimeCore::record_accesses(const PartitionUses& pu, const Event& kernel) 
 // Deferred records (see launch_partitioned): each entry's last deferred run is recorded, in the
 // order those runs were launched.
 void RuntimeCore::settle_deferred_records_locked() {
+  materialize_period_locked();
   if (!deferred_pending_) return;
   deferred_pending_ = false;
   std::vector<RepeatableLaunch*>& order = settle_order_;
@@ -1445,8 +1487,22 @@ void RuntimeCore::finish() {
   std::vector<std::pair<std::uint32_t, SharedBuffer::AccessMarks>> marks;
   {
     std::lock_guard lock(mutex_);
-    settle_deferred_records_locked();  // finish() forgets what it waited for: records first
-    all = inflight_events();           // complete ones too: a failed operation is reported here
+    if (period_.phase == PeriodPhase::replaying) {
+      // A replayed cycle stays replayed (finish() changes no state): its copies are in no
+      // tracker yet, so the last replay of each step is waited for here (earlier ones ran
+      // before them on their agents' chains); no deferred record is pending while it replays.
+      for (const PeriodicStep& step : period_.steps) {
+        for (const EventList* events : {&step.before_events, &step.after_events}) {
+          for (const Event& e : *events) {
+            if (!e.is_null()) all.push_back(e);
+          }
+        }
+      }
+    } else {
+      settle_deferred_records_locked();  // finish() forgets what it waited for: records first
+    }
+    const EventList running = inflight_events();  // complete ones too: a failure is reported
+    all.insert(all.end(), running.begin(), running.end());
     // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
     // an event costs a driver call even when it has finished, so each is listed once (its
     // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
@@ -1479,6 +1535,7 @@ void RuntimeCore::finish() {
 
 TransferStats RuntimeCore::stats() const {
   std::lock_guard lock(mutex_);
+  materialize_period_locked();
   TransferStats total = released_stats_;
   for (const auto& [id, b] : buffers_) total += b->stats();
   return total;
@@ -1486,11 +1543,13 @@ TransferStats RuntimeCore::stats() const {
 
 TransferStats RuntimeCore::buffer_stats(BufferId id) const {
   std::lock_guard lock(mutex_);
+  materialize_period_locked();
   return buffer_locked(id).stats();
 }
 
 std::string RuntimeCore::stats_json() const {
   std::lock_guard lock(mutex_);
+  materialize_period_locked();
   TransferStats total = released_stats_;
   nlohmann::ordered_json buffers = nlohmann::ordered_json::array();
   for (const auto& [id, b] : buffers_) {
@@ -1565,6 +1624,7 @@ std::size_t RuntimeCore::device_holding_most(std::span<const LaunchArg> args,
                                              std::span<const std::size_t> devices) const {
   UNIMEM_REQUIRE(!devices.empty(), "device_holding_most: no device to choose from");
   std::lock_guard lock(mutex_);
+  materialize_period_locked();
   std::vector<std::uint64_t> current(devices.size(), 0);
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind != KernelArg::Kind::buffer) continue;
@@ -1592,6 +1652,7 @@ std::size_t RuntimeCore::device_holding_most(std::span<const LaunchArg> args,
 int RuntimeCore::history_repeat_count(BufferId buffer, const std::string& kernel,
                                       AgentMask writers) const {
   std::lock_guard lock(mutex_);
+  materialize_period_locked();
   return buffer_locked(buffer).history().repeat_count({kernel, writers});
 }
 
@@ -1603,6 +1664,7 @@ std::size_t RuntimeCore::tracked_accesses(BufferId buffer) {
 
 AgentMask RuntimeCore::valid_agents(BufferId id, std::uint64_t offset) const {
   std::lock_guard lock(mutex_);
+  materialize_period_locked();
   const SharedBuffer& b = buffer_locked(id);
   if (offset >= b.size()) {
     throw PreconditionError(b.describe() + ": offset " + std::to_string(offset) +
@@ -1613,7 +1675,365 @@ AgentMask RuntimeCore::valid_agents(BufferId id, std::uint64_t offset) const {
 
 std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(BufferId id) const {
   std::lock_guard lock(mutex_);
+  materialize_period_locked();
   return buffer_locked(id).directory().segments();
+}
+
+// Periodic cycles. A cycle of halo exchanges changes the directory at every launch (each reads
+// rows the other device just wrote, and its write takes back rows the other device holds), so
+// the repeat path's directory skip never applies to it. But it is periodic: after one round of
+// its launches (the cycle of `length` launches repeatable_ holds: ping-pong's A, B) the state
+// of its buffers acts as it did a round before, and every round issues the same copies. So:
+// - Capture (begin_period_step, end_period_step): from a repeat on, the launches of one round
+//   run the full path while the buffers log every copy they issue (CoherenceContext::copy_log:
+//   acquire_inputs' copies before the kernels, publish_writes' after them) and the state of
+//   every buffer of the cycle is taken after each launch (SharedBuffer::PeriodicState: the
+//   directory's masks, evicted bytes, adaptive history, prefetch ledger, never-written home
+//   bytes, last writes and the allocations), and before the round's first.
+// - Verification: the round is periodic when every buffer's state at its end acts as at its
+//   start (SharedBuffer::acts_as): equal but for counters, the history's counts compared as
+//   min(count, 2) (the history only asks "> 0" and ">= 2") and none restarted in the round (each
+//   close only added one). acts_as is kept by every operation (a state acting as another meets
+//   the same decisions: the same copies, the same masks, the same sequences, counts that stay
+//   at 2 or more and restart alike), so the next round from the end state does exactly what
+//   the verified round did: the same copies (source, destination, bytes) in the same order, the
+//   same masks after each launch, and counters grown by the round's growth again. By induction,
+//   so does every later round. After kMaxFailedRounds rounds in a row that are not periodic,
+//   capture stops until a launch that is no repeat (cost only).
+// - Replay (replay_period_step): later launches of the cycle, in the round's order, issue the
+//   captured copies (SharedBuffer::replay_copy: the same rows between the same allocations;
+//   no directory, ledger, history or tracker step) and the kernels, and change no state: the
+//   real state is the verified round's state after the last replayed step, with the counters
+//   `rounds` rounds on. A replayed launch needs every box of its plan on its device already
+//   (replays_next): hold_buffers then allocates nothing, so nothing is evicted and no copy of
+//   another buffer is written back from a state that is not real yet.
+// - Materialization (materialize_period_locked): before any other operation (settle_deferred_
+//   records_locked, which every operation but a replayed or deferred launch calls first; const
+//   queries call it themselves; the destructor too) the state of every buffer of the cycle
+//   becomes the captured one after step j = (n - 1) % length of n replayed launches, with the
+//   ledger's and history's counters grown by ((n - 1) / length + 1) rounds' growth
+//   (SharedBuffer::restore_periodic_state); stats_ counted the replayed copies as they ran. The
+//   trackers then record each step's last replay (its copies, its kernels, its later copies) in
+//   the order those ran, as the deferred records are settled (launch_partitioned): for a byte on
+//   an agent, the last writer among all replayed operations is the last run of the step that
+//   wrote it last, and earlier runs of each operation are ancestors of its last run on the
+//   chains below. The first launch after it orders through the trackers (chained_after_).
+// Ordering (Ordering::periodic, replay_copy). A replayed operation waits for exactly the last
+// operation on each agent it touches (chain, per agent: a kernel on d touches d; a copy from s
+// to t touches s and t, the host being agent 0), and becomes that agent's last; the chains
+// start from everything the agents' trackers hold on the cycle's buffers (deps_for_write of
+// each whole buffer: every access a write would wait for) and each device's last kernel. Every
+// replayed operation thus runs after every earlier operation on each agent it touches, which is
+// a superset of what the hazard trackers would give it: trackers are per agent (a kernel on d
+// or a copy into or out of d records only in d's tracker, and the host's), so two operations
+// conflict only through an agent both touch. In particular: a copy out of s runs after s's
+// kernel that wrote its bytes (RAW); a copy into t runs after t's kernels that read or wrote the
+// bytes it overwrites (WAR, WAW); the next kernel on s runs after the copies reading s's bytes
+// it overwrites (WAR), and the kernel on t after the copies into t (RAW). What it waits for
+// beyond the trackers are operations on the same agent that touch other bytes: on a device
+// queue, which runs its kernels in order anyway, that costs a copy's latency at most.
+// Measurement beta (no copies) replays no copy either (replay_copy issues nothing, as issue()
+// does), so its kernels chain as in beta's full path; the state it restores is the one beta's
+// own capture took. Invariant builds run the full path's directory steps on a copy of each
+// buffer's directory at every replayed launch (check_replayed_step): the copies the directory
+// gives must be the replayed ones, and the masks after the launch the captured ones.
+bool RuntimeCore::begin_period_step(const RepeatableLaunch* entry, std::size_t found,
+                                    std::size_t cycle_length, bool coherent) {
+  PeriodicCycle& c = period_;
+  if (entry == nullptr || !coherent) {
+    c.phase = PeriodPhase::idle;
+    c.streak = 0;
+    if (entry == nullptr) c.failed_rounds = 0;  // another cycle may begin
+    return false;
+  }
+  c.streak = c.streak_length == cycle_length ? c.streak + 1 : 1;
+  c.streak_length = cycle_length;
+  const bool continues = c.phase == PeriodPhase::capturing && c.length == cycle_length &&
+                         c.steps[c.position].token == entry->token.get();
+  if (!continues) {
+    // A capture starts after a whole round of repeats of this length: a cycle with a launch that
+    // never repeats (fdtd2d's first kernel takes the step number) would otherwise start one at
+    // every round and never finish it.
+    if (c.failed_rounds >= kMaxFailedRounds || c.streak <= cycle_length) {
+      c.phase = PeriodPhase::idle;
+      return false;
+    }
+    // The round starts here: its launches are the cycle's entries in the order they ran.
+    c.length = cycle_length;
+    c.position = 0;
+    c.steps.assign(cycle_length, PeriodicStep{});
+    c.buffers.clear();
+    for (std::size_t i = 0; i < cycle_length; ++i) {
+      const RepeatableLaunch& e = *repeatable_[found + i];
+      c.steps[i].token = e.token.get();
+      c.steps[i].plan = &e.plan;
+      for (const PartitionUses& pu : e.plan) {
+        for (const BufferUse& u : pu.uses) {
+          if (std::find(c.buffers.begin(), c.buffers.end(), u.buffer) == c.buffers.end()) {
+            c.buffers.push_back(u.buffer);
+          }
+        }
+      }
+    }
+    c.start.clear();
+    for (const SharedBuffer* b : c.buffers) c.start.push_back(b->periodic_state());
+  }
+  PeriodicStep& step = c.steps[c.position];
+  step.before.clear();
+  step.after.clear();
+  c.phase = PeriodPhase::idle;  // capturing again once the launch went through (end_period_step)
+  return true;
+}
+
+void RuntimeCore::end_period_step() {
+  PeriodicCycle& c = period_;
+  PeriodicStep& step = c.steps[c.position];
+  step.state.clear();
+  for (const SharedBuffer* b : c.buffers) step.state.push_back(b->periodic_state());
+  c.phase = PeriodPhase::capturing;
+  if (++c.position < c.length) return;
+  bool periodic = true;
+  for (std::size_t i = 0; periodic && i < c.buffers.size(); ++i) {
+    periodic = SharedBuffer::acts_as(c.start[i], step.state[i]);
+  }
+  if (periodic) {
+    begin_period_replay();
+    return;
+  }
+  c.position = 0;
+  if (++c.failed_rounds >= kMaxFailedRounds) {
+    c.phase = PeriodPhase::idle;
+    c.steps.clear();
+    c.start.clear();
+    return;
+  }
+  c.start = step.state;  // the next round is captured from here
+}
+
+void RuntimeCore::begin_period_replay() {
+  PeriodicCycle& c = period_;
+  settle_deferred_records_locked();  // (not replaying yet: only the repeat path's records)
+  c.chain.assign(context_.agent_count(), EventList{});
+  for (SharedBuffer* b : c.buffers) {
+    const IntervalSet all(Interval{0, b->size()});
+    for (std::size_t a = 0; a < context_.agent_count(); ++a) {
+      b->tracker(static_cast<Agent>(a)).deps_for_write(all, c.chain[a]);
+    }
+  }
+  for (std::size_t d = 0; d < last_kernel_.size(); ++d) {
+    if (!last_kernel_[d].is_null()) c.chain[agent_of_device(d)].push_back(last_kernel_[d]);
+  }
+  for (EventList& chain : c.chain) chain = first_occurrences(std::move(chain));
+  for (PeriodicStep& step : c.steps) step.replayed_at = 0;
+  c.replayed = 0;
+  c.position = 0;
+#if UNIMEM_INVARIANTS_ENABLED
+  c.shadow.clear();
+  for (const SharedBuffer::PeriodicState& state : c.steps.back().state) {
+    c.shadow.push_back(state.directory);
+  }
+#endif
+  c.phase = PeriodPhase::replaying;
+}
+
+bool RuntimeCore::replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,
+                               bool coherent) const {
+  const PeriodicCycle& c = period_;
+  if (entry == nullptr || !coherent || cycle_length != c.length ||
+      entry->token.get() != c.steps[c.position].token) {
+    return false;
+  }
+  for (const PartitionUses& pu : entry->plan) {
+    for (const BufferUse& u : pu.uses) {
+      if (!u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) return false;
+    }
+  }
+  return true;
+}
+
+Event RuntimeCore::replay_copy(const RecordedCopy& copy) {
+  std::vector<EventList>& chain = period_.chain;
+  const Agent from = copy.rows.front().from;
+  const Agent to = copy.rows.front().to;
+  EventList& deps = launch_deps_;
+  deps.clear();
+  deps.insert(deps.end(), chain[from].begin(), chain[from].end());
+  deps.insert(deps.end(), chain[to].begin(), chain[to].end());
+  Event e = copy.buffer->replay_copy(copy.rows, deps);
+  deps.clear();
+  if (!e.is_null()) {  // beta issues none
+    chain[from].assign(1, e);
+    chain[to].assign(1, e);
+  }
+  return e;
+}
+
+Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size_t found,
+                                      std::vector<Event>* partition_events) {
+  PeriodicCycle& c = period_;
+  PeriodicStep& step = c.steps[c.position];
+  RepeatableLaunch& entry = *repeatable_[found];
+  const std::uint64_t number = ++operations_;
+  const std::uint64_t evictions = context_.memory->eviction_count();
+  HeldBuffers held;  // finds every box (replays_next): allocates and evicts nothing
+  hold_buffers(entry.plan, held);
+  if (context_.memory->eviction_count() != evictions) {
+    detail::throw_invariant("a replayed launch of a periodic cycle evicted an allocation", __FILE__,
+                            __LINE__);
+  }
+  EventList before;
+  EventList kernel_events;
+  EventList after;
+  Event kernels;
+  try {
+    before.reserve(step.before.size());
+    for (const RecordedCopy& copy : step.before) before.push_back(replay_copy(copy));
+    kernels = submit_kernels(args, entry.plan, partition_events, Ordering::periodic);
+    kernel_events.swap(deferred_scratch_);
+    deferred_scratch_.clear();
+    after.reserve(step.after.size());
+    for (const RecordedCopy& copy : step.after) after.push_back(replay_copy(copy));
+  } catch (...) {
+    // The state stays the previous step's; what this one issued is recorded after it, so later
+    // operations wait for it.
+    if (kernel_events.empty()) kernel_events.swap(deferred_scratch_);
+    deferred_scratch_.clear();
+    materialize_period_locked();
+    for (std::size_t i = 0; i < before.size(); ++i) {
+      step.before[i].buffer->record_replayed_copy(step.before[i].rows, before[i]);
+    }
+    for (std::size_t i = 0; i < kernel_events.size(); ++i) {
+      if (!kernel_events[i].is_null()) record_accesses(entry.plan[i], kernel_events[i]);
+    }
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      step.after[i].buffer->record_replayed_copy(step.after[i].rows, after[i]);
+    }
+    throw;
+  }
+  step.before_events.swap(before);
+  step.kernel_events.swap(kernel_events);
+  step.after_events.swap(after);
+  step.replayed_at = number;
+  ++c.replayed;
+  ++periodic_replays_;
+  ++repeat_epoch_;  // the (replayed) state changed: the repeat path's verifications no longer hold
+#if UNIMEM_INVARIANTS_ENABLED
+  check_replayed_step(step, c.position);
+#endif
+  c.position = (c.position + 1) % c.length;
+  context_.memory->settle();
+  // As the repeat path does (launch_partitioned).
+  entry.last_run = number;
+  ++repeated_launches_;
+  if (found + 1 != repeatable_.size()) ++cycle_repeats_;
+  std::rotate(repeatable_.begin() + static_cast<std::ptrdiff_t>(found),
+              repeatable_.begin() + static_cast<std::ptrdiff_t>(found) + 1, repeatable_.end());
+  repeat_after_operation_ = operations_;
+  return kernels;
+}
+
+// The full path's directory steps on the shadow directories (invariant builds): the reads give
+// the replayed copies before the kernels, the writes and the replayed copies after them are what
+// the directory allows, and the masks end as captured after this step.
+void RuntimeCore::check_replayed_step(const PeriodicStep& step, std::size_t index) {
+  PeriodicCycle& c = period_;
+  const PeerPolicy peer = [this](Agent from, Agent to) { return context_.can_peer(from, to); };
+  const auto flat = [](const std::vector<RecordedCopy>& copies, const SharedBuffer* b) {
+    std::vector<Transfer> out;
+    for (const RecordedCopy& copy : copies) {
+      if (copy.buffer == b) out.insert(out.end(), copy.rows.begin(), copy.rows.end());
+    }
+    return out;
+  };
+  for (std::size_t i = 0; i < c.buffers.size(); ++i) {
+    const SharedBuffer* b = c.buffers[i];
+    Directory& shadow = c.shadow[i];
+    const auto fail = [&](const std::string& what) {
+      detail::throw_invariant(b->describe() + ": step " + std::to_string(index) +
+                                  " of a replayed periodic cycle: " + what,
+                              __FILE__, __LINE__);
+    };
+    std::vector<Transfer> expected;
+    std::vector<Transfer> some;
+    for (const PartitionUses& pu : *step.plan) {
+      for (const BufferUse& u : pu.uses) {
+        if (u.buffer != b || u.needed.empty()) continue;
+        shadow.apply_device_read(pu.agent, u.needed, peer, some, nullptr);
+        expected.insert(expected.end(), some.begin(), some.end());
+      }
+    }
+    if (expected != flat(step.before, b)) {
+      fail("the directory gives " + std::to_string(expected.size()) +
+           " copies before the kernels, the replay issued others");
+    }
+    for (const PartitionUses& pu : *step.plan) {
+      for (const BufferUse& u : pu.uses) {
+        if (u.buffer == b && !u.written.empty()) shadow.apply_device_write(pu.agent, u.written);
+      }
+    }
+    for (const Transfer& t : flat(step.after, b)) {
+      const IntervalSet range(t.range);
+      const std::vector<Transfer> got = t.to == kHostAgent
+                                            ? shadow.apply_host_read(range)
+                                            : shadow.apply_device_read(t.to, range, peer);
+      if (got.size() != 1 || got.front() != t) {
+        fail("the replayed copy " + t.to_string() + " after the kernels is not the directory's");
+      }
+    }
+    if (!shadow.same_masks(step.state[i].directory)) {
+      fail("the directory after the launch is not the captured one");
+    }
+  }
+}
+
+void RuntimeCore::materialize_period_locked() const {
+  PeriodicCycle& c = period_;
+  if (c.phase != PeriodPhase::replaying) return;
+  c.phase = PeriodPhase::idle;
+  if (c.replayed > 0) {
+    const std::size_t last = static_cast<std::size_t>((c.replayed - 1) % c.length);
+    const std::uint64_t rounds = (c.replayed - 1) / c.length + 1;
+    for (std::size_t i = 0; i < c.buffers.size(); ++i) {
+      c.buffers[i]->restore_periodic_state(c.steps[last].state[i], c.start[i],
+                                           c.steps.back().state[i], rounds);
+    }
+    std::vector<const PeriodicStep*> order;
+    for (const PeriodicStep& step : c.steps) {
+      if (step.replayed_at != 0) order.push_back(&step);
+    }
+    std::sort(order.begin(), order.end(), [](const PeriodicStep* a, const PeriodicStep* b) {
+      return a->replayed_at < b->replayed_at;
+    });
+    for (const PeriodicStep* step : order) {
+      for (std::size_t i = 0; i < step->before.size(); ++i) {
+        step->before[i].buffer->record_replayed_copy(step->before[i].rows, step->before_events[i]);
+      }
+      for (std::size_t i = 0; i < step->kernel_events.size(); ++i) {
+        record_accesses((*step->plan)[i], step->kernel_events[i]);
+      }
+      for (std::size_t i = 0; i < step->after.size(); ++i) {
+        step->after[i].buffer->record_replayed_copy(step->after[i].rows, step->after_events[i]);
+      }
+    }
+    chained_after_ = operations_ + 1;  // the next launch orders through the trackers
+    ++periodic_materializations_;
+  }
+  c.steps.clear();
+  c.start.clear();
+  c.buffers.clear();
+  c.chain.clear();
+  c.shadow.clear();
+  c.failed_rounds = 0;
+}
+
+std::uint64_t RuntimeCore::periodic_replays() const {
+  std::lock_guard lock(mutex_);
+  return periodic_replays_;
+}
+
+std::uint64_t RuntimeCore::periodic_materializations() const {
+  std::lock_guard lock(mutex_);
+  return periodic_materializations_;
 }
 
 }  // namespace unimem

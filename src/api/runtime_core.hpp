@@ -277,6 +277,11 @@ class RuntimeCore {
   /// Operations in the in-flight list: every one not yet seen finished, and finished ones until
   /// the next pruning, at most RuntimeCore::kPruneInflightEvery operations later (for tests).
   [[nodiscard]] std::size_t inflight_operations() const;
+  /// Launches of a verified periodic cycle that replayed their round's copies and kernels without
+  /// the directory steps, and the times such a replay's state was materialized ("Periodic
+  /// cycles" in runtime_core.cpp; for tests and tools).
+  [[nodiscard]] std::uint64_t periodic_replays() const;
+  [[nodiscard]] std::uint64_t periodic_materializations() const;
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
   [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
@@ -299,9 +304,10 @@ class RuntimeCore {
   void acquire_inputs(std::span<PartitionUses> plan);
   /// How a launch's kernels are ordered (launch_partitioned says when each applies).
   enum class Ordering : std::uint8_t {
-    hazards,          // after the hazards of their bytes, recorded as the last accesses
-    hazards_chained,  // the same, and after their device's previous kernel
-    chained_deferred  // after their device's previous kernel only; records deferred
+    hazards,           // after the hazards of their bytes, recorded as the last accesses
+    hazards_chained,   // the same, and after their device's previous kernel
+    chained_deferred,  // after their device's previous kernel only; records deferred
+    periodic           // after their agent's chain of a periodic replay (period_); deferred
   };
   /// The launch's completion: its one kernel's event, or when_all of several. Under
   /// chained_deferred the kernels' events are kept in deferred_scratch_ (launch_partitioned
@@ -407,13 +413,60 @@ class RuntimeCore {
   // Deferred hazard records (launch_partitioned): every launch numbered above chained_after_ ran
   // without its directory steps and after its devices' previous kernels (last_kernel_, per
   // device, kept in the coherent modes); deferred_pending_ while some entry holds records.
-  std::uint64_t chained_after_ = 0;
+  mutable std::uint64_t chained_after_ = 0;  // (materialize_period_locked sets it)
   std::vector<Event> last_kernel_;
   bool deferred_pending_ = false;
   std::uint64_t deferred_record_launches_ = 0;
   std::vector<RepeatableLaunch*> settle_order_;  // scratch of settle_deferred_records_locked
   std::vector<Event> deferred_scratch_;          // a deferred launch's kernels, until all ran
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
+
+  // Periodic cycles (runtime_core.cpp, "Periodic cycles", says what and why).
+  struct PeriodicStep {
+    const void* token = nullptr;                       // its launch's repeat token
+    const std::vector<PartitionUses>* plan = nullptr;  // its entry's plan
+    std::vector<RecordedCopy> before;                  // acquire_inputs' copies, in issue order
+    std::vector<RecordedCopy> after;  // publish_writes' copies (the strategies', after it)
+    std::vector<SharedBuffer::PeriodicState> state;  // per cycle buffer, after the step
+    // Its last replay: when (a launch number; 0: none since the replay began) and its events.
+    std::uint64_t replayed_at = 0;
+    EventList before_events;
+    EventList kernel_events;  // per partition
+    EventList after_events;
+  };
+  enum class PeriodPhase : std::uint8_t { idle, capturing, replaying };
+  struct PeriodicCycle {
+    PeriodPhase phase = PeriodPhase::idle;
+    std::size_t length = 0;    // launches per round
+    std::size_t position = 0;  // the step the next launch is
+    std::vector<SharedBuffer*> buffers;
+    std::vector<SharedBuffer::PeriodicState> start;  // per buffer, at the round's start
+    std::vector<PeriodicStep> steps;
+    std::uint64_t replayed = 0;  // launches replayed since the replay began
+    int failed_rounds = 0;       // captured rounds that were not periodic, in a row
+    std::size_t streak = 0;      // repeats in a row with the cycle length streak_length
+    std::size_t streak_length = 0;
+    std::vector<EventList> chain;   // per agent: what its next replayed operation waits for
+    std::vector<Directory> shadow;  // invariant builds: the directories the full path would have
+  };
+  static constexpr int kMaxFailedRounds = 6;
+  // Whether this launch is the next step of a round being captured (starting one when it may).
+  bool begin_period_step(const RepeatableLaunch* entry, std::size_t found, std::size_t cycle_length,
+                         bool coherent);
+  void end_period_step();
+  void begin_period_replay();
+  [[nodiscard]] bool replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,
+                                  bool coherent) const;
+  Event replay_period_step(std::span<const LaunchArg> args, std::size_t found,
+                           std::vector<Event>* partition_events);
+  Event replay_copy(const RecordedCopy& c);
+  void check_replayed_step(const PeriodicStep& step, std::size_t index);
+  /// Makes a replayed cycle's state real (every operation but a replayed launch calls it first,
+  /// through settle_deferred_records_locked; const queries call it themselves).
+  void materialize_period_locked() const;
+  mutable PeriodicCycle period_;
+  std::uint64_t periodic_replays_ = 0;
+  mutable std::uint64_t periodic_materializations_ = 0;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t tracked_since_prune_ = 0;
   // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no

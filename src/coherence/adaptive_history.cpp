@@ -55,6 +55,7 @@ bool AdaptiveHistory::close() {
     mispredicted = r.replayed;
     std::swap(e.sequence, r.sequence);  // the recording keeps the replaced sequence's storage
     e.repeats = 1;
+    ++restarts_;
   }
   for (Demand& d : r.sequence) {
     if (spare_bytes_.size() == kMaxSpareBytes) break;
@@ -126,6 +127,43 @@ int AdaptiveHistory::repeat_count(const Key& key) const {
   auto it = entries_.find(key);
   const int pending = open_ && recording_.key == key ? recording_.unchanged_repeats : 0;
   return it == entries_.end() ? 0 : it->second.repeats + pending;
+}
+
+bool AdaptiveHistory::acts_as(const AdaptiveHistory& other) const {
+  if (entries_.size() != other.entries_.size() || open_ != other.open_) return false;
+  for (auto a = entries_.begin(), b = other.entries_.begin(); a != entries_.end(); ++a, ++b) {
+    if (a->first != b->first || a->second.sequence != b->second.sequence ||
+        std::min(a->second.repeats, 2) != std::min(b->second.repeats, 2)) {
+      return false;
+    }
+  }
+  if (!open_) return true;  // a closed recording's contents are stale: never read
+  const Recording& x = recording_;
+  const Recording& y = other.recording_;
+  // Agents beyond a list's size hold no replayed bytes.
+  const std::size_t agents = std::max(x.prefetched.size(), y.prefetched.size());
+  static const IntervalSet none;
+  for (std::size_t agent = 0; agent < agents; ++agent) {
+    const IntervalSet& p = agent < x.prefetched.size() ? x.prefetched[agent] : none;
+    const IntervalSet& q = agent < y.prefetched.size() ? y.prefetched[agent] : none;
+    if (p != q) return false;
+  }
+  return x.key == y.key && x.sequence == y.sequence && x.replayed == y.replayed &&
+         x.unchanged_repeats == y.unchanged_repeats;
+}
+
+void AdaptiveHistory::add_rounds(const AdaptiveHistory& round_start,
+                                 const AdaptiveHistory& round_end, std::uint64_t rounds) {
+  for (const auto& [key, end] : round_end.entries_) {
+    const int grew = round_end.repeat_count(key) - round_start.repeat_count(key);
+    if (grew == 0) continue;
+    auto it = entries_.find(key);
+    UNIMEM_REQUIRE(grew > 0 && it != entries_.end() && round_end.restarts_ == round_start.restarts_,
+                   "AdaptiveHistory::add_rounds: counts of a round that restarted");
+    it->second.repeats += static_cast<int>(
+        std::min<std::uint64_t>(rounds * static_cast<std::uint64_t>(grew), 1U << 30));
+  }
+  check_if_enabled();
 }
 
 void AdaptiveHistory::check_invariants() const {

@@ -72,6 +72,20 @@ class AdaptiveHistory {
   /// How many runs in a row were followed by the stored sequence of key (0 if unknown).
   [[nodiscard]] int repeat_count(const Key& key) const;
 
+  /// Periodic cycles (RuntimeCore, "Periodic cycles"). How many closes so far started a key's
+  /// count over (a new key, another sequence or a misprediction): while it stays the same, every
+  /// close only added one to its key's count.
+  [[nodiscard]] std::uint64_t restarts() const { return restarts_; }
+  /// Whether every later operation acts on this history as on other: the same keys with the same
+  /// stored sequences and counts (counts of 2 and more act alike: only "> 0" and ">= 2" are
+  /// asked), the same open recording.
+  [[nodiscard]] bool acts_as(const AdaptiveHistory& other) const;
+  /// This history (a state within a verified round) with `rounds` more rounds' counts: each
+  /// key's count grows by rounds times what it grew from round_start to round_end (a round
+  /// without restarts, so every close in it only counted).
+  void add_rounds(const AdaptiveHistory& round_start, const AdaptiveHistory& round_end,
+                  std::uint64_t rounds);
+
   /// Throws InvariantError unless every stored sequence followed at least one run, no demand is
   /// empty, and an open recording that replayed a prediction has one (two runs or more, not
   /// empty) stored under its key.
@@ -106,6 +120,7 @@ class AdaptiveHistory {
   std::map<Key, Entry> entries_;
   Recording recording_;
   bool open_ = false;
+  std::uint64_t restarts_ = 0;  // restarts()
   // The byte sets of the demands close() dropped (the sequence it replaced, or the recording's
   // when it equalled the stored one), kept for the demands to come: a kernel whose every run is
   // followed by a different sequence (floyd-warshall's pivot row) would otherwise allocate one

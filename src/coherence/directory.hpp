@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -58,6 +59,14 @@ class Directory {
   /// Counts the calls that may change masks (every apply_* call, whether it changed one or not):
   /// while it stays the same, so does every mask (SharedBuffer's last device writes rely on it).
   [[nodiscard]] std::uint64_t version() const { return version_; }
+  /// Whether every byte has the same mask in both (their versions aside).
+  [[nodiscard]] bool same_masks(const Directory& other) const { return map_ == other.map_; }
+  /// Takes other's masks (a copy of this directory taken earlier); the version moves past both
+  /// (a change like any other).
+  void assign_masks(const Directory& other) {
+    map_ = other.map_;
+    version_ = std::max(version_, other.version_) + 1;
+  }
 
   /// Table 1 "device read": every byte of ranges not valid on device agent d is fetched - from
   /// the host if it is current there (Shared), else by a peer copy from a device holder when

@@ -30,6 +30,14 @@ void PrefetchLedger::end_replay() {
   check_if_enabled();
 }
 
+void PrefetchLedger::add_rounds(const PrefetchLedger& round_start, const PrefetchLedger& round_end,
+                                std::uint64_t rounds) {
+  overwritten_ += rounds * (round_end.overwritten_ - round_start.overwritten_);
+  replays_ += rounds * (round_end.replays_ - round_start.replays_);
+  prefetched_ += rounds * (round_end.prefetched_ - round_start.prefetched_);
+  check_if_enabled();
+}
+
 void PrefetchLedger::copied(Agent to, const IntervalSet& bytes) {
   if (!replaying_) return;
   prefetched_ += bytes.total_size();

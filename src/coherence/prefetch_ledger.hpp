@@ -52,6 +52,16 @@ class PrefetchLedger {
   /// Writes replays, prefetch_bytes and prefetch_unread_bytes of stats.
   void fill(TransferStats& stats) const;
 
+  /// Periodic cycles (RuntimeCore, "Periodic cycles"): whether later operations act on this
+  /// ledger as on other (the same unread bytes everywhere, no replay under way in either).
+  [[nodiscard]] bool acts_as(const PrefetchLedger& other) const {
+    return unread_ == other.unread_ && !replaying_ && !other.replaying_;
+  }
+  /// This ledger (a state within a verified round) with `rounds` more rounds' counts: each count
+  /// grows by rounds times what it grew from round_start to round_end.
+  void add_rounds(const PrefetchLedger& round_start, const PrefetchLedger& round_end,
+                  std::uint64_t rounds);
+
   /// Throws InvariantError unless there is one unread set per agent, a replay target is set only
   /// during a replay, and the unread bytes on an agent are at most the bytes replays copied.
   void check_invariants() const;

@@ -314,6 +314,9 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
   const Transfer& t = rows.front();
   UNIMEM_REQUIRE(host.reader == nullptr || (t.to == kHostAgent && t.from != kHostAgent),
                  "SharedBuffer::issue: a reader's memory is only the target of a device read");
+  if (context_.copy_log != nullptr && host.reader == nullptr) {
+    context_.copy_log->push_back({this, std::vector<Transfer>(rows.begin(), rows.end())});
+  }
   if (context_.transfers_disabled) {  // measurement mode beta: bookkeeping only
     // The home bytes the skipped copy would have written count as written, so a later host read
     // does not zero-fill them: otherwise beta does host work that alpha leaves to the copy (a
@@ -323,15 +326,42 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
     }
     return;
   }
+  const IntervalSet r = rows_of(rows);
+  EventList deps;
+  trackers_[t.from].deps_for_read(r, deps);
+  if (host.reader == nullptr) trackers_[t.to].deps_for_write(r, deps);
+  if (t.to != kHostAgent) {
+    IntervalSet& gone = evicted_[t.to];
+    if (!gone.empty() && gone.intersects(r)) {
+      stats_.reloaded_bytes += gone.intersect(r).total_size();
+      gone = gone.subtract(r);
+    }
+  }
+  const Event e = copy_rows(rows, r, host, deps);
+  // The copy waited for deps_for_read(r) on this tracker; anything recorded here since (a
+  // write-back of an eviction that made room for the destination) makes it a plain read.
+  trackers_[t.from].record_ordered_read(r, e);
+  if (host.reader == nullptr) {
+    trackers_[t.to].record_write(r, e);
+    prefetch_.copied(t.to, r);
+  }
+  ++copies_recorded_;
+  if (events != nullptr) events->push_back(e);
+}
+
+IntervalSet SharedBuffer::rows_of(std::span<const Transfer> rows) {
+  if (rows.size() == 1) return IntervalSet(rows.front().range);
+  std::vector<Interval> ranges;
+  ranges.reserve(rows.size());
+  for (const Transfer& row : rows) ranges.push_back(row.range);
+  return IntervalSet::from_normalized(std::move(ranges));
+}
+
+Event SharedBuffer::copy_rows(std::span<const Transfer> rows, const IntervalSet& r, HostSide host,
+                              const EventList& deps) {
+  const Transfer& t = rows.front();
   const bool rect = rows.size() > 1;
   const Interval bounds{t.range.begin, rows.back().range.end};
-  IntervalSet r(t.range);
-  if (rect) {
-    std::vector<Interval> ranges;
-    ranges.reserve(rows.size());
-    for (const Transfer& row : rows) ranges.push_back(row.range);
-    r = IntervalSet::from_normalized(std::move(ranges));
-  }
   const std::uint64_t off = t.range.begin;
   const std::uint64_t len = t.range.size();
   const std::uint64_t bytes = r.total_size();
@@ -342,9 +372,6 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
     shape.src_row_pitch = shape.dst_row_pitch = stride;
     shape.src_slice_pitch = shape.dst_slice_pitch = stride * rows.size();
   }
-  EventList deps;
-  trackers_[t.from].deps_for_read(r, deps);
-  if (host.reader == nullptr) trackers_[t.to].deps_for_write(r, deps);
   Event e;
   const std::int64_t submitted = context_.trace ? TraceRecorder::now_ns() : 0;
   // The device allocations that hold the range on each side, and where in them it lies: the
@@ -377,13 +404,6 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
     const std::uint64_t stride = shape.src_row_pitch;
     return side.is_packed() ? stride / side.pitch * side.width : stride;
   };
-  if (t.to != kHostAgent) {
-    IntervalSet& gone = evicted_[t.to];
-    if (!gone.empty() && gone.intersects(r)) {
-      stats_.reloaded_bytes += gone.intersect(r).total_size();
-      gone = gone.subtract(r);
-    }
-  }
   if (t.from == kHostAgent) {
     prepare_home_read(r);
     Device& dst = *context_.devices[device_of_agent(t.to)];
@@ -428,19 +448,11 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
                            to.offset_of(off), len, deps);
     stats_.device_to_device.add(len);
   }
-  // The copy waited for deps_for_read(r) on this tracker; anything recorded here since (a
-  // write-back of an eviction that made room for the destination) makes it a plain read.
-  trackers_[t.from].record_ordered_read(r, e);
-  if (host.reader == nullptr) {
-    trackers_[t.to].record_write(r, e);
-    prefetch_.copied(t.to, r);
-  }
-  ++copies_recorded_;
-  if (events != nullptr) events->push_back(e);
   if (context_.trace) {
     trace_copy(Transfer{bounds, t.from, t.to}, e, submitted, bytes, rows.size(),
                host.reader != nullptr);
   }
+  return e;
 }
 
 void SharedBuffer::trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns,
@@ -763,6 +775,63 @@ EventList SharedBuffer::pending() const {
     out.insert(out.end(), p.begin(), p.end());
   }
   return unique_pending(std::move(out));
+}
+
+SharedBuffer::PeriodicState SharedBuffer::periodic_state() const {
+  PeriodicState s{directory_, evicted_, history_, prefetch_, home_unwritten_, {}, false, {}};
+  s.last_writes.assign(last_writes_.begin(),
+                       last_writes_.begin() + static_cast<std::ptrdiff_t>(last_writes_count_));
+  s.last_writes_current = last_writes_version_ == directory_.version();
+  s.residency.reserve(context_.devices.size());
+  for (std::size_t d = 0; d < context_.devices.size(); ++d) {
+    s.residency.push_back(residency_.allocations(d));
+  }
+  return s;
+}
+
+bool SharedBuffer::acts_as(const PeriodicState& a, const PeriodicState& b) {
+  return a.directory.same_masks(b.directory) && a.evicted == b.evicted &&
+         a.history.restarts() == b.history.restarts() && a.history.acts_as(b.history) &&
+         a.prefetch.acts_as(b.prefetch) && a.home_unwritten == b.home_unwritten &&
+         a.last_writes == b.last_writes && a.last_writes_current == b.last_writes_current &&
+         a.residency == b.residency;
+}
+
+void SharedBuffer::restore_periodic_state(const PeriodicState& at, const PeriodicState& round_start,
+                                          const PeriodicState& round_end, std::uint64_t rounds) {
+  // The allocations are the round's (hold_buffers allocated nothing, nothing was evicted).
+  for (std::size_t d = 0; d < context_.devices.size(); ++d) {
+    if (residency_.allocations(d) != at.residency[d]) {
+      detail::throw_invariant(describe() + ": a periodic cycle's allocations changed on device " +
+                                  std::to_string(d) + " while it was replayed",
+                              __FILE__, __LINE__);
+    }
+  }
+  directory_.assign_masks(at.directory);
+  evicted_ = at.evicted;
+  history_ = at.history;
+  history_.add_rounds(round_start.history, round_end.history, rounds);
+  prefetch_ = at.prefetch;
+  prefetch_.add_rounds(round_start.prefetch, round_end.prefetch, rounds);
+  home_unwritten_ = at.home_unwritten;
+  if (last_writes_.size() < at.last_writes.size()) last_writes_.resize(at.last_writes.size());
+  std::copy(at.last_writes.begin(), at.last_writes.end(), last_writes_.begin());
+  last_writes_count_ = at.last_writes.size();
+  last_writes_version_ = at.last_writes_current ? directory_.version() : kNoVersion;
+  check_if_enabled();
+}
+
+Event SharedBuffer::replay_copy(std::span<const Transfer> rows, const EventList& deps) {
+  if (context_.transfers_disabled) return Event{};  // beta: as issue() (its home bytes: restored)
+  return copy_rows(rows, rows_of(rows), kHome, deps);
+}
+
+void SharedBuffer::record_replayed_copy(std::span<const Transfer> rows, const Event& e) {
+  if (e.is_null()) return;  // beta issued nothing
+  const IntervalSet r = rows_of(rows);
+  trackers_[rows.front().from].record_read(r, e);
+  trackers_[rows.front().to].record_write(r, e);
+  ++copies_recorded_;
 }
 
 void SharedBuffer::check_invariants() const {

@@ -30,6 +30,15 @@ namespace detail {
 struct SharedBufferTestAccess;  // defined by the tests that break a buffer on purpose
 }  // namespace detail
 
+class SharedBuffer;
+
+/// One copy a buffer issued (SharedBuffer::issue: a transfer, or the rows of one rect copy), as
+/// the periodic cycles of RuntimeCore record and replay them.
+struct RecordedCopy {
+  SharedBuffer* buffer = nullptr;
+  std::vector<Transfer> rows;
+};
+
 /// The devices a set of shared buffers lives on, and which of them can copy from which.
 struct CoherenceContext {
   std::vector<Device*> devices;  ///< device i is agent i + 1; not owned
@@ -54,6 +63,10 @@ struct CoherenceContext {
   std::shared_ptr<TrackerPool> trackers;
   /// Where copies and evictions are recorded (UNIMEM_TRACE); null when tracing is off.
   TraceRecorder* trace = nullptr;
+  /// When set, every copy a buffer issues into its home copy or a device is appended here, in
+  /// issue order (RuntimeCore records a periodic cycle's round with it), also under measurement
+  /// beta, which issues none.
+  std::vector<RecordedCopy>* copy_log = nullptr;
   /// Appends to the list the operations on `device` that use buffers but are not recorded in
   /// their trackers (measurement gamma: kernels run without bookkeeping). An allocation merged
   /// away is freed only after them too. Empty: every operation is tracked.
@@ -230,6 +243,39 @@ class SharedBuffer final : public EvictionClient {
   /// in the history.
   void count_unchanged_rewrite();
 
+  /// Periodic cycles (RuntimeCore, "Periodic cycles" in runtime_core.cpp): the parts of the
+  /// buffer's state that a launch's directory steps change, as one value. The counters in it
+  /// (the ledger's and the history's) grow every round; the rest repeats when the cycle does.
+  /// stats_ and the trackers are not in it: replayed copies count themselves, and the runtime
+  /// records the replayed accesses when it materializes the state.
+  struct PeriodicState {
+    Directory directory;
+    std::vector<IntervalSet> evicted;
+    AdaptiveHistory history;
+    PrefetchLedger prefetch;
+    IntervalSet home_unwritten;
+    std::vector<std::pair<Agent, IntervalSet>> last_writes;  // the valid ones only
+    bool last_writes_current = false;  // last_writes_version_ == the directory's version
+    std::vector<std::vector<ResidentAllocation>> residency;  // per device (compared only)
+  };
+  [[nodiscard]] PeriodicState periodic_state() const;
+  /// Whether every later operation acts on a buffer in state a as in state b: equal but for the
+  /// counters (the history's counts of 2 or more act alike), and no count restarted between a
+  /// and b (a round from a to b only added to counts).
+  [[nodiscard]] static bool acts_as(const PeriodicState& a, const PeriodicState& b);
+  /// Makes `at` (a state within the round from round_start to round_end, which acts_as holds
+  /// for) the buffer's state, its counters `rounds` rounds further on. The directory's version
+  /// moves on (nothing may take it for one seen before).
+  void restore_periodic_state(const PeriodicState& at, const PeriodicState& round_start,
+                              const PeriodicState& round_end, std::uint64_t rounds);
+  /// Issues a recorded copy again after deps only (no tracker, directory, ledger or history
+  /// step: the caller orders it and keeps the state), counted in stats() as issue() counts it.
+  /// Measurement beta issues nothing and returns a null event, as issue() does.
+  Event replay_copy(std::span<const Transfer> rows, const EventList& deps);
+  /// Records a replayed copy in the trackers as issue() records it (its source read, its
+  /// destination written; the caller ordered it).
+  void record_replayed_copy(std::span<const Transfer> rows, const Event& e);
+
   /// EvictionClient (called by DeviceMemory, under its lock): whether operations on the copy of
   /// device `device` are still running, and the box-out of that copy.
   [[nodiscard]] bool busy_on(std::size_t device) const override;
@@ -305,6 +351,11 @@ class SharedBuffer final : public EvictionClient {
   /// and one device (strided_rows in shared_buffer.cpp) as one rectangular copy. Its event is
   /// appended to `events` when given.
   void issue(std::span<const Transfer> rows, HostSide host, EventList* events);
+  /// The bytes of a copy's rows.
+  static IntervalSet rows_of(std::span<const Transfer> rows);
+  /// issue()'s copy itself, after deps: the driver call, its count in stats_ and its trace.
+  Event copy_rows(std::span<const Transfer> rows, const IntervalSet& r, HostSide host,
+                  const EventList& deps);
   /// Issues transfers in order, strided rows grouped into rect copies where allowed. With
   /// events, sources (when given) receives each event's source device (read_direct's copies).
   void issue_all(const std::vector<Transfer>& transfers, HostSide host, EventList* events,

@@ -70,6 +70,7 @@ std::string CoherenceSelftestResult::to_json(const CoherenceSelftestOptions& o) 
   j["cycle_launches"] = cycle_launches;
   j["repeated_launches"] = repeated_launches;
   j["deferred_record_launches"] = deferred_record_launches;
+  j["periodic_replays"] = periodic_replays;
   j["host_reads"] = host_reads;
   j["host_writes"] = host_writes;
   j["direct_read_bytes"] = direct_read_bytes;
@@ -379,6 +380,7 @@ CoherenceSelftestResult run_coherence_selftest(const CoherenceSelftestOptions& o
     result.relocated_bytes = s.relocated_bytes;
     result.repeated_launches = rt.core().repeated_launches();
     result.deferred_record_launches = rt.core().deferred_record_launches();
+    result.periodic_replays = rt.core().periodic_replays();
     for (const DeviceMemoryReport& d : rt.core().device_memory()) {
       result.evictions += d.memory.evictions;
       result.reclaims += d.memory.reclaims;

@@ -46,6 +46,7 @@ struct CoherenceSelftestResult {
   std::size_t cycle_launches = 0;       ///< launches of cycles (each passing its repeat token)
   std::uint64_t repeated_launches = 0;  ///< of all launches, those the runtime repeated
   std::uint64_t deferred_record_launches = 0;  ///< of those, with deferred hazard records
+  std::uint64_t periodic_replays = 0;          ///< of those, replayed as a verified periodic cycle
   std::size_t host_reads = 0;
   std::size_t host_writes = 0;
   std::uint64_t evictions = 0;                 ///< allocations evicted, over all devices
