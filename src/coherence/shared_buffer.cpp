@@ -595,7 +595,10 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
     // Each byte lacking is copied from the other use that wrote it, so they must cover it.
     std::uint64_t held_elsewhere = 0;
     std::size_t sources = 0;
-    for (const auto& [agent, bytes] : last) {
+    for (const auto& write : last) {
+      // Named, not bound: clang 15 (the fuzzing build) cannot capture a structured binding.
+      const Agent agent = write.first;
+      const IntervalSet& bytes = write.second;
       if (agent == u.agent) continue;
       const std::size_t before = transfers.size();
       for_each_shared(lacking, bytes, [&](std::uint64_t lo, std::uint64_t hi) {
