@@ -1881,9 +1881,11 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
     detail::throw_invariant("a replayed launch of a periodic cycle evicted an allocation", __FILE__,
                             __LINE__);
   }
-  EventList before;
+  EventList before = std::move(c.spare_before);
+  before.clear();
   EventList kernel_events;
-  EventList after;
+  EventList after = std::move(c.spare_after);
+  after.clear();
   Event kernels;
   try {
     before.reserve(step.before.size());
@@ -1913,6 +1915,12 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
   step.before_events.swap(before);
   step.kernel_events.swap(kernel_events);
   step.after_events.swap(after);
+  // The step's previous lists: their storage serves the next replay (the kernels' through the
+  // scratch list submit_kernels fills, which is empty here).
+  c.spare_before = std::move(before);
+  c.spare_after = std::move(after);
+  kernel_events.clear();
+  deferred_scratch_.swap(kernel_events);
   step.replayed_at = number;
   ++c.replayed;
   ++periodic_replays_;

@@ -446,7 +446,11 @@ class RuntimeCore {
     int failed_rounds = 0;       // captured rounds that were not periodic, in a row
     std::size_t streak = 0;      // repeats in a row with the cycle length streak_length
     std::size_t streak_length = 0;
-    std::vector<EventList> chain;   // per agent: what its next replayed operation waits for
+    std::vector<EventList> chain;  // per agent: what its next replayed operation waits for
+    // The lists a step's previous replay held, kept for the next replay's copies (their storage
+    // only: cleared before use), so a replayed launch allocates no list.
+    EventList spare_before;
+    EventList spare_after;
     std::vector<Directory> shadow;  // invariant builds: the directories the full path would have
   };
   static constexpr int kMaxFailedRounds = 6;
