@@ -34,6 +34,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "platform/platform_test_environment.hpp"
@@ -1045,14 +1046,21 @@ TEST_F(PlatformApi, TransferProfilingTimesComeFromTheOperationsThatRan) {
   // The host worker runs the host copies in order (one clock: no slack).
   EXPECT_GE(ws.start, wb.end) << "the small write's START is not when its host copy ran";
   EXPECT_GE(rs.start, ws.end) << "the home read's START is not when its host copy ran";
-  // Each waited for the large write's host copy after it was accepted (host times: START = SUBMIT).
-  const cl_ulong waited = (wb.end - wb.start) / 2;
-  for (const auto& [t, what] : {std::pair{ws, "small write"}, std::pair{rs, "home read"},
-                                std::pair{ct, "device copy"}, std::pair{rb, "read"}}) {
-    EXPECT_GE(t.start - t.submit, waited) << what << ": START is when the platform accepted it";
-  }
   // Device times are placed on the host clock within bounds: a tenth of the kernel's time slack.
   const cl_ulong slack = (kt.end - kt.start) / 10;
+  // Each started after the large write's host copy ended, however late the platform accepted it.
+  // With host times (START = SUBMIT) this fails for every command accepted before that copy
+  // ended, which is all four unless the calling thread was descheduled for the whole copy (the
+  // earlier form, START - SUBMIT >= half the copy, failed then: a late SUBMIT under heavy load).
+  int accepted_early = 0;
+  for (const auto& [t, what, on_device] :
+       {std::tuple{ws, "small write", false}, std::tuple{rs, "home read", false},
+        std::tuple{ct, "device copy", true}, std::tuple{rb, "read", true}}) {
+    EXPECT_GE(t.start + (on_device ? slack : 0), wb.end)
+        << what << ": START is before the large write it waited for ended";
+    if (t.submit < wb.end) ++accepted_early;
+  }
+  std::printf("%d of 4 commands accepted before the large write ended\n", accepted_early);
   EXPECT_GE(kt.start + slack, wb.end) << "the kernel started before the write it reads ended";
   EXPECT_GE(ct.start + slack, kt.start) << "the device copy started before its kernel";
   EXPECT_GE(ct.end + slack, kt.end) << "the device copy ended before its kernel";
