@@ -542,22 +542,18 @@ int run_bench(const BenchOptions& o) {
   if (o.instructions > 0) {
     const auto counts = count_instructions(o, problem, k);
     // Per repetition of a mode: all instructions, those outside the driver, or those outside the
-    // driver and the allocator (whose cost per call moves with the heap's state: RunInstructions).
-    enum Part { kAll, kOutsideDriver, kOutsideDriverAndAllocator };
+    // driver and the allocator (whose cost per call moves with the heap's state: RunInstructions),
+    // or the allocator's calls from outside the driver.
+    enum Part { kAll, kOutsideDriver, kOutsideDriverAndAllocator, kAllocatorCalls };
     const auto of = [&](const char* mode, int part) {
       std::vector<double> v;
       for (const RunInstructions& r : counts.at(std::string("unimem-bench ") + mode)) {
         const std::uint64_t left = part == kAll             ? r.total
                                    : part == kOutsideDriver ? r.total - r.driver
-                                                            : r.total - r.driver - r.allocator;
+                                   : part == kOutsideDriverAndAllocator
+                                       ? r.total - r.driver - r.allocator
+                                       : r.allocator_calls;
         v.push_back(static_cast<double>(left));
-      }
-      return v;
-    };
-    const auto calls_of = [&](const char* mode) {
-      std::vector<double> v;
-      for (const RunInstructions& r : counts.at(std::string("unimem-bench ") + mode)) {
-        v.push_back(static_cast<double>(r.allocator_calls));
       }
       return v;
     };
@@ -622,14 +618,10 @@ int run_bench(const BenchOptions& o) {
     instructions["outside_driver"] = measure(kOutsideDriver);
     instructions["outside_driver_and_allocator"] = measure(kOutsideDriverAndAllocator);
     // The allocator's calls from outside the driver: beta - gamma and gamma2 - gamma per run.
-    const auto calls_minus = [&](const char* x, const char* y) {
-      const std::vector<double> a_runs = calls_of(x), b_runs = calls_of(y);
-      return spread(paired(o.instructions, [&](std::size_t i) { return a_runs[i] - b_runs[i]; }));
-    };
     instructions["allocator_calls"] = {
-        {"gamma_per_run", median(calls_of("gamma"))},
-        {"bookkeeping_per_run", to_json(calls_minus("beta", "gamma"))},
-        {"noise_floor_per_run", to_json(calls_minus("gamma2", "gamma"))}};
+        {"gamma_per_run", median(of("gamma", kAllocatorCalls))},
+        {"bookkeeping_per_run", to_json(minus("beta", "gamma", kAllocatorCalls))},
+        {"noise_floor_per_run", to_json(minus("gamma2", "gamma", kAllocatorCalls))}};
   }
   std::size_t beta_above_alpha = 0;
   for (std::size_t i = 0; o.overhead && i < n; ++i) beta_above_alpha += beta[i] > alpha[i] ? 1 : 0;
