@@ -180,6 +180,49 @@ TEST_P(RepeatLaunchTest,
   }
 }
 
+// A repeat whose previous run's release of its buffers was the last change to device memory
+// holds nothing (DeviceMemory::changes); any other repeat holds its buffers, which makes them the
+// most recently used. Under a cap of two buffers, P, Q, P, P then R must evict Q (used least
+// recently), and P must stay resident: its next launch reloads nothing.
+TEST(RepeatLaunchMemory, ARepeatHoldsNothingOnlyWhileDeviceMemoryIsUnchangedSinceItsLastRun) {
+  auto devices = opencl::make_opencl_devices("0");
+  if (devices.size() < 1) GTEST_SKIP() << "needs an OpenCL device";
+  RuntimeOptions options{UpdateStrategy::lazy};
+  options.device_memory = 2 * kBytes;
+  Runtime rt(std::move(devices), options);
+  Program program(rt, kSource);
+  program.set_log([](const std::string&) {});
+  const BufferId p = rt.create_buffer(kBytes, "p"), q = rt.create_buffer(kBytes, "q"),
+                 r = rt.create_buffer(kBytes, "r");
+  const std::vector<int> zeros(kItems, 0);
+  for (const BufferId b : {p, q, r}) rt.write_blocking(b, 0, std::as_bytes(std::span(zeros)));
+  NDRange range;
+  range.global[0] = kItems;
+  range.local[0] = 64;
+  const auto add = [&](BufferId b) {
+    program.launch("add_k", range, {Arg::buffer(b), Arg::scalar(1)});
+  };
+  add(p);
+  add(q);
+  const std::uint64_t before = rt.core().launches_holding_nothing();
+  add(p);  // a repeat (the cycle P, Q) after Q changed device memory: holds P
+  EXPECT_EQ(rt.core().launches_holding_nothing(), before);
+  add(p);  // nothing changed since: holds nothing
+  add(p);
+  EXPECT_EQ(rt.core().launches_holding_nothing(), before + 2);
+  add(r);  // evicts the least recently used: Q
+  const std::uint64_t reloaded = rt.stats().reloaded_bytes;
+  add(p);
+  EXPECT_EQ(rt.stats().reloaded_bytes, reloaded) << "P was evicted although used after Q";
+  std::vector<int> out(kItems);
+  rt.read_blocking(p, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, std::vector<int>(kItems, 5));
+  rt.read_blocking(q, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, std::vector<int>(kItems, 1));
+  rt.read_blocking(r, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, std::vector<int>(kItems, 1));
+}
+
 INSTANTIATE_TEST_SUITE_P(Strategies, RepeatLaunchTest,
                          ::testing::Values(UpdateStrategy::lazy, UpdateStrategy::adaptive,
                                            UpdateStrategy::batch),
