@@ -538,10 +538,8 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   check(enqueue(wait_list.size(), wait_list.data(), own_event ? &event : nullptr),
         "clEnqueueNDRangeKernel", detail);
   wait_list.arm();
-  Event result =
-      own_event
-          ? make_event(event, context_, set.launch_text)
-          : Event(std::make_shared<QueuedKernelEventState>(kernels_, sequence, set.launch_text));
+  Event result = own_event ? make_event(event, context_, set.launch_text)
+                           : Event(std::make_shared<QueuedKernelEventState>(kernels_, sequence));
   // Start the command now: without a flush an implementation may hold it until a blocking call.
   check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
   return result;

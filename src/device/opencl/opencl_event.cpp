@@ -148,12 +148,12 @@ void KernelQueue::note_finished_through(std::uint64_t sequence) {
 }
 
 ClEventState& QueuedKernelEventState::marker() const {
-  std::lock_guard held(mutex_);
-  if (!marker_) {
+  // A throwing enqueue leaves the flag unset: the next call tries again.
+  std::call_once(marker_made_, [this] {
     KernelQueue::Marker m = queue_->marker_after(sequence_);
     marker_after_ = m.after;
     marker_ = std::move(m.event);
-  }
+  });
   return *marker_;
 }
 

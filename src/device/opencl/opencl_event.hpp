@@ -133,9 +133,8 @@ class KernelQueue {
 /// marker after a failed command of an in-order queue normally).
 class QueuedKernelEventState final : public EventState {
  public:
-  QueuedKernelEventState(std::shared_ptr<KernelQueue> queue, std::uint64_t sequence,
-                         std::shared_ptr<const std::string> operation)
-      : queue_(std::move(queue)), sequence_(sequence), operation_(std::move(operation)) {}
+  QueuedKernelEventState(std::shared_ptr<KernelQueue> queue, std::uint64_t sequence)
+      : queue_(std::move(queue)), sequence_(sequence) {}
 
   void wait() override;
   [[nodiscard]] bool is_complete() const override;
@@ -150,11 +149,11 @@ class QueuedKernelEventState final : public EventState {
   [[nodiscard]] std::exception_ptr failure() const;
 
  private:
+  // Small (one per launch; a once_flag, not a mutex): it stays in the allocator's fast bins.
   std::shared_ptr<KernelQueue> queue_;
   std::uint64_t sequence_;
-  std::shared_ptr<const std::string> operation_;
-  mutable std::mutex mutex_;                      // guards the first marker() call
-  mutable std::shared_ptr<ClEventState> marker_;  // set once
+  mutable std::once_flag marker_made_;
+  mutable std::shared_ptr<ClEventState> marker_;  // set once, under marker_made_
   mutable std::uint64_t marker_after_ = 0;
 };
 
