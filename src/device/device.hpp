@@ -179,6 +179,12 @@ class Device {
   /// Launches kernel over range with args (buffers must be this device's allocations).
   virtual Event launch(const CompiledKernel& kernel, const NDRange& range,
                        std::span<const KernelArg> args, std::span<const Event> deps) = 0;
+  /// launch for a caller that never asks the returned event for times(): a driver may then make
+  /// the event cheaper (OpenCL: no cl_event per kernel, KernelQueue). Optional: launch by default.
+  virtual Event launch_without_times(const CompiledKernel& kernel, const NDRange& range,
+                                     std::span<const KernelArg> args, std::span<const Event> deps) {
+    return launch(kernel, range, args, deps);
+  }
 
   /// Blocks until every operation submitted so far has finished.
   virtual void finish() = 0;

@@ -16,6 +16,7 @@
 
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
+#include "api/program_core.hpp"
 #include "api/runtime_core.hpp"
 #include "device/opencl/opencl_context.hpp"
 
@@ -178,6 +179,89 @@ TEST_P(RepeatLaunchTest,
   } else {
     EXPECT_GT(directory_skips, 0u) << "no repeat skipped the directory steps";
   }
+}
+
+// A repeat whose previous run's release of its buffers was the last change to device memory
+// holds nothing (DeviceMemory::changes); any other repeat holds its buffers, which makes them the
+// most recently used. Under a cap of two buffers, P, Q, P, P then R must evict Q (used least
+// recently), and P must stay resident: its next launch reloads nothing.
+TEST(RepeatLaunchMemory, ARepeatHoldsNothingOnlyWhileDeviceMemoryIsUnchangedSinceItsLastRun) {
+  if (opencl::make_opencl_devices("").empty()) GTEST_SKIP() << "needs an OpenCL device";
+  auto devices = opencl::make_opencl_devices("0");
+  RuntimeOptions options{UpdateStrategy::lazy};
+  options.device_memory = 2 * kBytes;
+  Runtime rt(std::move(devices), options);
+  Program program(rt, kSource);
+  program.set_log([](const std::string&) {});
+  const BufferId p = rt.create_buffer(kBytes, "p"), q = rt.create_buffer(kBytes, "q"),
+                 r = rt.create_buffer(kBytes, "r");
+  const std::vector<int> zeros(kItems, 0);
+  for (const BufferId b : {p, q, r}) rt.write_blocking(b, 0, std::as_bytes(std::span(zeros)));
+  NDRange range;
+  range.global[0] = kItems;
+  range.local[0] = 64;
+  const auto add = [&](BufferId b) {
+    program.launch("add_k", range, {Arg::buffer(b), Arg::scalar(1)});
+  };
+  add(p);
+  add(q);
+  const std::uint64_t before = rt.core().launches_holding_nothing();
+  add(p);  // a repeat (the cycle P, Q) after Q changed device memory: holds P
+  EXPECT_EQ(rt.core().launches_holding_nothing(), before);
+  add(p);  // nothing changed since: holds nothing
+  add(p);
+  EXPECT_EQ(rt.core().launches_holding_nothing(), before + 2);
+  add(r);  // evicts the least recently used: Q
+  const std::uint64_t reloaded = rt.stats().reloaded_bytes;
+  add(p);
+  EXPECT_EQ(rt.stats().reloaded_bytes, reloaded) << "P was evicted although used after Q";
+  std::vector<int> out(kItems);
+  rt.read_blocking(p, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, std::vector<int>(kItems, 5));
+  rt.read_blocking(q, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, std::vector<int>(kItems, 1));
+  rt.read_blocking(r, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, std::vector<int>(kItems, 1));
+}
+
+// The runtime asks its drivers for kernel events with times only when the caller takes the
+// partitions' events (the platform's profiled commands) or a trace runs: on profiling OpenCL
+// devices, those events report when they ran, and a plain launch's kernel that waits only for
+// finished work has no cl_event (its event, without times, is the driver's queued kernel event).
+TEST(RepeatLaunchEvents, OnlyACallerTakingThePartitionsEventsGetsKernelTimes) {
+  if (opencl::make_opencl_devices("").empty()) GTEST_SKIP() << "needs an OpenCL device";
+  DeviceRegistry devices = opencl::make_opencl_devices("0");
+  devices.at(0).set_profiling(true);
+  Runtime rt(std::move(devices));
+  Program program(rt, kSource);
+  program.set_log([](const std::string&) {});
+  const BufferId b = rt.create_buffer(kBytes, "b");
+  const std::vector<int> zeros(kItems, 0);
+  rt.write_blocking(b, 0, std::as_bytes(std::span(zeros)));
+  NDRange range;
+  range.global[0] = kItems;
+  range.local[0] = 64;
+  const std::vector<Arg> args{Arg::buffer(b), Arg::scalar(2)};
+  for (int round = 0; round < 3; ++round) {  // the first launches, then the repeat path
+    Event plain = program.core().launch("add_k", range, args);
+    plain.wait();
+    // (The first waits for the copy of the host's bytes: a kernel waiting for anything but its
+    // device's earlier kernels keeps a cl_event, which on a profiling device has times.)
+    if (round > 0) {
+      EXPECT_FALSE(plain.state()->times().has_value()) << "round " << round;
+    }
+    std::shared_ptr<const LaunchPlan> plan;
+    std::vector<Event> partitions;
+    program.core().launch("add_k", range, args, {}, &plan, &partitions);
+    ASSERT_FALSE(partitions.empty());
+    for (const Event& e : partitions) {
+      e.wait();
+      EXPECT_TRUE(e.state()->times().has_value()) << "round " << round;
+    }
+  }
+  std::vector<int> out(kItems);
+  rt.read_blocking(b, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, std::vector<int>(kItems, 12));
 }
 
 INSTANTIATE_TEST_SUITE_P(Strategies, RepeatLaunchTest,

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <cstring>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "device/opencl/opencl_event.hpp"
 #include "opencl_test_devices.hpp"
@@ -144,6 +146,215 @@ TEST_F(OpenCLEvents, EventsOfAnotherContextAreBridged) {
   EXPECT_EQ(result, data);
   there.free(src);
   here.free(dst);
+}
+
+// Kernels without a cl_event of their own (launch_without_times, KernelQueue): two vadds in a
+// row, the second reading the first's output, held back by a gate before the first.
+class QueuedKernels : public OpenCLDevices {
+ protected:
+  static constexpr std::size_t kItems = 1024;
+  static constexpr std::uint64_t kBytes = kItems * sizeof(int);
+  void SetUp() override {
+    OpenCLDevices::SetUp();
+    if (devices_.empty()) return;
+    vadd_ = device(0).build_program(kVectorAddSource)->kernel("vadd");
+    for (std::size_t i = 0; i < kItems; ++i) {
+      x_[i] = static_cast<int>(i);
+      y_[i] = static_cast<int>(3 * i + 1);
+    }
+    OpenCLDevice& d = device(0);
+    a_ = d.allocate(kBytes);
+    b_ = d.allocate(kBytes);
+    c_ = d.allocate(kBytes);
+    e_ = d.allocate(kBytes);
+    d.copy_host_to_device(reinterpret_cast<const std::byte*>(x_.data()), a_, 0, kBytes, {}).wait();
+    d.copy_host_to_device(reinterpret_cast<const std::byte*>(y_.data()), b_, 0, kBytes, {}).wait();
+  }
+  void TearDown() override {
+    if (devices_.empty()) return;
+    OpenCLDevices::TearDown();
+    for (DeviceAllocation m : {a_, b_, c_, e_}) device(0).free(m);
+  }
+  NDRange range() const {
+    NDRange r;
+    r.global[0] = kItems;
+    return r;
+  }
+  // c = a + b, then e = c + b: the second waits for the first (as the runtime would ask), or,
+  // with `second_waits` false, only through the kernel queue.
+  std::pair<Event, Event> two_kernels(std::span<const Event> first_deps, bool second_waits = true) {
+    OpenCLDevice& d = device(0);
+    const KernelArg first[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
+                               KernelArg::of_buffer(c_)};
+    const KernelArg second[] = {KernelArg::of_buffer(c_), KernelArg::of_buffer(b_),
+                                KernelArg::of_buffer(e_)};
+    Event k1 = d.launch_without_times(*vadd_, range(), first, first_deps);
+    Event k2 = d.launch_without_times(*vadd_, range(), second,
+                                      second_waits ? std::span(&k1, 1) : std::span<Event>());
+    return {k1, k2};
+  }
+  std::vector<int> read(DeviceAllocation m, std::span<const Event> deps) {
+    std::vector<int> out(kItems, -1);
+    device(0)
+        .copy_device_to_host(m, 0, reinterpret_cast<std::byte*>(out.data()), kBytes, deps)
+        .wait();
+    return out;
+  }
+  bool holds_a_plus_2b(const std::vector<int>& e) const {
+    for (std::size_t i = 0; i < kItems; ++i) {
+      if (e[i] != x_[i] + 2 * y_[i]) return false;
+    }
+    return true;
+  }
+
+  std::shared_ptr<const CompiledKernel> vadd_;
+  std::vector<int> x_ = std::vector<int>(kItems), y_ = std::vector<int>(kItems);
+  DeviceAllocation a_, b_, c_, e_;
+};
+using QueuedKernelsConcurrency = QueuedKernels;
+
+TEST_F(QueuedKernels, AKernelWaitingOnlyForItsQueuesKernelsHasNoClEvent) {
+  auto [k1, k2] = two_kernels({});
+  ASSERT_NE(dynamic_cast<QueuedKernelEventState*>(k1.state().get()), nullptr);
+  ASSERT_NE(dynamic_cast<QueuedKernelEventState*>(k2.state().get()), nullptr);
+  EXPECT_FALSE(k2.state()->times().has_value());
+  k2.wait();
+  EXPECT_TRUE(k2.is_complete());
+  EXPECT_TRUE(holds_a_plus_2b(read(e_, {})));
+}
+
+TEST_F(QueuedKernels, TheKernelQueueRunsAKernelAfterTheEarlierOnesWithoutAWaitList) {
+  auto [gate, gate_state] = Event::make_manual();
+  // The first waits for a foreign event: it keeps its own cl_event; the second waits for
+  // nothing, so only the queue holds it behind the first.
+  auto [k1, k2] = two_kernels({&gate, 1}, false);
+  EXPECT_NE(dynamic_cast<ClEventState*>(k1.state().get()), nullptr);
+  ASSERT_NE(dynamic_cast<QueuedKernelEventState*>(k2.state().get()), nullptr);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(k1.is_complete());
+  EXPECT_FALSE(k2.is_complete()) << "the second kernel ran before the first";
+  EXPECT_FALSE(k2.state()->known_complete());
+  gate_state->complete();
+  k2.wait();
+  EXPECT_TRUE(k1.is_complete());
+  EXPECT_TRUE(holds_a_plus_2b(read(e_, {})));
+}
+
+TEST_F(QueuedKernels, ACopyWaitsForAQueuedKernelThroughAMarker) {
+  auto [gate, gate_state] = Event::make_manual();
+  auto [k1, k2] = two_kernels({&gate, 1}, false);
+  ASSERT_NE(dynamic_cast<QueuedKernelEventState*>(k2.state().get()), nullptr);
+  // The copy goes to the device's other queue: it must wait for the marker standing for k2.
+  std::vector<int> out(kItems, -1);
+  Event down = device(0).copy_device_to_host(e_, 0, reinterpret_cast<std::byte*>(out.data()),
+                                             kBytes, {&k2, 1});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(down.is_complete()) << "the copy ran before the kernel it waits for";
+  gate_state->complete();
+  down.wait();
+  EXPECT_TRUE(holds_a_plus_2b(out));
+}
+
+TEST_F(QueuedKernels, AFinishedMarkerAnswersForEveryEarlierKernelWithoutTheDriver) {
+  std::vector<Event> kernels;
+  for (int i = 0; i < 20; ++i) {
+    auto [k1, k2] = two_kernels({});
+    kernels.push_back(k1);
+    kernels.push_back(k2);
+  }
+  // Nothing asked yet: no marker, so nothing is known finished.
+  for (const Event& k : kernels) EXPECT_FALSE(k.state()->known_complete());
+  kernels.back().wait();
+  // One marker after the last kernel stands for all of them.
+  for (const Event& k : kernels) EXPECT_TRUE(k.state()->known_complete());
+  EXPECT_TRUE(holds_a_plus_2b(read(e_, {})));
+}
+
+TEST_F(QueuedKernels, FinishLeavesEveryQueuedKernelKnownComplete) {
+  auto [k1, k2] = two_kernels({});
+  device(0).finish();
+  EXPECT_TRUE(k1.state()->known_complete());
+  EXPECT_TRUE(k2.state()->known_complete());
+}
+
+TEST_F(QueuedKernels, AKernelWaitingForAFailedOneFailsToo) {
+  auto [gate, gate_state] = Event::make_manual();
+  auto [k1, k2] = two_kernels({&gate, 1});
+  // Both wait for something that may fail: both keep their own cl_events, whose wait lists
+  // carry the failure (a marker on the in-order queue would not).
+  EXPECT_NE(dynamic_cast<ClEventState*>(k2.state().get()), nullptr);
+  gate_state->fail(std::make_exception_ptr(DeviceError("upstream failed")));
+  EXPECT_THROW(k1.wait(), DeviceError);
+  EXPECT_THROW(k2.wait(), DeviceError);
+  // A command of another queue waiting for it fails as well.
+  std::vector<int> out(kItems);
+  Event down = device(0).copy_device_to_host(e_, 0, reinterpret_cast<std::byte*>(out.data()),
+                                             kBytes, {&k2, 1});
+  EXPECT_THROW(down.wait(), DeviceError);
+}
+
+TEST_F(QueuedKernels, ATimedLaunchKeepsItsOwnEventWithTimes) {
+  device(0).set_profiling(true);
+  const KernelArg args[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
+                            KernelArg::of_buffer(c_)};
+  Event timed = device(0).launch(*vadd_, range(), args, {});
+  ASSERT_NE(dynamic_cast<ClEventState*>(timed.state().get()), nullptr);
+  timed.wait();
+  EXPECT_TRUE(timed.state()->times().has_value());
+  Event untimed = device(0).launch_without_times(*vadd_, range(), args, {});
+  untimed.wait();
+  EXPECT_FALSE(untimed.state()->times().has_value());
+  device(0).set_profiling(false);
+}
+
+TEST_F(QueuedKernels, AKernelOnAnotherDeviceWaitsForAQueuedKernel) {
+  if (!need_two_peers()) GTEST_SKIP() << "needs two devices in one OpenCL context";
+  auto [gate, gate_state] = Event::make_manual();
+  auto [k1, k2] = two_kernels({&gate, 1}, false);
+  ASSERT_NE(dynamic_cast<QueuedKernelEventState*>(k2.state().get()), nullptr);
+  // Device 1 reads e (device 0's allocation, one context) after k2, into its own copy.
+  OpenCLDevice& other = device(1);
+  DeviceAllocation there = other.allocate(kBytes);
+  Event across = other.copy_from_peer(device(0), e_, 0, there, 0, kBytes, {&k2, 1});
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(across.is_complete());
+  gate_state->complete();
+  std::vector<int> out(kItems, -1);
+  other
+      .copy_device_to_host(there, 0, reinterpret_cast<std::byte*>(out.data()), kBytes, {&across, 1})
+      .wait();
+  EXPECT_TRUE(holds_a_plus_2b(out));
+  other.free(there);
+}
+
+// Threads launching, querying and waiting for queued kernels of one device at once (TSan).
+TEST_F(QueuedKernelsConcurrency, ThreadsQueryAndWaitForQueuedKernelsWhileOthersLaunch) {
+  constexpr int kThreads = 3, kRounds = 60;
+  std::vector<std::thread> threads;
+  std::vector<int> wrong(kThreads, 0);
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      OpenCLDevice& d = device(0);
+      DeviceAllocation out = d.allocate(kBytes);
+      const KernelArg args[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
+                                KernelArg::of_buffer(out)};
+      for (int r = 0; r < kRounds; ++r) {
+        Event k = d.launch_without_times(*vadd_, range(), args, {});
+        if (r % 3 == 0) (void)k.is_complete();
+        if (r % 5 == 0) k.wait();
+        if (r % 7 == 0) {
+          std::vector<int> seen(kItems);
+          d.copy_device_to_host(out, 0, reinterpret_cast<std::byte*>(seen.data()), kBytes, {&k, 1})
+              .wait();
+          for (std::size_t i = 0; i < kItems; ++i) wrong[t] += seen[i] != x_[i] + y_[i];
+        }
+      }
+      d.finish();
+      d.free(out);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t;
 }
 
 TEST_F(OpenCLEventsConcurrency, ThreadsLaunchingOneKernelOnTwoDevicesDoNotMixArguments) {

@@ -87,26 +87,45 @@ void OpenCLDevice::create_queue() {
   cl_int status = CL_SUCCESS;
   queue_ = clCreateCommandQueue(context_->handle(), info_.device, properties, &status);
   check(status, "clCreateCommandQueue", [this] { return "device " + name_; });
+  cl_command_queue kernels = clCreateCommandQueue(
+      context_->handle(), info_.device, profiling_ ? CL_QUEUE_PROFILING_ENABLE : 0, &status);
+  if (status != CL_SUCCESS) {
+    clReleaseCommandQueue(queue_);
+    queue_ = nullptr;
+  }
+  check(status, "clCreateCommandQueue", [this] { return "device " + name_ + " (kernels)"; });
+  kernels_ = std::make_shared<KernelQueue>(kernels, context_, name_);
+}
+
+void OpenCLDevice::finish_queues() {
+  // Every kernel enqueued before the clFinish has finished when it returns: later questions
+  // about their events need no marker.
+  const std::uint64_t kernels = kernels_->enqueued();
+  check(clFinish(kernels_->handle()), "clFinish", [this] { return "device " + name_; });
+  kernels_->note_finished_through(kernels);
+  check(clFinish(queue_), "clFinish", [this] { return "device " + name_; });
 }
 
 void OpenCLDevice::set_profiling(bool on) {
   if (on == profiling_) return;
   // Commands already enqueued keep their queue alive through their events; the old queue is
   // drained first so that no command of it is left unflushed.
-  check(clFinish(queue_), "clFinish", [this] { return "device " + name_; });
+  finish_queues();
   clReleaseCommandQueue(queue_);
   queue_ = nullptr;
+  kernels_.reset();  // its events keep it (and its queue) alive
   profiling_ = on;
   create_queue();
 }
 
 OpenCLDevice::~OpenCLDevice() {
-  clFinish(queue_);
+  if (kernels_) clFinish(kernels_->handle());
+  if (queue_ != nullptr) clFinish(queue_);
   if (!allocations_.empty()) context_->note_buffer_released();
   for (const auto& [handle, size] : allocations_) {
     clReleaseMemObject(static_cast<cl_mem>(handle));
   }
-  clReleaseCommandQueue(queue_);
+  if (queue_ != nullptr) clReleaseCommandQueue(queue_);
 }
 
 DeviceAllocation OpenCLDevice::allocate(std::uint64_t bytes) {
@@ -328,6 +347,18 @@ Event OpenCLDevice::copy_device_to_host_rect(DeviceAllocation src, std::byte* ds
 
 Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
                            std::span<const KernelArg> args, std::span<const Event> deps) {
+  return launch_kernel(kernel, range, args, deps, true);
+}
+
+Event OpenCLDevice::launch_without_times(const CompiledKernel& kernel, const NDRange& range,
+                                         std::span<const KernelArg> args,
+                                         std::span<const Event> deps) {
+  return launch_kernel(kernel, range, args, deps, false);
+}
+
+Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& range,
+                                  std::span<const KernelArg> args, std::span<const Event> deps,
+                                  bool own_event) {
   // OpenCLKernel is final: comparing types is enough (cheaper than dynamic_cast, every launch).
   const auto* cl_kernel_object =
       typeid(kernel) == typeid(OpenCLKernel) ? static_cast<const OpenCLKernel*>(&kernel) : nullptr;
@@ -431,73 +462,90 @@ Event OpenCLDevice::launch(const CompiledKernel& kernel, const NDRange& range,
   };
   if (!same_device || !set.launch_text) set.launch_text = launch_text(k.name());
   set.device = nullptr;  // until every argument is set below
-  return submit_shared(
-      "clEnqueueNDRangeKernel", set.launch_text, detail, deps,
-      [&](cl_uint n, const cl_event* wait, cl_event* event) {
-        // Arguments the kernel already holds from the last launch are not set again.
-        for (std::size_t i = 0; i < args.size(); ++i) {
-          const KernelArg& arg = args[i];
-          const auto index = static_cast<cl_uint>(i);
-          OpenCLKernel::ArgumentsSet::Value& value = set.values[i];
-          const bool view = arg.kind == KernelArg::Kind::buffer && arg.buffer_offset != 0;
-          if (value.known && !view && value.kind == arg.kind) {
-            bool same = false;
-            switch (arg.kind) {
-              case KernelArg::Kind::buffer:
-                same = value.mem == buffers[i];
-                break;
-              case KernelArg::Kind::null_buffer:
-                same = true;
-                break;
-              case KernelArg::Kind::scalar:
-                same = value.bytes == arg.scalar_bytes;
-                break;
-              case KernelArg::Kind::local_memory:
-                same = value.local_bytes == arg.local_bytes;
-                break;
-            }
-            if (same) continue;
-          }
-          value.known = false;  // until the call below succeeds
-          cl_int status = CL_SUCCESS;
-          switch (arg.kind) {
-            case KernelArg::Kind::buffer:
-              status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), &buffers[i]);
-              break;
-            case KernelArg::Kind::null_buffer:  // OpenCL: a NULL value for a pointer
-              status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), nullptr);
-              break;
-            case KernelArg::Kind::scalar:
-              status = clSetKernelArg(k.handle(), index, arg.scalar_bytes.size(),
-                                      arg.scalar_bytes.data());
-              break;
-            case KernelArg::Kind::local_memory:
-              status = clSetKernelArg(k.handle(), index, arg.local_bytes, nullptr);
-              break;
-          }
-          check(status, "clSetKernelArg", [&] {
-            return "argument " + std::to_string(i) + " of kernel \"" + k.name() + "\" on device " +
-                   name_;
-          });
-          if (view) continue;  // released after this launch: its handle may name another later
-          value.known = true;
-          value.kind = arg.kind;
-          value.mem = arg.kind == KernelArg::Kind::buffer ? buffers[i] : nullptr;
-          if (arg.kind == KernelArg::Kind::scalar) value.bytes = arg.scalar_bytes;
-          value.local_bytes = arg.local_bytes;
+  // As submit_shared, on the kernel queue: the earlier kernels of this device are left out of
+  // the wait list (the queue orders them), and the kernel gets a cl_event when own_event or when
+  // it waits for anything else. A failed dependency fails a command only through its wait list
+  // (POCL does not fail the later commands of an in-order queue, nor a marker after them), so a
+  // kernel without a cl_event must have nothing in its wait list: then, by induction over the
+  // queue, no dependency of a kernel without a cl_event can have failed.
+  WaitList wait_list(context_->handle(), deps, *set.launch_text, kernels_.get());
+  if (auto failed = wait_list.failed_dependency()) return failed_event(std::move(failed));
+  cl_event event = nullptr;
+  std::uint64_t sequence = 0;
+  const auto enqueue = [&](cl_uint n, const cl_event* wait, cl_event* event_out) {
+    // Arguments the kernel already holds from the last launch are not set again.
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const KernelArg& arg = args[i];
+      const auto index = static_cast<cl_uint>(i);
+      OpenCLKernel::ArgumentsSet::Value& value = set.values[i];
+      const bool view = arg.kind == KernelArg::Kind::buffer && arg.buffer_offset != 0;
+      if (value.known && !view && value.kind == arg.kind) {
+        bool same = false;
+        switch (arg.kind) {
+          case KernelArg::Kind::buffer:
+            same = value.mem == buffers[i];
+            break;
+          case KernelArg::Kind::null_buffer:
+            same = true;
+            break;
+          case KernelArg::Kind::scalar:
+            same = value.bytes == arg.scalar_bytes;
+            break;
+          case KernelArg::Kind::local_memory:
+            same = value.local_bytes == arg.local_bytes;
+            break;
         }
-        set.device = this;
-        const cl_int status =
-            clEnqueueNDRangeKernel(queue_, k.handle(), range.dims, offset.data(), global.data(),
-                                   local_given ? local.data() : nullptr, n, wait, event);
-        lock.unlock();  // the arguments are captured
-        return status;
+        if (same) continue;
+      }
+      value.known = false;  // until the call below succeeds
+      cl_int status = CL_SUCCESS;
+      switch (arg.kind) {
+        case KernelArg::Kind::buffer:
+          status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), &buffers[i]);
+          break;
+        case KernelArg::Kind::null_buffer:  // OpenCL: a NULL value for a pointer
+          status = clSetKernelArg(k.handle(), index, sizeof(cl_mem), nullptr);
+          break;
+        case KernelArg::Kind::scalar:
+          status =
+              clSetKernelArg(k.handle(), index, arg.scalar_bytes.size(), arg.scalar_bytes.data());
+          break;
+        case KernelArg::Kind::local_memory:
+          status = clSetKernelArg(k.handle(), index, arg.local_bytes, nullptr);
+          break;
+      }
+      check(status, "clSetKernelArg", [&] {
+        return "argument " + std::to_string(i) + " of kernel \"" + k.name() + "\" on device " +
+               name_;
       });
+      if (view) continue;  // released after this launch: its handle may name another later
+      value.known = true;
+      value.kind = arg.kind;
+      value.mem = arg.kind == KernelArg::Kind::buffer ? buffers[i] : nullptr;
+      if (arg.kind == KernelArg::Kind::scalar) value.bytes = arg.scalar_bytes;
+      value.local_bytes = arg.local_bytes;
+    }
+    set.device = this;
+    const auto queue_lock = kernels_->lock();
+    const cl_int status = clEnqueueNDRangeKernel(
+        kernels_->handle(), k.handle(), range.dims, offset.data(), global.data(),
+        local_given ? local.data() : nullptr, n, wait, event_out);
+    if (status == CL_SUCCESS) sequence = kernels_->next_locked();
+    lock.unlock();  // the arguments are captured
+    return status;
+  };
+  own_event = own_event || wait_list.size() != 0;
+  check(enqueue(wait_list.size(), wait_list.data(), own_event ? &event : nullptr),
+        "clEnqueueNDRangeKernel", detail);
+  wait_list.arm();
+  Event result = own_event ? make_event(event, context_, set.launch_text)
+                           : Event(std::make_shared<QueuedKernelEventState>(kernels_, sequence));
+  // Start the command now: without a flush an implementation may hold it until a blocking call.
+  check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
+  return result;
 }
 
-void OpenCLDevice::finish() {
-  check(clFinish(queue_), "clFinish", [this] { return "device " + name_; });
-}
+void OpenCLDevice::finish() { finish_queues(); }
 
 std::shared_ptr<OpenCLProgram> OpenCLDevice::build_opencl_program(std::string source,
                                                                   std::string options) const {

@@ -10,6 +10,7 @@
 #include "device/opencl/opencl_api.hpp"
 #include "device/opencl/opencl_context.hpp"
 #include "device/opencl/opencl_discovery.hpp"
+#include "device/opencl/opencl_event.hpp"
 
 namespace unimem::opencl {
 
@@ -23,7 +24,11 @@ class OpenCLProgram;
 /// - deps: cl_events of this device's Context go straight into the wait list; any other event (host
 ///   driver, another platform, ManualEventState) is bridged by a user event (see WaitList). A
 ///   dependency that already failed fails the operation without running it.
-/// - Returned events wrap the command's cl_event (ClEventState).
+/// - Kernels go to a second queue, in-order (KernelQueue): a kernel waits for the earlier kernels
+///   of its device without a wait list, and launch_without_times() enqueues a kernel whose wait
+///   list is then empty without a cl_event (QueuedKernelEventState: a marker stands for it once
+///   something asks). The device's kernels therefore run one after another, in launch order.
+/// - Returned events wrap the command's cl_event (ClEventState), but for those kernels.
 /// - Allocations are cl_mem buffers of the context (DeviceAllocation::handle is the cl_mem). The
 ///   device checks every allocation it is handed against its own table and every range against
 ///   the allocation's size, so a foreign or stale allocation is a clear PreconditionError rather
@@ -77,6 +82,10 @@ class OpenCLDevice final : public Device {
   /// kernel must be an OpenCLKernel of this device's Context.
   Event launch(const CompiledKernel& kernel, const NDRange& range, std::span<const KernelArg> args,
                std::span<const Event> deps) override;
+  /// launch, with no cl_event of its own when it waits for nothing but earlier kernels of this
+  /// device (or finished commands): a QueuedKernelEventState (no times()).
+  Event launch_without_times(const CompiledKernel& kernel, const NDRange& range,
+                             std::span<const KernelArg> args, std::span<const Event> deps) override;
 
   void finish() override;
   /// Replaces the command queue by one with (or without) CL_QUEUE_PROFILING_ENABLE, after the
@@ -113,6 +122,9 @@ class OpenCLDevice final : public Device {
   template <typename Enqueue, typename Detail>
   Event submit_shared(std::string_view call, std::shared_ptr<const std::string> operation,
                       const Detail& detail, std::span<const Event> deps, Enqueue&& enqueue);
+  // Both launches: own_event says whether the kernel gets a cl_event of its own.
+  Event launch_kernel(const CompiledKernel& kernel, const NDRange& range,
+                      std::span<const KernelArg> args, std::span<const Event> deps, bool own_event);
   // buffer() with the operation's name built only for an error.
   template <typename Where>
   [[nodiscard]] cl_mem checked_buffer(DeviceAllocation allocation, std::uint64_t offset,
@@ -126,8 +138,11 @@ class OpenCLDevice final : public Device {
   std::string name_;
   bool out_of_order_ = false;
   bool profiling_ = false;
-  cl_command_queue queue_ = nullptr;
+  cl_command_queue queue_ = nullptr;      // copies
+  std::shared_ptr<KernelQueue> kernels_;  // kernels (in-order)
   void create_queue();
+  // clFinish on both queues; the kernels enqueued before are then known finished.
+  void finish_queues();
 
   mutable std::mutex launch_texts_mutex_;
   mutable std::unordered_map<std::string, std::shared_ptr<const std::string>> launch_texts_;

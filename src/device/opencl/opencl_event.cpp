@@ -27,10 +27,18 @@ const ClEventState* as_cl_event(const EventState* state) {
              : nullptr;
 }
 
+// The QueuedKernelEventState behind an event, or null (final: comparing types is enough).
+const QueuedKernelEventState* as_queued_kernel(const EventState* state) {
+  return state != nullptr && typeid(*state) == typeid(QueuedKernelEventState)
+             ? static_cast<const QueuedKernelEventState*>(state)
+             : nullptr;
+}
+
 // The failure of a finished event, or null. Never blocks and makes no blocking OpenCL call, so it
 // is safe inside an OpenCL event callback.
 std::exception_ptr failure_of_finished(const Event& event) {
   if (const auto* native = as_cl_event(event.state().get())) return native->failure();
+  if (const auto* queued = as_queued_kernel(event.state().get())) return queued->failure();
   try {
     event.wait();
   } catch (...) {
@@ -109,15 +117,90 @@ std::optional<EventTimes> ClEventState::times() const {
                     static_cast<std::int64_t>(stamps[2]), false};
 }
 
+KernelQueue::KernelQueue(cl_command_queue queue, std::shared_ptr<const Context> context,
+                         const std::string& device)
+    : queue_(queue),
+      context_(std::move(context)),
+      marker_text_(std::make_shared<const std::string>(
+          "a kernel on device " + device + " (a marker after the kernels of its queue failed)")) {}
+
+KernelQueue::~KernelQueue() {
+  newest_.event.reset();  // its cl_event before the queue
+  clReleaseCommandQueue(queue_);
+}
+
+KernelQueue::Marker KernelQueue::marker_after(std::uint64_t sequence) {
+  const auto held = lock();
+  if (newest_.event && newest_.after >= sequence) return newest_;
+  cl_event event = nullptr;
+  check(clEnqueueMarkerWithWaitList(queue_, 0, nullptr, &event), "clEnqueueMarkerWithWaitList",
+        *marker_text_);
+  newest_ = Marker{std::make_shared<ClEventState>(event, context_, marker_text_), enqueued_};
+  check(clFlush(queue_), "clFlush", *marker_text_);
+  return newest_;
+}
+
+void KernelQueue::note_finished_through(std::uint64_t sequence) {
+  std::uint64_t now = finished_.load(std::memory_order_relaxed);
+  while (now < sequence &&
+         !finished_.compare_exchange_weak(now, sequence, std::memory_order_acq_rel)) {
+  }
+}
+
+ClEventState& QueuedKernelEventState::marker() const {
+  // A throwing enqueue leaves the flag unset: the next call tries again.
+  std::call_once(marker_made_, [this] {
+    KernelQueue::Marker m = queue_->marker_after(sequence_);
+    marker_after_ = m.after;
+    marker_ = std::move(m.event);
+  });
+  return *marker_;
+}
+
+std::exception_ptr QueuedKernelEventState::failure() const {
+  if (known_complete()) return nullptr;
+  return marker().failure();
+}
+
+bool QueuedKernelEventState::is_complete() const {
+  if (known_complete()) return true;
+  ClEventState& m = marker();
+  if (!m.is_complete()) return false;
+  if (!m.failure()) queue_->note_finished_through(marker_after_);
+  return true;
+}
+
+void QueuedKernelEventState::wait() {
+  if (known_complete()) return;
+  ClEventState& m = marker();
+  m.wait();  // throws the marker's DeviceError when it (or a kernel before it) failed
+  queue_->note_finished_through(marker_after_);
+}
+
+void QueuedKernelEventState::on_complete(std::function<void()> callback) {
+  if (known_complete()) {
+    callback();
+    return;
+  }
+  marker().on_complete(std::move(callback));
+}
+
 Event make_event(cl_event event, std::shared_ptr<const Context> context,
                  std::shared_ptr<const std::string> operation) {
   return Event(std::make_shared<ClEventState>(event, std::move(context), std::move(operation)));
 }
 
-WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_view operation) {
+WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_view operation,
+                   const KernelQueue* ordered_by) {
   for (const Event& dep : deps) {
     if (dep.is_null()) continue;
     const ClEventState* native = as_cl_event(dep.state().get());
+    if (const auto* queued = as_queued_kernel(dep.state().get())) {
+      // An earlier kernel of the queue this command goes to runs before it anyway; any other
+      // command waits for a marker after the kernel.
+      if (queued->queue() == ordered_by || queued->known_complete()) continue;
+      native = &queued->marker();
+    }
     if (dep.is_complete()) {
       if (!failed_) failed_ = failure_of_finished(dep);
       continue;

@@ -2,10 +2,12 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -64,6 +66,97 @@ class ClEventState final : public EventState {
   mutable std::atomic<cl_int> final_status_{kUnknown};
 };
 
+/// A device's in-order queue of kernels (OpenCLDevice). Its commands run in the order they were
+/// enqueued, so a kernel needs no cl_event for the later kernels of the same queue to wait for it:
+/// a kernel enqueued without one gets a sequence number and a QueuedKernelEventState, and a
+/// cl_event stands for it only once something asks (a wait, a query, a callback, a command of
+/// another queue): a marker (clEnqueueMarkerWithWaitList, no wait list), which on an in-order
+/// queue completes after every command enqueued before it. Conservative: the marker may finish
+/// later than the kernel (it also waits for the kernels enqueued after it and before the marker),
+/// and a failure of it is reported by every kernel it stands for. The newest marker serves every
+/// kernel enqueued before it, and once one is seen finished without error every kernel it stands
+/// for is known finished (finished_through), so a loop of launches asks the driver about one
+/// marker now and then instead of creating, querying and releasing an event per kernel.
+/// Thread-safe. The mutex is held only while enqueueing on the queue (so sequence numbers follow
+/// the queue's order), never while waiting, and nothing else is locked under it.
+class KernelQueue {
+ public:
+  /// Takes over the reference to queue; `device` names the device in error messages.
+  KernelQueue(cl_command_queue queue, std::shared_ptr<const Context> context,
+              const std::string& device);
+  ~KernelQueue();
+  KernelQueue(const KernelQueue&) = delete;
+  KernelQueue& operator=(const KernelQueue&) = delete;
+
+  [[nodiscard]] cl_command_queue handle() const { return queue_; }
+  [[nodiscard]] const std::shared_ptr<const Context>& context() const { return context_; }
+  /// Held while a command is enqueued on the queue together with next_locked().
+  [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
+  /// The sequence number of the command just enqueued (call under lock(), after its enqueue
+  /// succeeded).
+  std::uint64_t next_locked() { return ++enqueued_; }
+  /// The kernels enqueued so far (their largest sequence number).
+  [[nodiscard]] std::uint64_t enqueued() {
+    const auto held = lock();
+    return enqueued_;
+  }
+
+  /// A marker after the command numbered `sequence` and the number of the last command before
+  /// it: the newest marker when it came after that command, else a new one (flushed).
+  struct Marker {
+    std::shared_ptr<ClEventState> event;
+    std::uint64_t after = 0;
+  };
+  [[nodiscard]] Marker marker_after(std::uint64_t sequence);
+
+  /// Whether every command numbered up to `sequence` is known to have finished without error.
+  [[nodiscard]] bool finished_through(std::uint64_t sequence) const {
+    return finished_.load(std::memory_order_acquire) >= sequence;
+  }
+  /// Every command numbered up to `sequence` has finished without error (a marker after them did).
+  void note_finished_through(std::uint64_t sequence);
+
+ private:
+  cl_command_queue queue_;
+  std::shared_ptr<const Context> context_;
+  std::shared_ptr<const std::string> marker_text_;
+  std::mutex mutex_;
+  std::uint64_t enqueued_ = 0;  // under mutex_
+  Marker newest_;               // under mutex_
+  std::atomic<std::uint64_t> finished_{0};
+};
+
+/// The event of a kernel enqueued on a KernelQueue without a cl_event of its own (see there):
+/// complete once a marker after it is. Its times() are nullopt (Device::launch_without_times).
+/// Only a kernel with an empty wait list gets one (OpenCLDevice::launch_kernel), so none of its
+/// dependencies failed; a failure of the kernel's own execution is not seen (POCL completes a
+/// marker after a failed command of an in-order queue normally).
+class QueuedKernelEventState final : public EventState {
+ public:
+  QueuedKernelEventState(std::shared_ptr<KernelQueue> queue, std::uint64_t sequence)
+      : queue_(std::move(queue)), sequence_(sequence) {}
+
+  void wait() override;
+  [[nodiscard]] bool is_complete() const override;
+  /// Whether a marker after it was seen finished without error: no driver call.
+  [[nodiscard]] bool known_complete() const override { return queue_->finished_through(sequence_); }
+  void on_complete(std::function<void()> callback) override;
+
+  [[nodiscard]] const KernelQueue* queue() const { return queue_.get(); }
+  /// The marker standing for this kernel, enqueued (or shared) on the first call.
+  [[nodiscard]] ClEventState& marker() const;
+  /// The DeviceError of a failed marker, null otherwise (also while it still runs).
+  [[nodiscard]] std::exception_ptr failure() const;
+
+ private:
+  // Small (one per launch; a once_flag, not a mutex): it stays in the allocator's fast bins.
+  std::shared_ptr<KernelQueue> queue_;
+  std::uint64_t sequence_;
+  mutable std::once_flag marker_made_;
+  mutable std::shared_ptr<ClEventState> marker_;  // set once, under marker_made_
+  mutable std::uint64_t marker_after_ = 0;
+};
+
 /// Wraps a freshly enqueued cl_event into an Event.
 [[nodiscard]] Event make_event(cl_event event, std::shared_ptr<const Context> context,
                                std::shared_ptr<const std::string> operation);
@@ -79,7 +172,10 @@ class ClEventState final : public EventState {
 /// holds it. Destroying an unarmed list (the enqueue threw) releases its user events.
 class WaitList {
  public:
-  WaitList(cl_context context, std::span<const Event> deps, std::string_view operation);
+  /// `ordered_by`: the KernelQueue the command goes to, if any: its own kernels' events are
+  /// left out (the queue runs them first).
+  WaitList(cl_context context, std::span<const Event> deps, std::string_view operation,
+           const KernelQueue* ordered_by = nullptr);
   ~WaitList();
   WaitList(const WaitList&) = delete;
   WaitList& operator=(const WaitList&) = delete;
