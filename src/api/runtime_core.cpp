@@ -1239,9 +1239,10 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
 #if UNIMEM_INVARIANTS_ENABLED
             if (*u.read_only != u.needed.subtract(u.written)) {
               detail::throw_invariant("launch: the bytes read and not written from the acquire (" +
-                                          u.read_only->to_string() + ") are not needed minus "
-                                          "written (" + u.needed.subtract(u.written).to_string() +
-                                          ")",
+                                          u.read_only->to_string() +
+                                          ") are not needed minus "
+                                          "written (" +
+                                          u.needed.subtract(u.written).to_string() + ")",
                                       __FILE__, __LINE__);
             }
 #endif

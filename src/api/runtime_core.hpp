@@ -477,7 +477,7 @@ class RuntimeCore {
   // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no
   // list of its own: dependencies and driver arguments per partition, and the hold order.
   EventList launch_deps_;
-  std::vector<IntervalSet> launch_read_only_;  // per use: needed minus written
+  std::vector<IntervalSet> launch_read_only_;            // per use: needed minus written
   std::vector<const IntervalSet*> launch_read_only_of_;  // per use: that, or acquire_inputs'
   std::vector<KernelArg> launch_kernel_args_;
   std::vector<BufferUse*> hold_order_;

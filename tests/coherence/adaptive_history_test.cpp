@@ -321,8 +321,9 @@ TEST(AdaptiveHistory, RecordedSequencesEqualTheSetAlgebraOnRandomReads) {
 // history they were copied from goes on unchanged by them. A copy that kept the original's
 // remembered node would count its closes into the original's entry (and fail check_invariants).
 TEST(AdaptiveHistory, CopiesAndMovesGoOnAsTheHistoryTheyWereTakenFrom) {
-  const std::vector<AdaptiveHistory::Key> keys{
-      {"floyd", AgentMask::of(1).with(2)}, {"floyd", AgentMask::of(1)}, {"other", AgentMask::of(2)}};
+  const std::vector<AdaptiveHistory::Key> keys{{"floyd", AgentMask::of(1).with(2)},
+                                               {"floyd", AgentMask::of(1)},
+                                               {"other", AgentMask::of(2)}};
   int copies = 0;
   for (std::uint32_t seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
@@ -375,7 +376,9 @@ TEST(AdaptiveHistory, CopiesAndMovesGoOnAsTheHistoryTheyWereTakenFrom) {
       }
       for (std::size_t i = 1; i < all.size(); ++i) {
         ASSERT_EQ(replays[i], replays[0]) << "op " << op << ", history " << i;
-        if (close_first) ASSERT_EQ(closes[i], closes[0]) << "op " << op << ", history " << i;
+        if (close_first) {
+          ASSERT_EQ(closes[i], closes[0]) << "op " << op << ", history " << i;
+        }
         for (const auto& k : keys) {
           ASSERT_EQ(all[i]->repeat_count(k), reference.repeat_count(k))
               << "op " << op << ", history " << i;

@@ -104,7 +104,8 @@ TEST(PrefetchLedger, CheckInvariantsRejectsBrokenAccounting) {
 // some are unread) fails here and in check_invariants.
 TEST(PrefetchLedger, RandomCallsMatchASetPerAgent) {
   std::uint32_t first = 1;
-  if (const char* s = std::getenv("UNIMEM_TEST_SEED")) first = static_cast<std::uint32_t>(std::stoul(s));
+  if (const char* s = std::getenv("UNIMEM_TEST_SEED"))
+    first = static_cast<std::uint32_t>(std::stoul(s));
   int shortcuts = 0;
   for (std::uint32_t seed = first; seed < first + 40; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed) + " (UNIMEM_TEST_SEED to rerun)");
