@@ -404,6 +404,10 @@ struct RuntimeCore::BufferUse {
   // them: a strided access has an interval per row, so each union is a copy of thousands.
   IntervalSet needed;
   IntervalSet written;
+  // needed minus written when acquire_inputs has it already (SharedBuffer::rewrite_missing of a
+  // launch that rewrites the buffer's last writes), else null; set by every acquire_inputs and
+  // read by the submit_kernels right after it only.
+  const IntervalSet* read_only = nullptr;
 };
 
 // One partition of a launch as the runtime runs it: its device's agent and its buffers.
@@ -617,7 +621,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   Event kernels;
   try {
-    kernels = submit_kernels(args, plan, partition_events, ordering);
+    kernels = submit_kernels(args, plan, partition_events, ordering, coherent && !skip_directory);
   } catch (...) {
     if (ordering == Ordering::chained_deferred) {
       // The kernels enqueued before the failure are the newest accesses: recorded after the
@@ -1166,6 +1170,9 @@ void RuntimeCore::note_touched(std::span<const PartitionUses> plan) {
 // acquired as usual, in plan order (buffers are independent of each other).
 void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
   rewriting_buffers_.clear();
+  for (PartitionUses& pu : plan) {
+    for (BufferUse& u : pu.uses) u.read_only = nullptr;
+  }
   const bool chunks = std::any_of(plan.begin(), plan.end(), [](const PartitionUses& pu) {
     return pu.source->out_of_core;  // split uses: a buffer may have several per partition
   });
@@ -1191,6 +1198,12 @@ void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
       if (b->acquire_rewriting_last_writes(uses)) {
         rewriting_buffers_.push_back(b);
         ++rewriting_launch_buffers_;
+        std::size_t j = 0;  // the uses' order above
+        for (std::size_t k = i; k < plan.size(); ++k) {
+          for (BufferUse& u : plan[k].uses) {
+            if (u.buffer == b) u.read_only = &b->rewrite_missing(j++);
+          }
+        }
       }
     }
   }
@@ -1207,7 +1220,8 @@ void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
 // Step 4: the kernels, each after the copies and earlier accesses it conflicts with (or, in the
 // gamma measurement, after its device's previous kernel only).
 Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
-                                  std::vector<Event>* partition_events, Ordering ordering) {
+                                  std::vector<Event>* partition_events, Ordering ordering,
+                                  bool acquired) {
   // A deferred launch's kernels go to a scratch list first and into its entry only once every
   // partition was enqueued (launch_partitioned), so a driver failure half-way leaves the entry's
   // last deferred run as it was.
@@ -1233,15 +1247,33 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     // shadows the rest). They also give the read's dependencies: a write of bytes it also writes
     // is among the write's own (deps_for_write finds reads and writes), so querying the written
     // bytes again for the read found nothing new.
-    std::vector<IntervalSet>& read_only = launch_read_only_;
+    // Taken from acquire_inputs when it computed them (acquired: it ran for this launch),
+    // else computed into launch_read_only_.
+    std::vector<const IntervalSet*>& read_only = launch_read_only_of_;
     if (measurement_.coherent()) {
       if (!deferred) {
+        if (launch_read_only_.size() < pu.uses.size()) launch_read_only_.resize(pu.uses.size());
         if (read_only.size() < pu.uses.size()) read_only.resize(pu.uses.size());
         for (std::size_t i = 0; i < pu.uses.size(); ++i) {
           const BufferUse& u = pu.uses[i];
-          read_only[i].assign_difference(u.needed, u.written);
+          if (acquired && u.read_only != nullptr) {
+            read_only[i] = u.read_only;
+#if UNIMEM_INVARIANTS_ENABLED
+            if (*u.read_only != u.needed.subtract(u.written)) {
+              detail::throw_invariant("launch: the bytes read and not written from the acquire (" +
+                                          u.read_only->to_string() +
+                                          ") are not needed minus "
+                                          "written (" +
+                                          u.needed.subtract(u.written).to_string() + ")",
+                                      __FILE__, __LINE__);
+            }
+#endif
+          } else {
+            launch_read_only_[i].assign_difference(u.needed, u.written);
+            read_only[i] = &launch_read_only_[i];
+          }
           const HazardTracker& tracker = u.buffer->tracker(pu.agent);
-          if (!read_only[i].empty()) tracker.deps_for_read(read_only[i], deps);
+          if (!read_only[i]->empty()) tracker.deps_for_read(*read_only[i], deps);
           tracker.deps_for_write(u.written, deps);
         }
       }
@@ -1390,7 +1422,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
           // lie within its last query and nothing was recorded since: split uses of one buffer
           // may break that, and then the read is recorded as a plain one).
           HazardTracker& tracker = pu.uses[i].buffer->tracker(pu.agent);
-          if (!read_only[i].empty()) tracker.record_ordered_read(read_only[i], e);
+          if (!read_only[i]->empty()) tracker.record_ordered_read(*read_only[i], e);
           tracker.record_write(pu.uses[i].written, e);
         }
       }
@@ -1922,7 +1954,7 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
   try {
     before.reserve(step.before.size());
     for (const RecordedCopy& copy : step.before) before.push_back(replay_copy(copy));
-    kernels = submit_kernels(args, entry.plan, partition_events, Ordering::periodic);
+    kernels = submit_kernels(args, entry.plan, partition_events, Ordering::periodic, false);
     kernel_events.swap(deferred_scratch_);
     deferred_scratch_.clear();
     after.reserve(step.after.size());

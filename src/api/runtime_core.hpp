@@ -315,8 +315,9 @@ class RuntimeCore {
   /// The launch's completion: its one kernel's event, or when_all of several. Under
   /// chained_deferred the kernels' events are kept in deferred_scratch_ (launch_partitioned
   /// hands them to the entry once every partition was enqueued).
+  /// acquired: acquire_inputs ran for this launch (BufferUse::read_only is this launch's).
   Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
-                       std::vector<Event>* partition_events, Ordering ordering);
+                       std::vector<Event>* partition_events, Ordering ordering, bool acquired);
   /// Records a partition's accesses in its buffers' trackers as done by `kernel` (a deferred
   /// repeat's, when settled: plain reads, since it asked no tracker).
   static void record_accesses(const PartitionUses& pu, const Event& kernel);
@@ -483,7 +484,8 @@ class RuntimeCore {
   // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no
   // list of its own: dependencies and driver arguments per partition, and the hold order.
   EventList launch_deps_;
-  std::vector<IntervalSet> launch_read_only_;  // per use: needed minus written
+  std::vector<IntervalSet> launch_read_only_;            // per use: needed minus written
+  std::vector<const IntervalSet*> launch_read_only_of_;  // per use: that, or acquire_inputs'
   std::vector<KernelArg> launch_kernel_args_;
   std::vector<BufferUse*> hold_order_;
   // publish_writes' buffers and writes: kept (with the sets' storage) to spare allocations per

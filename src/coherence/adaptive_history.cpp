@@ -46,7 +46,7 @@ void AdaptiveHistory::observe_read(Agent agent, const IntervalSet& bytes,
 bool AdaptiveHistory::close() {
   if (!open_) return false;
   Recording& r = recording_;
-  Entry& e = entries_[r.key];
+  Entry& e = recorded_entry();
   e.repeats += r.unchanged_repeats;  // each was a close() finding the same empty sequence
   bool mispredicted = false;
   if (e.repeats > 0 && e.sequence == r.sequence) {
@@ -70,8 +70,11 @@ bool AdaptiveHistory::close() {
 std::optional<DemandSequence> AdaptiveHistory::open(const std::string& kernel, AgentMask writers) {
   close();
   Recording& r = recording_;
-  if (r.key.kernel != kernel) r.key.kernel = kernel;  // the same kernel again: no copy
-  r.key.writers = writers;
+  if (r.key.kernel != kernel || r.key.writers != writers) {
+    if (r.key.kernel != kernel) r.key.kernel = kernel;  // the same kernel again: no copy
+    r.key.writers = writers;
+    entry_.node = nullptr;  // another key: looked up below
+  }
   if (r.any_prefetched) {
     for (IntervalSet& p : r.prefetched) {
       if (!p.empty()) p = IntervalSet{};
@@ -81,14 +84,22 @@ std::optional<DemandSequence> AdaptiveHistory::open(const std::string& kernel, A
   r.replayed = false;
   r.unchanged_repeats = 0;
   open_ = true;
-  auto it = entries_.find(r.key);
-  if (it == entries_.end() || it->second.repeats < 2 || it->second.sequence.empty()) {
+  if (entry_.node == nullptr) {
+    if (auto it = entries_.find(r.key); it != entries_.end()) entry_.node = &*it;
+  }
+  const Entry* e = entry_.node != nullptr ? &entry_.node->second : nullptr;
+  if (e == nullptr || e->repeats < 2 || e->sequence.empty()) {
     check_if_enabled();
     return std::nullopt;
   }
   r.replayed = true;
   check_if_enabled();
-  return it->second.sequence;
+  return e->sequence;
+}
+
+AdaptiveHistory::Entry& AdaptiveHistory::recorded_entry() {
+  if (entry_.node == nullptr) entry_.node = &*entries_.try_emplace(recording_.key).first;
+  return entry_.node->second;
 }
 
 void AdaptiveHistory::note_prefetched(Agent agent, const IntervalSet& bytes) {
@@ -178,6 +189,13 @@ void AdaptiveHistory::check_invariants() const {
       if (d.agent >= kMaxAgents) fail(where + " names agent " + std::to_string(d.agent));
     }
   };
+  if (entry_.node != nullptr) {
+    const auto it = entries_.find(recording_.key);
+    if (it == entries_.end() || &*it != entry_.node) {
+      fail("the remembered entry of kernel '" + recording_.key.kernel + "' on " +
+           recording_.key.writers.to_string() + " is not its entry in this history");
+    }
+  }
   for (const auto& [key, entry] : entries_) {
     const std::string where =
         "the entry of kernel '" + key.kernel + "' on " + key.writers.to_string();

@@ -117,8 +117,35 @@ class AdaptiveHistory {
   };
   // Appends a demand of agent for a copy of bytes, its set's storage taken from spare_bytes_.
   void record_demand(Agent agent, const IntervalSet& bytes);
-  std::map<Key, Entry> entries_;
+  using Entries = std::map<Key, Entry>;
+  // The node of recording_.key in entries_, or null when not looked up yet: a kernel that writes
+  // the buffer at every launch (floyd-warshall) closes and opens the same key each time, and
+  // two map look-ups (a string compare each step down) cost more than the rest of close() and
+  // open(). Map nodes stay where they are until the map goes (entries are never erased), and a
+  // copied history looks its own up again: a copy of this is null, a move takes it along with
+  // the map's nodes.
+  class EntryCache {
+   public:
+    EntryCache() = default;
+    EntryCache(const EntryCache&) noexcept {}
+    EntryCache& operator=(const EntryCache&) noexcept {
+      node = nullptr;
+      return *this;
+    }
+    EntryCache(EntryCache&& other) noexcept : node(other.node) { other.node = nullptr; }
+    EntryCache& operator=(EntryCache&& other) noexcept {
+      node = other.node;
+      other.node = nullptr;
+      return *this;
+    }
+    ~EntryCache() = default;
+    Entries::value_type* node = nullptr;
+  };
+  // The stored entry of recording_.key, made if it has none.
+  Entry& recorded_entry();
+  Entries entries_;
   Recording recording_;
+  EntryCache entry_;
   bool open_ = false;
   std::uint64_t restarts_ = 0;  // restarts()
   // The byte sets of the demands close() dropped (the sequence it replaced, or the recording's

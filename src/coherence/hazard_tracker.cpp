@@ -170,18 +170,6 @@ void HazardTracker::find_pieces(const IntervalSet& bytes) const {
   }
 }
 
-std::uint32_t HazardTracker::covering_write(const IntervalSet& bytes) const {
-  if (last_write_ == kNone || bytes.empty()) return kNone;
-  const Interval b = bounds_of(bytes);
-  const Piece& w = pieces_[last_write_piece_];
-  if (b.begin < w.begin || b.end > w.end) return kNone;
-  if (reads_after_write_.begin < reads_after_write_.end && b.overlaps(reads_after_write_)) {
-    return kNone;
-  }
-  ++shortcuts_;
-  return last_write_;
-}
-
 void HazardTracker::deps_for_read(const IntervalSet& bytes, EventList& deps) const {
   const std::uint32_t root = roots_[1];
   if (const std::uint32_t w = covering_write(bytes); w != kNone) {
@@ -527,8 +515,7 @@ void HazardTracker::compact_run() {
   run_dead_ = 0;
 }
 
-void HazardTracker::prune() {
-  if (record_count() < prune_at_) return;
+void HazardTracker::prune_pass() {
   bool dropped = false;
   for (std::uint32_t r = 0; r < records_.size(); ++r) {
     if (records_[r].pieces > 0 && records_[r].event.is_complete()) {

@@ -180,7 +180,11 @@ class HazardTracker {
   // kPruneMinimum records): asking an event whether it finished may cost a driver call, and a host
   // that submits far ahead of the devices (floyd-warshall: 1024 launches) would otherwise pay
   // O(records) of them per access. Finished records left in are harmless: queries skip them.
-  void prune();
+  // Inline, so that an access between passes pays no call for it.
+  void prune() {
+    if (record_count() >= prune_at_) prune_pass();
+  }
+  void prune_pass();
   // Rebuilds both trees from the nodes of the records kept, freeing the nodes of freed records.
   void rebuild_trees();
   static constexpr std::size_t kPruneMinimum = 16;
@@ -233,7 +237,20 @@ class HazardTracker {
   std::uint32_t last_added_piece_ = kNone;  // add_piece's last node
   mutable std::uint64_t shortcuts_ = 0;     // covering_write_shortcuts()
   // The record of the newest write if it alone overlaps bytes (see last_write_), else kNone.
-  [[nodiscard]] std::uint32_t covering_write(const IntervalSet& bytes) const;
+  // Inline: asked up to three times per kernel (the read's and the write's queries, the write).
+  [[nodiscard]] std::uint32_t covering_write(const IntervalSet& bytes) const {
+    if (last_write_ == kNone || bytes.empty()) return kNone;
+    const Piece& w = pieces_[last_write_piece_];
+    const std::uint64_t begin = bytes.intervals().front().begin;
+    const std::uint64_t end = bytes.intervals().back().end;
+    if (begin < w.begin || end > w.end) return kNone;
+    if (reads_after_write_.begin < reads_after_write_.end && begin < reads_after_write_.end &&
+        reads_after_write_.begin < end) {
+      return kNone;
+    }
+    ++shortcuts_;
+    return last_write_;
+  }
 };
 
 /// Appends e to events unless it is null, known to be complete (Event::known_complete: no driver

@@ -41,22 +41,29 @@ void PrefetchLedger::add_rounds(const PrefetchLedger& round_start, const Prefetc
 void PrefetchLedger::copied(Agent to, const IntervalSet& bytes) {
   if (!replaying_) return;
   prefetched_ += bytes.total_size();
-  if (target_ && to == *target_) unread_[to] = unread_[to].unite(bytes);
+  if (target_ && to == *target_) {
+    unread_[to] = unread_[to].unite(bytes);
+    any_unread_ = any_unread_ || !unread_[to].empty();
+  }
   check_if_enabled();
 }
 
-void PrefetchLedger::demand_read(Agent agent, const IntervalSet& bytes) {
+void PrefetchLedger::demand_read_unread(Agent agent, const IntervalSet& bytes) {
   IntervalSet& unread = unread_.at(agent);
-  if (!unread.empty()) unread = unread.subtract(bytes);
+  if (!unread.empty()) {
+    unread = unread.subtract(bytes);
+    if (unread.empty()) note_unread();
+  }
   check_if_enabled();
 }
 
-void PrefetchLedger::overwritten(const IntervalSet& bytes) {
+void PrefetchLedger::overwritten_unread(const IntervalSet& bytes) {
   for (IntervalSet& unread : unread_) {
     if (unread.empty()) continue;
     overwritten_ += unread.intersect(bytes).total_size();
     unread = unread.subtract(bytes);
   }
+  note_unread();
   check_if_enabled();
 }
 
@@ -65,6 +72,7 @@ void PrefetchLedger::evicted(Agent agent, const IntervalSet& bytes) {
   if (!unread.empty()) {
     overwritten_ += unread.intersect(bytes).total_size();
     unread = unread.subtract(bytes);
+    if (unread.empty()) note_unread();
   }
   check_if_enabled();
 }
@@ -92,7 +100,15 @@ void PrefetchLedger::check_invariants() const {
                                 " beyond the " + std::to_string(unread_.size()) + " agents",
                             __FILE__, __LINE__);
   }
-  for (const IntervalSet& unread : unread_) unread.check_invariants();
+  for (const IntervalSet& unread : unread_) {
+    unread.check_invariants();
+    if (!any_unread_ && !unread.empty()) {
+      detail::throw_invariant("PrefetchLedger: unread bytes " + unread.to_string() +
+                                  " while none are known (demand reads and writes would not "
+                                  "count them)",
+                              __FILE__, __LINE__);
+    }
+  }
   // Every unread or overwritten byte was copied by a replay (each copy is counted once there).
   if (unread_bytes() > prefetched_) {
     detail::throw_invariant("PrefetchLedger: " + std::to_string(unread_bytes()) +

@@ -39,9 +39,19 @@ class PrefetchLedger {
   /// through the host on the way serves only that copy and is not tracked).
   void copied(Agent to, const IntervalSet& bytes);
   /// A demand read of bytes on agent uses what replays copied there.
-  void demand_read(Agent agent, const IntervalSet& bytes);
+  void demand_read(Agent agent, const IntervalSet& bytes) {
+    // Inline with nothing unread anywhere (no replay, or every replayed byte read: every launch
+    // of a buffer no replay serves, as floyd-warshall's), where it would change nothing.
+    if (any_unread_) {
+      demand_read_unread(agent, bytes);
+    } else {
+      UNIMEM_REQUIRE(agent < unread_.size(), "PrefetchLedger::demand_read: unknown agent");
+    }
+  }
   /// bytes are being overwritten (by any agent): replayed copies of them nobody read are wasted.
-  void overwritten(const IntervalSet& bytes);
+  void overwritten(const IntervalSet& bytes) {
+    if (any_unread_) overwritten_unread(bytes);  // else nothing to count (demand_read)
+  }
   /// agent's copy of bytes was evicted: replayed copies of them nobody read there are wasted.
   void evicted(Agent agent, const IntervalSet& bytes);
 
@@ -75,7 +85,16 @@ class PrefetchLedger {
 #endif
   }
 
+  void demand_read_unread(Agent agent, const IntervalSet& bytes);
+  void overwritten_unread(const IntervalSet& bytes);
+  // Whether any set of unread_ is not empty (copied sets it, the others clear it once all are).
+  void note_unread() {
+    any_unread_ = false;
+    for (const IntervalSet& unread : unread_) any_unread_ = any_unread_ || !unread.empty();
+  }
+
   std::vector<IntervalSet> unread_;  // per agent
+  bool any_unread_ = false;
   std::uint64_t overwritten_ = 0;
   std::uint64_t replays_ = 0;
   std::uint64_t prefetched_ = 0;  // bytes copied during replays

@@ -220,6 +220,12 @@ class SharedBuffer final : public EvictionClient {
   /// The caller holds allocations covering each use's bytes on its agent (begin_use), as a
   /// launch does.
   bool acquire_rewriting_last_writes(std::span<const LaunchUse> uses);
+  /// After acquire_rewriting_last_writes returned true, until the next call on this buffer: the
+  /// bytes use j of its uses lacked, which are its needed bytes minus its written ones (its own
+  /// last writes: condition (b)), the bytes a kernel reads and does not write.
+  [[nodiscard]] const IntervalSet& rewrite_missing(std::size_t use) const {
+    return reread_missing_[use];
+  }
   /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: its writes
   /// are the last writes again (acquire_rewriting_last_writes checked them), so the directory
   /// and the last writes stay; the ledger and the strategy act.

@@ -19,7 +19,10 @@ struct AdaptiveHistoryTestAccess {
   static DemandSequence& sequence(AdaptiveHistory& h, const AdaptiveHistory::Key& key) {
     return h.entries_.at(key).sequence;
   }
-  static void forget(AdaptiveHistory& h, const AdaptiveHistory::Key& key) { h.entries_.erase(key); }
+  static void forget(AdaptiveHistory& h, const AdaptiveHistory::Key& key) {
+    h.entry_.node = nullptr;  // the remembered entry may be the erased one
+    h.entries_.erase(key);
+  }
 };
 }  // namespace detail
 
@@ -310,6 +313,82 @@ TEST(AdaptiveHistory, RecordedSequencesEqualTheSetAlgebraOnRandomReads) {
     }
   }
   EXPECT_GT(compared, 1000);
+}
+
+// The entry a history remembers for its recording's key (AdaptiveHistory::EntryCache) is its own:
+// copies and moves taken at random points of random runs (copy construction, copy and move
+// assignment, move construction) go on exactly as a history that was never copied, and the
+// history they were copied from goes on unchanged by them. A copy that kept the original's
+// remembered node would count its closes into the original's entry (and fail check_invariants).
+TEST(AdaptiveHistory, CopiesAndMovesGoOnAsTheHistoryTheyWereTakenFrom) {
+  const std::vector<AdaptiveHistory::Key> keys{{"floyd", AgentMask::of(1).with(2)},
+                                               {"floyd", AgentMask::of(1)},
+                                               {"other", AgentMask::of(2)}};
+  int copies = 0;
+  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    AdaptiveHistory reference;  // never copied
+    AdaptiveHistory original;   // copied from, and runs the same operations
+    std::optional<AdaptiveHistory> copy;
+    for (int op = 0; op < 300; ++op) {
+      if (rng() % 10 == 0) {
+        switch (rng() % 4) {
+          case 0:
+            copy.emplace(original);
+            break;
+          case 1: {
+            AdaptiveHistory moved_from(original);
+            copy.emplace(std::move(moved_from));
+            break;
+          }
+          case 2:
+            if (!copy) copy.emplace();
+            *copy = original;
+            break;
+          default: {
+            if (!copy) copy.emplace();
+            AdaptiveHistory moved_from(original);
+            *copy = std::move(moved_from);
+            break;
+          }
+        }
+        ++copies;
+      }
+      // Mostly the same key (a kernel launched again and again), its readers' bytes changing.
+      const AdaptiveHistory::Key& key = keys[rng() % 4 == 0 ? rng() % keys.size() : 0];
+      const std::uint64_t row = 8 * (rng() % (rng() % 2 == 0 ? 2 : 16));
+      const IntervalSet bytes{{row, row + 8}};
+      const auto reader = static_cast<Agent>(1 + rng() % 2);
+      const bool close_first = rng() % 4 == 0;
+      std::vector<AdaptiveHistory*> all{&reference, &original};
+      if (copy) all.push_back(&*copy);
+      std::vector<std::optional<DemandSequence>> replays;
+      std::vector<bool> closes;
+      for (AdaptiveHistory* h : all) {
+        if (close_first) closes.push_back(h->close());
+        replays.push_back(h->open(key.kernel, key.writers));
+        if (replays.back()) {
+          for (const Demand& d : *replays.back()) h->note_prefetched(d.agent, d.bytes);
+        }
+        h->observe_read(reader, bytes, bytes);
+        ASSERT_NO_THROW(h->check_invariants()) << "op " << op;
+      }
+      for (std::size_t i = 1; i < all.size(); ++i) {
+        ASSERT_EQ(replays[i], replays[0]) << "op " << op << ", history " << i;
+        if (close_first) {
+          ASSERT_EQ(closes[i], closes[0]) << "op " << op << ", history " << i;
+        }
+        for (const auto& k : keys) {
+          ASSERT_EQ(all[i]->repeat_count(k), reference.repeat_count(k))
+              << "op " << op << ", history " << i;
+        }
+        ASSERT_EQ(all[i]->restarts(), reference.restarts()) << "op " << op << ", history " << i;
+        ASSERT_TRUE(all[i]->acts_as(reference)) << "op " << op << ", history " << i;
+      }
+    }
+  }
+  EXPECT_GT(copies, 500);
 }
 
 }  // namespace

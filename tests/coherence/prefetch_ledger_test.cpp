@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
 #include <unimem/transfer_stats.hpp>
 
 namespace unimem {
@@ -89,6 +95,73 @@ TEST(PrefetchLedger, CheckInvariantsRejectsBrokenAccounting) {
     Access::prefetched(ledger) = 4;  // more bytes unread than were ever replayed
     EXPECT_THROW(ledger.check_invariants(), InvariantError);
   }
+}
+
+// The ledger against a set per agent kept beside it, on random replays, demand reads, writes and
+// evictions: the unread bytes and the overwritten count agree after every call, so the inline
+// shortcuts of demand_read and overwritten (nothing unread anywhere: nothing to do) are taken
+// only when they change nothing. A ledger that missed unread bytes (the shortcut taken while
+// some are unread) fails here and in check_invariants.
+TEST(PrefetchLedger, RandomCallsMatchASetPerAgent) {
+  std::uint32_t first = 1;
+  if (const char* s = std::getenv("UNIMEM_TEST_SEED"))
+    first = static_cast<std::uint32_t>(std::stoul(s));
+  int shortcuts = 0;
+  for (std::uint32_t seed = first; seed < first + 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (UNIMEM_TEST_SEED to rerun)");
+    std::mt19937 rng(seed);
+    const std::size_t agents = 3;
+    PrefetchLedger ledger(agents);
+    std::vector<IntervalSet> unread(agents);
+    std::uint64_t overwritten = 0;
+    auto random_set = [&] {
+      const std::uint64_t begin = 8 * (rng() % 8);
+      return IntervalSet{{begin, begin + 8 * (1 + rng() % 3)}};
+    };
+    for (int op = 0; op < 400; ++op) {
+      const auto agent = static_cast<Agent>(rng() % agents);
+      const IntervalSet bytes = random_set();
+      const bool none_unread =
+          std::all_of(unread.begin(), unread.end(), [](const IntervalSet& u) { return u.empty(); });
+      switch (rng() % 5) {
+        case 0: {  // a replay to agent, sometimes with a hop through the host
+          ledger.begin_replay();
+          ledger.replay_to(agent);
+          if (rng() % 3 == 0) ledger.copied(kHostAgent, bytes);
+          ledger.copied(agent, bytes);
+          ledger.end_replay();
+          unread[agent] = unread[agent].unite(bytes);
+          break;
+        }
+        case 1:
+        case 2:
+          ledger.demand_read(agent, bytes);
+          unread[agent] = unread[agent].subtract(bytes);
+          break;
+        case 3:
+          ledger.overwritten(bytes);
+          for (IntervalSet& u : unread) {
+            overwritten += u.intersect(bytes).total_size();
+            u = u.subtract(bytes);
+          }
+          break;
+        default:
+          ledger.evicted(agent, bytes);
+          overwritten += unread[agent].intersect(bytes).total_size();
+          unread[agent] = unread[agent].subtract(bytes);
+          break;
+      }
+      if (none_unread) ++shortcuts;
+      std::uint64_t total = overwritten;
+      for (std::size_t a = 0; a < agents; ++a) {
+        ASSERT_EQ(ledger.unread_on(static_cast<Agent>(a)), unread[a]) << "op " << op;
+        total += unread[a].total_size();
+      }
+      ASSERT_EQ(ledger.unread_bytes(), total) << "op " << op;
+      ASSERT_NO_THROW(ledger.check_invariants()) << "op " << op;
+    }
+  }
+  EXPECT_GT(shortcuts, 500) << "the random calls hardly ever found nothing unread";
 }
 
 }  // namespace
