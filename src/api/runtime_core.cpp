@@ -1705,7 +1705,11 @@ std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(Buf
 //   acquire_inputs' copies before the kernels, publish_writes' after them) and the state of
 //   every buffer of the cycle is taken after each launch (SharedBuffer::PeriodicState: the
 //   directory's masks, evicted bytes, adaptive history, prefetch ledger, never-written home
-//   bytes, last writes and the allocations), and before the round's first.
+//   bytes, last writes and the allocations), and before the round's first. The states are
+//   taken into the storage of the previous capture's (take_periodic_states; kept from cycle to
+//   cycle, a failed round's end state swapped in as the next round's start), so a capture
+//   allocates little; each is overwritten whole (every member assigned) before it is read, and
+//   only a capture's own states are compared (end_period_step) or restored (materialization).
 // - Verification: the round is periodic when every buffer's state at its end acts as at its
 //   start (SharedBuffer::acts_as): equal but for counters, the history's counts compared as
 //   min(count, 2) (the history only asks "> 0" and ">= 2") and none restarted in the round (each
