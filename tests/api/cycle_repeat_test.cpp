@@ -695,13 +695,16 @@ TEST_P(PeriodicCycleHostTest, HaloCyclesOnFreshBuffersUnderADeviceMemoryCapMatch
   // Room for the boxes of two grids on each device, not three: the three-grid cycle evicts
   // within its rounds, the ping-pong runs between them do not.
   HostSetup s = setup();
-  s.device_memory = 2 * kGrid / s.devices + 128;
+  s.device_memory = 2 * kGrid / s.devices + 256;
   const Observed fast = check_script(runs_on_fresh_buffers_script(6, 12), s);
   std::printf("%s on %zu devices under a cap: %llu periodic replays, %llu evictions\n",
               std::string(to_string(std::get<0>(GetParam()))).c_str(), s.devices,
               static_cast<unsigned long long>(fast.periodic_replays),
               static_cast<unsigned long long>(fast.evictions));
   EXPECT_GT(fast.evictions, 0u) << "the cap did not make the runs evict";
+  if (replays_expected()) {
+    EXPECT_GE(fast.periodic_replays, 3u * 5 * 2) << "the ping-pong runs replayed no rounds";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
