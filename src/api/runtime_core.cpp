@@ -16,6 +16,22 @@ namespace unimem {
 
 namespace {
 
+// The state of each buffer into states[i] (SharedBuffer::take_periodic_state), reusing the
+// storage of the states already there.
+void take_periodic_states(const std::vector<SharedBuffer*>& buffers,
+                          std::vector<SharedBuffer::PeriodicState>& states) {
+  if (states.size() > buffers.size()) {
+    states.erase(states.begin() + static_cast<std::ptrdiff_t>(buffers.size()), states.end());
+  }
+  for (std::size_t i = 0; i < buffers.size(); ++i) {
+    if (i < states.size()) {
+      buffers[i]->take_periodic_state(states[i]);
+    } else {
+      states.push_back(buffers[i]->periodic_state());
+    }
+  }
+}
+
 // Points the buffers' copy log at a periodic cycle's step while it lives (null: no log).
 class CopyLogScope {
  public:
@@ -1753,7 +1769,11 @@ std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(Buf
 //   acquire_inputs' copies before the kernels, publish_writes' after them) and the state of
 //   every buffer of the cycle is taken after each launch (SharedBuffer::PeriodicState: the
 //   directory's masks, evicted bytes, adaptive history, prefetch ledger, never-written home
-//   bytes, last writes and the allocations), and before the round's first.
+//   bytes, last writes and the allocations), and before the round's first. The states are
+//   taken into the storage of the previous capture's (take_periodic_states; kept from cycle to
+//   cycle, a failed round's end state swapped in as the next round's start), so a capture
+//   allocates little; each is overwritten whole (every member assigned) before it is read, and
+//   only a capture's own states are compared (end_period_step) or restored (materialization).
 // - Verification: the round is periodic when every buffer's state at its end acts as at its
 //   start (SharedBuffer::acts_as): equal but for counters, the history's counts compared as
 //   min(count, 2) (the history only asks "> 0" and ">= 2") and none restarted in the round (each
@@ -1768,9 +1788,13 @@ std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(Buf
 //   captured copies (SharedBuffer::replay_copy: the same rows between the same allocations;
 //   no directory, ledger, history or tracker step) and the kernels, and change no state: the
 //   real state is the verified round's state after the last replayed step, with the counters
-//   `rounds` rounds on. A replayed launch needs every box of its plan on its device already
-//   (replays_next): hold_buffers then allocates nothing, so nothing is evicted and no copy of
-//   another buffer is written back from a state that is not real yet.
+//   `rounds` rounds on. A replayed launch needs every box of its plan on its device already:
+//   hold_buffers then allocates nothing, so nothing is evicted and no copy of another buffer is
+//   written back from a state that is not real yet. The replay begins only when the boxes of
+//   every step are there (end_period_step), and they stay: while it replays, nothing but
+//   replayed launches runs (any other operation materializes first), and those allocate and
+//   evict nothing (replay_period_step checks the eviction count), so the allocations stay as
+//   they were (allocations only change by allocating, evicting or releasing).
 // - Materialization (materialize_period_locked): before any other operation (settle_deferred_
 //   records_locked, which every operation but a replayed or deferred launch calls first; const
 //   queries call it themselves; the destructor too) the state of every buffer of the cycle
@@ -1822,15 +1846,17 @@ bool RuntimeCore::begin_period_step(const RepeatableLaunch* entry, std::size_t f
       c.phase = PeriodPhase::idle;
       return false;
     }
-    // The round starts here: its launches are the cycle's entries in the order they ran.
+    // The round starts here: its launches are the cycle's entries in the order they ran. The
+    // steps keep the storage of the previous capture's (reset_period_storage cleared them).
     c.length = cycle_length;
     c.position = 0;
-    c.steps.assign(cycle_length, PeriodicStep{});
+    c.steps.resize(cycle_length);
     c.buffers.clear();
     for (std::size_t i = 0; i < cycle_length; ++i) {
       const RepeatableLaunch& e = *repeatable_[found + i];
       c.steps[i].token = e.token.get();
       c.steps[i].plan = &e.plan;
+      c.steps[i].replayed_at = 0;
       for (const PartitionUses& pu : e.plan) {
         for (const BufferUse& u : pu.uses) {
           if (std::find(c.buffers.begin(), c.buffers.end(), u.buffer) == c.buffers.end()) {
@@ -1839,8 +1865,7 @@ bool RuntimeCore::begin_period_step(const RepeatableLaunch* entry, std::size_t f
         }
       }
     }
-    c.start.clear();
-    for (const SharedBuffer* b : c.buffers) c.start.push_back(b->periodic_state());
+    take_periodic_states(c.buffers, c.start);
   }
   PeriodicStep& step = c.steps[c.position];
   step.before.clear();
@@ -1852,13 +1877,21 @@ bool RuntimeCore::begin_period_step(const RepeatableLaunch* entry, std::size_t f
 void RuntimeCore::end_period_step() {
   PeriodicCycle& c = period_;
   PeriodicStep& step = c.steps[c.position];
-  step.state.clear();
-  for (const SharedBuffer* b : c.buffers) step.state.push_back(b->periodic_state());
+  take_periodic_states(c.buffers, step.state);
   c.phase = PeriodPhase::capturing;
   if (++c.position < c.length) return;
   bool periodic = true;
   for (std::size_t i = 0; periodic && i < c.buffers.size(); ++i) {
     periodic = SharedBuffer::acts_as(c.start[i], step.state[i]);
+  }
+  // A replayed launch needs every box of its plan on its device already (see "Replay"); they
+  // are checked here once, for every step.
+  for (std::size_t i = 0; periodic && i < c.length; ++i) {
+    for (const PartitionUses& pu : *c.steps[i].plan) {
+      for (const BufferUse& u : pu.uses) {
+        if (!u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) periodic = false;
+      }
+    }
   }
   if (periodic) {
     begin_period_replay();
@@ -1867,11 +1900,30 @@ void RuntimeCore::end_period_step() {
   c.position = 0;
   if (++c.failed_rounds >= kMaxFailedRounds) {
     c.phase = PeriodPhase::idle;
-    c.steps.clear();
-    c.start.clear();
+    reset_period_storage();
     return;
   }
-  c.start = step.state;  // the next round is captured from here
+  // The next round is captured from here (the old start's storage serves the step's next state).
+  c.start.swap(step.state);
+}
+
+// Forgets the cycle but keeps the storage of its states for the next capture: no event stays
+// held, no pointer to a buffer or an entry that may go.
+void RuntimeCore::reset_period_storage() const {
+  PeriodicCycle& c = period_;
+  for (PeriodicStep& step : c.steps) {
+    step.token = nullptr;
+    step.plan = nullptr;
+    step.before.clear();
+    step.after.clear();
+    step.replayed_at = 0;
+    step.before_events.clear();
+    step.kernel_events.clear();
+    step.after_events.clear();
+  }
+  c.buffers.clear();
+  c.chain.clear();
+  c.shadow.clear();
 }
 
 void RuntimeCore::begin_period_replay() {
@@ -1893,7 +1945,7 @@ void RuntimeCore::begin_period_replay() {
   c.position = 0;
 #if UNIMEM_INVARIANTS_ENABLED
   c.shadow.clear();
-  for (const SharedBuffer::PeriodicState& state : c.steps.back().state) {
+  for (const SharedBuffer::PeriodicState& state : c.steps[c.length - 1].state) {
     c.shadow.push_back(state.directory);
   }
 #endif
@@ -1903,16 +1955,10 @@ void RuntimeCore::begin_period_replay() {
 bool RuntimeCore::replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,
                                bool coherent) const {
   const PeriodicCycle& c = period_;
-  if (entry == nullptr || !coherent || cycle_length != c.length ||
-      entry->token.get() != c.steps[c.position].token) {
-    return false;
-  }
-  for (const PartitionUses& pu : entry->plan) {
-    for (const BufferUse& u : pu.uses) {
-      if (!u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) return false;
-    }
-  }
-  return true;
+  // The boxes of every step were on their devices when the replay began (end_period_step), and
+  // still are: see "Replay".
+  return entry != nullptr && coherent && cycle_length == c.length &&
+         entry->token.get() == c.steps[c.position].token;
 }
 
 Event RuntimeCore::replay_copy(const RecordedCopy& copy) {
@@ -1939,7 +1985,19 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
   RepeatableLaunch& entry = *repeatable_[found];
   const std::uint64_t number = ++operations_;
   const std::uint64_t evictions = context_.memory->eviction_count();
-  HeldBuffers held;  // finds every box (replays_next): allocates and evicts nothing
+#if UNIMEM_INVARIANTS_ENABLED
+  for (const PartitionUses& pu : entry.plan) {
+    for (const BufferUse& u : pu.uses) {
+      if (!u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) {
+        detail::throw_invariant(u.buffer->describe() + ": a box of step " +
+                                    std::to_string(c.position) +
+                                    " of a replayed periodic cycle left its device",
+                                __FILE__, __LINE__);
+      }
+    }
+  }
+#endif
+  HeldBuffers held;  // finds every box (end_period_step): allocates and evicts nothing
   hold_buffers(entry.plan, held);
   if (context_.memory->eviction_count() != evictions) {
     detail::throw_invariant("a replayed launch of a periodic cycle evicted an allocation", __FILE__,
@@ -2067,7 +2125,7 @@ void RuntimeCore::materialize_period_locked() const {
     const std::uint64_t rounds = (c.replayed - 1) / c.length + 1;
     for (std::size_t i = 0; i < c.buffers.size(); ++i) {
       c.buffers[i]->restore_periodic_state(c.steps[last].state[i], c.start[i],
-                                           c.steps.back().state[i], rounds);
+                                           c.steps[c.length - 1].state[i], rounds);
     }
     std::vector<const PeriodicStep*> order;
     for (const PeriodicStep& step : c.steps) {
@@ -2090,11 +2148,7 @@ void RuntimeCore::materialize_period_locked() const {
     chained_after_ = operations_ + 1;  // the next launch orders through the trackers
     ++periodic_materializations_;
   }
-  c.steps.clear();
-  c.start.clear();
-  c.buffers.clear();
-  c.chain.clear();
-  c.shadow.clear();
+  reset_period_storage();
   c.failed_rounds = 0;
 }
 

@@ -467,6 +467,7 @@ class RuntimeCore {
                          bool coherent);
   void end_period_step();
   void begin_period_replay();
+  void reset_period_storage() const;
   [[nodiscard]] bool replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,
                                   bool coherent) const;
   Event replay_period_step(std::span<const LaunchArg> args, std::size_t found,

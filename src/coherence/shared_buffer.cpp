@@ -782,14 +782,24 @@ EventList SharedBuffer::pending() const {
 
 SharedBuffer::PeriodicState SharedBuffer::periodic_state() const {
   PeriodicState s{directory_, evicted_, history_, prefetch_, home_unwritten_, {}, false, {}};
-  s.last_writes.assign(last_writes_.begin(),
-                       last_writes_.begin() + static_cast<std::ptrdiff_t>(last_writes_count_));
-  s.last_writes_current = last_writes_version_ == directory_.version();
-  s.residency.reserve(context_.devices.size());
-  for (std::size_t d = 0; d < context_.devices.size(); ++d) {
-    s.residency.push_back(residency_.allocations(d));
-  }
+  take_periodic_state(s);
   return s;
+}
+
+void SharedBuffer::take_periodic_state(PeriodicState& into) const {
+  // Copy-assignments (not a new value): each member keeps its storage where it suffices.
+  into.directory = directory_;
+  into.evicted = evicted_;
+  into.history = history_;
+  into.prefetch = prefetch_;
+  into.home_unwritten = home_unwritten_;
+  into.last_writes.assign(last_writes_.begin(),
+                          last_writes_.begin() + static_cast<std::ptrdiff_t>(last_writes_count_));
+  into.last_writes_current = last_writes_version_ == directory_.version();
+  into.residency.resize(context_.devices.size());
+  for (std::size_t d = 0; d < context_.devices.size(); ++d) {
+    residency_.allocations_into(d, into.residency[d]);
+  }
 }
 
 bool SharedBuffer::acts_as(const PeriodicState& a, const PeriodicState& b) {
@@ -804,7 +814,7 @@ void SharedBuffer::restore_periodic_state(const PeriodicState& at, const Periodi
                                           const PeriodicState& round_end, std::uint64_t rounds) {
   // The allocations are the round's (hold_buffers allocated nothing, nothing was evicted).
   for (std::size_t d = 0; d < context_.devices.size(); ++d) {
-    if (residency_.allocations(d) != at.residency[d]) {
+    if (!residency_.holds_exactly(d, at.residency[d])) {
       detail::throw_invariant(describe() + ": a periodic cycle's allocations changed on device " +
                                   std::to_string(d) + " while it was replayed",
                               __FILE__, __LINE__);

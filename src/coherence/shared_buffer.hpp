@@ -264,6 +264,10 @@ class SharedBuffer final : public EvictionClient {
     bool last_writes_current = false;  // last_writes_version_ == the directory's version
     std::vector<std::vector<ResidentAllocation>> residency;  // per device (compared only)
   };
+  /// The buffer's state into `into`, reusing its storage: a captured round takes one at every
+  /// launch, and with the storage of the previous capture's states kept (RuntimeCore keeps it
+  /// from cycle to cycle) it allocates nothing once the sizes have been reached.
+  void take_periodic_state(PeriodicState& into) const;
   [[nodiscard]] PeriodicState periodic_state() const;
   /// Whether every later operation acts on a buffer in state a as in state b: equal but for the
   /// counters (the history's counts of 2 or more act alike), and no count restarted between a

@@ -120,11 +120,23 @@ std::optional<ResidentAllocation> Residency::find(std::size_t device,
 }
 
 std::vector<ResidentAllocation> Residency::allocations(std::size_t device) const {
-  UNIMEM_REQUIRE(device < held_.size(), "Residency::allocations: unknown device");
   std::vector<ResidentAllocation> out;
-  out.reserve(held_[device].size());
-  for (const Held& h : held_[device]) out.push_back(h.where);
+  allocations_into(device, out);
   return out;
+}
+
+void Residency::allocations_into(std::size_t device, std::vector<ResidentAllocation>& out) const {
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::allocations: unknown device");
+  out.clear();
+  for (const Held& h : held_[device]) out.push_back(h.where);
+}
+
+bool Residency::holds_exactly(std::size_t device,
+                              std::span<const ResidentAllocation> allocations) const {
+  UNIMEM_REQUIRE(device < held_.size(), "Residency::holds_exactly: unknown device");
+  return std::equal(held_[device].begin(), held_[device].end(), allocations.begin(),
+                    allocations.end(),
+                    [](const Held& h, const ResidentAllocation& a) { return h.where == a; });
 }
 
 Residency::Held Residency::allocate(std::size_t device, const ResidentBox& box) {

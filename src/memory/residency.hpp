@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -201,6 +202,11 @@ class Residency {
   }
   /// The device's allocations, lowest bytes first.
   [[nodiscard]] std::vector<ResidentAllocation> allocations(std::size_t device) const;
+  /// The same into `out` (its storage reused).
+  void allocations_into(std::size_t device, std::vector<ResidentAllocation>& out) const;
+  /// Whether the device's allocations are exactly `allocations` (as allocations() lists them).
+  [[nodiscard]] bool holds_exactly(std::size_t device,
+                                   std::span<const ResidentAllocation> allocations) const;
   /// An allocation on device that holds bytes (non-empty), now the most recently used: found, or
   /// made for the bounding box of bytes and of the allocations they intersect or touch, which are
   /// merged into it (see the class comment; fresh or recycled memory: bytes no merged allocation

@@ -655,6 +655,58 @@ TEST_P(PeriodicCycleHostTest, HaloPingPongUnderADeviceMemoryCapMatchesTheFullPat
   }
 }
 
+// What `unimem bench` does run after run: the grids are released and made anew (fresh buffers,
+// so the cycle's tokens and buffers are new), the host writes data the last run did not have,
+// a halo cycle runs some rounds and the host reads the result. Cycles of two and three launches
+// alternate (over two and three grids), so each capture reuses the storage of a capture over
+// other buffers, of another length and buffer count (RuntimeCore::take_periodic_states).
+std::vector<Step> runs_on_fresh_buffers_script(int runs, int rounds) {
+  const std::vector<Step> pingpong{launch(KernelKind::smooth, 0, 1, 1),
+                                   launch(KernelKind::smooth, 1, 0, 2)};
+  const std::vector<Step> three{launch(KernelKind::smooth, 0, 1, 3),
+                                launch(KernelKind::smooth, 1, 2, 4),
+                                launch(KernelKind::smooth, 2, 0, 5)};
+  std::vector<Step> script;
+  for (int run = 0; run < runs; ++run) {
+    const std::vector<Step>& cycle = run % 2 == 0 ? pingpong : three;
+    for (std::size_t slot = 0; slot < cycle.size(); ++slot) {
+      script.push_back(of_kind(Step::Kind::replace, slot));
+    }
+    script.push_back(host_write(0, 0, kGrid, 11 * run + 1));  // new inputs every run
+    for (int r = 0; r < rounds; ++r) script.insert(script.end(), cycle.begin(), cycle.end());
+    script.push_back(host_read(0, 0, kGrid));
+  }
+  return script;
+}
+
+TEST_P(PeriodicCycleHostTest, HaloCyclesOnFreshBuffersRunAfterRunMatchTheFullPath) {
+  constexpr int kRuns = 6;
+  const Observed fast = check_script(runs_on_fresh_buffers_script(kRuns, 12), setup());
+  std::printf("%s on %zu devices: %llu periodic replays in %d runs\n",
+              std::string(to_string(std::get<0>(GetParam()))).c_str(), setup().devices,
+              static_cast<unsigned long long>(fast.periodic_replays), kRuns);
+  if (replays_expected()) {
+    // Every run replays its later rounds: at least 5 of its 12 (2 or 3 launches each).
+    EXPECT_GE(fast.periodic_replays, 3u * 5 * 2 + 3u * 5 * 3);
+  }
+}
+
+TEST_P(PeriodicCycleHostTest, HaloCyclesOnFreshBuffersUnderADeviceMemoryCapMatchTheFullPath) {
+  // Room for the boxes of two grids on each device, not three: the three-grid cycle evicts
+  // within its rounds, the ping-pong runs between them do not.
+  HostSetup s = setup();
+  s.device_memory = 2 * kGrid / s.devices + 256;
+  const Observed fast = check_script(runs_on_fresh_buffers_script(6, 12), s);
+  std::printf("%s on %zu devices under a cap: %llu periodic replays, %llu evictions\n",
+              std::string(to_string(std::get<0>(GetParam()))).c_str(), s.devices,
+              static_cast<unsigned long long>(fast.periodic_replays),
+              static_cast<unsigned long long>(fast.evictions));
+  EXPECT_GT(fast.evictions, 0u) << "the cap did not make the runs evict";
+  if (replays_expected()) {
+    EXPECT_GE(fast.periodic_replays, 3u * 5 * 2) << "the ping-pong runs replayed no rounds";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     StrategiesAndDevices, PeriodicCycleHostTest,
     ::testing::Combine(::testing::Values(UpdateStrategy::lazy, UpdateStrategy::adaptive,
