@@ -450,15 +450,6 @@ class RuntimeCore::HeldBuffers {
     for (std::size_t i = 0; i < std::min(count_, kInline); ++i) end(inline_[i]);
     for (const Held& h : more_) end(h);
   }
-  // Ends every use now (the destructor then has nothing left to end).
-  void release() {
-    for (std::size_t i = 0; i < std::min(count_, kInline); ++i) {
-      inline_[i].buffer->end_use(inline_[i].agent, inline_[i].box);
-    }
-    for (const Held& h : more_) h.buffer->end_use(h.agent, h.box);
-    count_ = 0;
-    more_.clear();
-  }
   void add(SharedBuffer* buffer, Agent agent, const ResidentBox& box) {
     // A launch holds a few buffers: those go inline, so holding them allocates nothing.
     if (count_ < kInline) {
@@ -622,15 +613,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   if (ordering != Ordering::chained_deferred) settle_deferred_records_locked();
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
-  // A repeat of the launch whose release of its buffers was the last change to device memory
-  // (DeviceMemory::changes) holds nothing: its allocations are the ones it used last time (none
-  // was allocated, evicted, released or retired since), idle at the ends of their lists in the
-  // order its release left them, so use() and unuse() would leave every list as it is. Nothing
-  // can evict them meanwhile: this launch allocates nothing (hold_buffers would have found every
-  // box held), and every other allocation waits for mutex_.
-  const bool held_already = repeat && entry->memory_changes_after == context_.memory->changes();
-  if (!held_already) hold_buffers(plan, held);
-  if (held_already) ++launches_holding_nothing_;
+  hold_buffers(plan, held);
   if (coherent && !skip_directory) {
     const CopyLogScope log(context_, capture ? &period_.steps[period_.position].before : nullptr);
     acquire_inputs(plan);
@@ -705,11 +688,6 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     }
   }
   if (capture) end_period_step();
-  held.release();
-  // The entry that ran is the most recent one (rotated there, or just added).
-  if (repeatable && !repeatable_.empty()) {
-    repeatable_.back()->memory_changes_after = context_.memory->changes();
-  }
   return kernels;
 }
 
@@ -1678,11 +1656,6 @@ std::uint64_t RuntimeCore::repeats_leaving_directory() const {
 std::uint64_t RuntimeCore::rewriting_launch_buffers() const {
   std::lock_guard lock(mutex_);
   return rewriting_launch_buffers_;
-}
-
-std::uint64_t RuntimeCore::launches_holding_nothing() const {
-  std::lock_guard lock(mutex_);
-  return launches_holding_nothing_;
 }
 
 std::uint64_t RuntimeCore::cycle_repeats() const {

@@ -237,9 +237,6 @@ class RuntimeCore {
   /// the directory steps, and those that repeated a launch other than the previous operation (a
   /// cycle: ping-pong's A, B, A, B, ...) (for tests and tools).
   [[nodiscard]] std::uint64_t repeated_launches() const;
-  /// Repeated launches that held no buffer: device memory had not changed since their previous
-  /// run released them (launch_partitioned; for tests).
-  [[nodiscard]] std::uint64_t launches_holding_nothing() const;
   [[nodiscard]] std::uint64_t repeats_leaving_directory() const;
   [[nodiscard]] std::uint64_t cycle_repeats() const;
   /// Buffers of launches whose reads and writes skipped their directory steps because the launch
@@ -397,9 +394,6 @@ class RuntimeCore {
     std::uint64_t last_run = 0;
     std::uint64_t deferred_run = 0;
     std::vector<Event> deferred_kernels;
-    // DeviceMemory::changes() right after its last run released its buffers (kNeverVerified:
-    // not known): while it stays so, its next run holds nothing (launch_partitioned).
-    std::uint64_t memory_changes_after = kNeverVerified;
   };
   static constexpr std::uint64_t kNeverVerified = ~std::uint64_t{0};
   static constexpr int kMaxFailedVerifications = 3;
@@ -413,7 +407,6 @@ class RuntimeCore {
   // Bumped by every launch that runs its directory steps: a verification is valid in its epoch.
   std::uint64_t repeat_epoch_ = 0;
   std::uint64_t repeated_launches_ = 0;
-  std::uint64_t launches_holding_nothing_ = 0;
   std::uint64_t repeats_leaving_directory_ = 0;
   std::uint64_t cycle_repeats_ = 0;
   KernelWaits kernel_waits_;

@@ -36,7 +36,6 @@ DeviceMemory::Grant DeviceMemory::allocate(std::size_t device, std::uint64_t byt
   UNIMEM_REQUIRE(device < devices_.size(), "DeviceMemory::allocate: unknown device");
   UNIMEM_REQUIRE(bytes > 0, "DeviceMemory::allocate: an allocation needs at least one byte");
   std::lock_guard lock(mutex_);
-  changes_.fetch_add(1, std::memory_order_acq_rel);
   PerDevice& pd = per_device_[device];
   Device& dev = *devices_[device];
   const std::uint64_t lim = limit(device);
@@ -144,7 +143,6 @@ void DeviceMemory::evict_locked(std::size_t device, EntryId id) {
 
 void DeviceMemory::evict(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
-  changes_.fetch_add(1, std::memory_order_acq_rel);
   const Entry& e = entry_locked(device, id, "evict");
   if (e.uses > 0) {
     throw PreconditionError("DeviceMemory::evict: allocation #" + std::to_string(id) +
@@ -192,7 +190,6 @@ void DeviceMemory::free_finished_retiring_locked(std::size_t device) {
 
 void DeviceMemory::release(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
-  changes_.fetch_add(1, std::memory_order_acq_rel);
   Entry& e = entry_locked(device, id, "release");
   PerDevice& pd = per_device_[device];
   const DeviceAllocation a = e.allocation;
@@ -211,7 +208,6 @@ void DeviceMemory::release(std::size_t device, EntryId id) {
 
 void DeviceMemory::retire(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
-  changes_.fetch_add(1, std::memory_order_acq_rel);
   Entry& e = entry_locked(device, id, "retire");
   UNIMEM_REQUIRE(!e.retiring, "DeviceMemory::retire: the allocation is retiring already");
   PerDevice& pd = per_device_[device];
@@ -225,7 +221,6 @@ void DeviceMemory::retire(std::size_t device, EntryId id) {
 
 void DeviceMemory::use(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
-  changes_.fetch_add(1, std::memory_order_acq_rel);
   Entry& e = entry_locked(device, id, "use");
   PerDevice& pd = per_device_[device];
   if (e.uses++ == 0) {  // moved between the lists without reallocating its node
@@ -236,7 +231,6 @@ void DeviceMemory::use(std::size_t device, EntryId id) {
 
 void DeviceMemory::unuse(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
-  changes_.fetch_add(1, std::memory_order_acq_rel);
   Entry& e = entry_locked(device, id, "unuse");
   UNIMEM_REQUIRE(e.uses > 0, "DeviceMemory::unuse: the allocation is not in use");
   PerDevice& pd = per_device_[device];
@@ -249,7 +243,6 @@ void DeviceMemory::unuse(std::size_t device, EntryId id) {
 
 void DeviceMemory::touch(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
-  changes_.fetch_add(1, std::memory_order_acq_rel);
   Entry& e = entry_locked(device, id, "touch");
   if (e.uses == 0 && !e.retiring) {
     PerDevice& pd = per_device_[device];

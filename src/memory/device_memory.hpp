@@ -122,12 +122,6 @@ class DeviceMemory {
   [[nodiscard]] std::uint64_t eviction_count() const {
     return evictions_.load(std::memory_order_relaxed);
   }
-  /// Counts every change to the allocations or their lists (allocate, evict, release, retire,
-  /// use, unuse, touch), without taking the lock: while it stays the same, every allocation is
-  /// where it was and on the same list at the same place. A launch that repeats the one that last
-  /// changed anything (RuntimeCore::launch_partitioned) holds and releases nothing then: its
-  /// use() and unuse() would only move its idle allocations to the ends they are at already.
-  [[nodiscard]] std::uint64_t changes() const { return changes_.load(std::memory_order_acquire); }
   /// Starts the peaks over at the bytes held now (to measure one run of a program).
   void reset_peaks();
   /// A launch has finished making and merging its allocations: the bytes held now count towards
@@ -185,7 +179,6 @@ class DeviceMemory {
   std::vector<PerDevice> per_device_;
   EntryId next_id_ = 1;
   std::atomic<std::uint64_t> evictions_{0};  // eviction_count()
-  std::atomic<std::uint64_t> changes_{0};    // changes(), counted under mutex_
 };
 
 }  // namespace unimem
