@@ -461,6 +461,9 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
            " on device " + name_;
   };
   if (!same_device || !set.launch_text) set.launch_text = launch_text(k.name());
+  // Its own copy: set is the kernel's, and another thread may change it once the enqueue below
+  // lets go of the kernel's lock.
+  const std::shared_ptr<const std::string> text = set.launch_text;
   set.device = nullptr;  // until every argument is set below
   // As submit_shared, on the kernel queue: the earlier kernels of this device are left out of
   // the wait list (the queue orders them), and the kernel gets a cl_event when own_event or when
@@ -468,7 +471,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   // (POCL does not fail the later commands of an in-order queue, nor a marker after them), so a
   // kernel without a cl_event must have nothing in its wait list: then, by induction over the
   // queue, no dependency of a kernel without a cl_event can have failed.
-  WaitList wait_list(context_->handle(), deps, *set.launch_text, kernels_.get());
+  WaitList wait_list(context_->handle(), deps, *text, kernels_.get());
   if (auto failed = wait_list.failed_dependency()) return failed_event(std::move(failed));
   cl_event event = nullptr;
   std::uint64_t sequence = 0;
@@ -538,7 +541,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   check(enqueue(wait_list.size(), wait_list.data(), own_event ? &event : nullptr),
         "clEnqueueNDRangeKernel", detail);
   wait_list.arm();
-  Event result = own_event ? make_event(event, context_, set.launch_text)
+  Event result = own_event ? make_event(event, context_, text)
                            : Event(std::make_shared<QueuedKernelEventState>(kernels_, sequence));
   // Start the command now: without a flush an implementation may hold it until a blocking call.
   check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
