@@ -141,9 +141,9 @@ std::optional<Event> ProgramCore::launch_again(const std::shared_ptr<const void>
     std::lock_guard lock(mutex_);
     if (recent_launches_.empty() || recent_launches_.back().get() != &last ||
         last_plan_ != last.cached.plan) {
-      detail::throw_invariant("lean repeat of kernel '" + last.kernel +
-                                  "': it is not the program's last launch",
-                              __FILE__, __LINE__);
+      detail::throw_invariant(
+          "lean repeat of kernel '" + last.kernel + "': it is not the program's last launch",
+          __FILE__, __LINE__);
     }
   }
 #endif

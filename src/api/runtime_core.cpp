@@ -93,7 +93,8 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
   context_.transfers_disabled = !measurement_.transfers();
   context_.rect_copies = options.rect_copies;
   const char* lean_env = std::getenv("UNIMEM_LEAN_REPEATS");
-  lean_repeats_ = options.lean_repeats && (lean_env == nullptr || std::string_view(lean_env) != "0");
+  lean_repeats_ =
+      options.lean_repeats && (lean_env == nullptr || std::string_view(lean_env) != "0");
   last_kernel_.resize(registry_.size());
   // Gamma's kernels are in no tracker: a box merged away waits for its device's last kernel
   // (they run in order there) before it is freed. Called under mutex_, from a launch.
@@ -588,7 +589,8 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
   // Whether this launch is a step of a round being captured: its copies are recorded, and the
   // state of the cycle's buffers after it.
-  const bool capture = begin_period_step(entry, found, cycle_length, coherent);
+  // (The verification reads the state only: made before begin_period_step, which may take the
+  // round's start state, as after it.)
   bool skip_directory = false;
   if (repeat && coherent && entry->leaves_directory) {
     if (entry->verified_epoch != repeat_epoch_ &&
@@ -601,9 +603,20 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
       }
     }
     skip_directory = entry->verified_epoch == repeat_epoch_;
-    if (skip_directory) {
-      for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
-    }
+  }
+  // A launch repeating itself (a cycle of one) without its directory steps has nothing a
+  // periodic replay would spare it (no copy, no directory step): no round is captured (a capture
+  // in progress is dropped, as when a launch breaks it), and the lean repeat (launch_again) may
+  // take its next runs.
+  bool capture = false;
+  if (skip_directory && cycle_length == 1) {
+    period_.phase = PeriodPhase::idle;
+    period_.streak = 0;
+  } else {
+    capture = begin_period_step(entry, found, cycle_length, coherent);
+  }
+  if (skip_directory) {
+    for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
   }
   // The kernels' ordering (see above): a repeat that skips the directory steps runs after its
   // devices' previous kernels too, and with no records of its own when every launch since its
@@ -720,11 +733,11 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
 // path (launch_partitioned) would run L2 as follows, and launch_again does the same where it
 // matters and skips the rest:
 // - the entry found: the last of repeatable_ (L1 ran last and was rotated there), so the cycle
-//   length is 1 and nothing is rotated; begin_period_step, with the cycle state idle, sets the
-//   streak and returns false unless a capture would start (checked: then it is not lean);
+//   length is 1 and nothing is rotated;
 // - skip_directory: the entry leaves the directory, and its verification (repeat_epoch_) still
 //   holds (checked; only launches with directory steps bump the epoch); the adaptive histories
-//   of its written buffers count one more unchanged repeat (done);
+//   of its written buffers count one more unchanged repeat (done); a cycle of one without
+//   directory steps captures no periodic round: the cycle state stays idle, its streak 0 (done);
 // - the ordering is chained_deferred (checked: last_run >= chained_after_), so nothing is settled
 //   and no tracker is asked: each kernel waits for its device's previous kernel only (done);
 // - hold_buffers and the release of the holds: skipped. Proof that they change nothing: between
@@ -751,17 +764,15 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
                                                std::span<const LaunchArg> args) {
   std::lock_guard lock(mutex_);
   lean_wanted_ = lean_repeats_;
-  if (lean_after_ != operations_ || lean_entry_ == nullptr || lean_entry_->token.get() != repeat_token) {
+  if (lean_after_ != operations_ || lean_entry_ == nullptr ||
+      lean_entry_->token.get() != repeat_token) {
     return std::nullopt;
   }
   RepeatableLaunch& entry = *lean_entry_;
-  // begin_period_step's streak for a cycle of length 1; a capture would start when it exceeds 1.
-  const std::size_t streak = period_.streak_length == 1 ? period_.streak + 1 : 1;
   if (repeat_after_operation_ != operations_ ||
       repeat_evictions_ != context_.memory->eviction_count() ||
-      period_.phase != PeriodPhase::idle ||
-      (period_.failed_rounds < kMaxFailedRounds && streak > 1) || !measurement_.coherent() ||
-      !entry.leaves_directory || entry.verified_epoch != repeat_epoch_ || entry.last_run == 0 ||
+      period_.phase != PeriodPhase::idle || !measurement_.coherent() || !entry.leaves_directory ||
+      entry.verified_epoch != repeat_epoch_ || entry.last_run == 0 ||
       entry.last_run < chained_after_ || entry.lean.size() != entry.plan.size()) {
     return std::nullopt;
   }
@@ -771,8 +782,7 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
   (void)args;
 #endif
   const std::uint64_t number = ++operations_;
-  period_.streak = streak;
-  period_.streak_length = 1;
+  period_.streak = 0;  // a cycle of one without directory steps captures no round
   for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite();
   // submit_kernels under chained_deferred, with the arguments of the entry's last run.
   const std::size_t n = entry.plan.size();
@@ -850,7 +860,8 @@ void RuntimeCore::check_lean_repeat(RepeatableLaunch& entry, std::span<const Lau
   }
   // The holds the repeat path would make: the same allocations, and the lists as they were.
   std::vector<std::vector<DeviceMemory::EntryId>> before;
-  for (std::size_t d = 0; d < registry_.size(); ++d) before.push_back(context_.memory->list_order(d));
+  for (std::size_t d = 0; d < registry_.size(); ++d)
+    before.push_back(context_.memory->list_order(d));
   std::vector<ResidentAllocation> was;
   for (const PartitionUses& pu : entry.plan) {
     for (const BufferUse& u : pu.uses) was.push_back(u.held);

@@ -276,8 +276,8 @@ Event launch_kernel(const Program& built, const std::string& name, const NDRange
                     std::shared_ptr<const LaunchPlan>* plan_out = nullptr) {
   std::shared_ptr<const LaunchPlan> plan;
   std::vector<Event> partitions;
-  Event e = built.core().launch(name, range, args, options, &plan, work ? &partitions : nullptr,
-                                ticket);
+  Event e =
+      built.core().launch(name, range, args, options, &plan, work ? &partitions : nullptr, ticket);
   PlatformState::get().record_launch(name, plan);
   if (work) work->add(*plan, partitions);
   if (plan_out != nullptr) *plan_out = std::move(plan);

@@ -9,8 +9,8 @@
 #include <cstring>
 #include <type_traits>
 
-#include "device/opencl/opencl_discovery.hpp"
 #include "api/runtime_core.hpp"
+#include "device/opencl/opencl_discovery.hpp"
 #include "platform/entry_points.hpp"
 
 #define UNIMEM_EXPORT extern "C" __attribute__((visibility("default")))
