@@ -288,6 +288,14 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
         rt.set_strategy(step.strategy);
         break;
     }
+    // The allocations' LRU order after every step (check_lean_script compares them): the in-use
+    // and unused lists (when a merged box's old allocation leaves the retiring list depends on
+    // what has finished when it is asked).
+    for (std::vector<std::uint64_t>& lists : rt.core().device_lists()) {
+      const auto first_end = std::find(lists.begin(), lists.end(), 0);
+      lists.erase(std::find(first_end + 1, lists.end(), 0), lists.end());
+      seen.device_lists.push_back(std::move(lists));
+    }
     // Eviction prefers allocations no running operation uses: under a cap, every step waits for
     // its operations (finish() is no operation the repeat path counts), so what is evicted does
     // not depend on timing and both runs evict the same.
@@ -344,7 +352,11 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
                    rt.core().rewriting_launch_buffers(),
                    rt.core().directory_version(),
                    waits.kernels};  // (waits.events depends on what has finished: timing)
-  seen.device_lists = rt.core().device_lists();
+  for (std::vector<std::uint64_t>& lists : rt.core().device_lists()) {
+    const auto first_end = std::find(lists.begin(), lists.end(), 0);
+    lists.erase(std::find(first_end + 1, lists.end(), 0), lists.end());  // as after each step
+    seen.device_lists.push_back(std::move(lists));
+  }
   return seen;
 }
 
