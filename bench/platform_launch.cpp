@@ -11,7 +11,8 @@
 // unmodified program gets from `unimem run`. Its launches use less than RuntimeOptions::
 // min_split_bytes, so they run whole on one device; UNIMEM_MIN_SPLIT_BYTES=0 as well forces them
 // to split (the loader reads its vendors once per process, hence a run per setting). Every unimem
-// arm reports how many of its launches ran split and unsplit (the platform's run report).
+// arm reports how many of its launches ran split and unsplit (the platform's run report), and
+// how many took the lean repeat (`lean`: RuntimeCore::launch_again).
 // UNIMEM_BENCH_LAUNCH_TIMES=1 adds a line per iteration on stderr (report_launch_times): where a
 // slow round's time went (README, "The unimem platform": its slow rounds are the calling thread
 // preempted by POCL's workers waking).
@@ -74,6 +75,18 @@ std::optional<std::pair<std::uint64_t, std::uint64_t>> platform_launch_counts() 
   }
   ::dlclose(library);
   return out;
+}
+
+// The platform's launches that took the lean repeat so far (unimem_platform_lean_launches); 0
+// when it cannot be asked.
+std::uint64_t platform_lean_launches() {
+  void* library = ::dlopen(UNIMEM_PLATFORM_LIBRARY_BUILD, RTLD_NOW | RTLD_NOLOAD);
+  if (library == nullptr) return 0;
+  using Count = std::uint64_t (*)();
+  auto count = reinterpret_cast<Count>(::dlsym(library, "unimem_platform_lean_launches"));
+  const std::uint64_t n = count != nullptr ? count() : 0;
+  ::dlclose(library);
+  return n;
 }
 
 // The voluntary and involuntary context switches of the process's threads other than the
@@ -222,6 +235,7 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
   std::uint64_t launched = 1;
   cl_event last = nullptr;
   std::optional<std::pair<std::uint64_t, std::uint64_t>> counts_before;
+  const std::uint64_t lean_before = unimem ? platform_lean_launches() : 0;
   if (unimem) {
     counts_before = platform_launch_counts();
     if (!counts_before) {
@@ -303,6 +317,7 @@ void BM_Launches(benchmark::State& state, bool unimem, Direct direct = Direct::p
     const std::uint64_t split = after->second - counts_before->second;
     state.counters["split"] = static_cast<double>(split);
     state.counters["unsplit"] = static_cast<double>(all - split);
+    state.counters["lean"] = static_cast<double>(platform_lean_launches() - lean_before);
   }
   state.counters["launches"] = static_cast<double>(launched - 1);
   state.counters["us_per_launch"] = benchmark::Counter(
@@ -331,6 +346,7 @@ void BM_Interleaved(benchmark::State& state) {
   };
   std::vector<double> direct_us, platform_us, pair_ratio;
   std::uint64_t launched = 1;
+  const std::uint64_t lean_before = platform_lean_launches();
   for (auto _ : state) {
     const bool platform_first = pair_ratio.size() % 2 == 1;
     double d = 0, u = 0;
@@ -365,6 +381,7 @@ void BM_Interleaved(benchmark::State& state) {
   state.counters["pairs_over_1_10"] = static_cast<double>(
       std::count_if(pair_ratio.begin(), pair_ratio.end(), [](double r) { return r > 1.10; }));
   state.counters["pairs"] = static_cast<double>(pair_ratio.size());
+  state.counters["lean"] = static_cast<double>(platform_lean_launches() - lean_before);
 }
 
 BENCHMARK_CAPTURE(BM_Launches, direct, false)

@@ -58,6 +58,13 @@ struct RuntimeOptions {
   /// then they only count one more repeat). Results, copies, statistics and the adaptive
   /// histories are the same either way; off is for comparing.
   bool repeat_fast_path = true;
+  /// The lean repeat: a launch that repeats the runtime's previous operation exactly (the same
+  /// launch again, its last run a repeat that skipped the directory steps, nothing in between)
+  /// re-enqueues that run's kernels with what the repeat path would do and nothing else
+  /// (RuntimeCore::launch_again; the OpenCL platform's clEnqueueNDRangeKernel takes it). Results,
+  /// copies, statistics, evictions and the state left are the same either way; off (or the
+  /// environment variable UNIMEM_LEAN_REPEATS=0) is for comparing.
+  bool lean_repeats = true;
   /// A host read (read, read_blocking) copies the bytes whose home copy is stale - current only on
   /// devices, as a kernel left them - from a device straight into the caller's memory; the home
   /// copy stays stale there, and the bytes current at home are copied from it as before. Off: the

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "api/out_of_core.hpp"
+#include "common/check.hpp"
 
 namespace unimem {
 namespace {
@@ -114,10 +115,48 @@ bool ProgramCore::repeats(const RepeatableLaunch& last, const std::string& kerne
          o.use_analysis == options.use_analysis && o.ignore_accesses == options.ignore_accesses;
 }
 
+// The lean repeat. A ticket is a RepeatableLaunch of this program. RuntimeCore::launch_again takes
+// it only when the runtime's previous operation was a launch_partitioned call with this ticket as
+// its token, so launch() of the same kernel, range, options and arguments would be this
+// program's repeat path for it: the last launch of this program that reached the runtime passed
+// the ticket (each launch() call reaches launch_partitioned, which counts, once it has put its
+// entry last in recent_launches_ and before it sets last_plan_ to its plan; a call that fails
+// before changes neither), so the entry is the last of recent_launches_ (no rotation, no placement
+// check: that is only for entries further back) and last_plan_ is its plan. What launch() still
+// does then is report_fallback and launch_partitioned with the token; the runtime part is
+// launch_again's, and the report is made here, after it (before the exception of a launch that
+// failed, as launch() would have made it before).
+std::optional<Event> ProgramCore::launch_again(const std::shared_ptr<const void>& ticket) {
+  const auto& last = *static_cast<const RepeatableLaunch*>(ticket.get());
+  std::optional<Event> e;
+  try {
+    e = runtime_.core().launch_again(ticket.get(), *last.launch_args);
+  } catch (...) {
+    report_fallback(*last.cached.plan, last.cached.analysis_note);
+    throw;
+  }
+  if (!e) return e;
+#if UNIMEM_INVARIANTS_ENABLED
+  {
+    std::lock_guard lock(mutex_);
+    if (recent_launches_.empty() || recent_launches_.back().get() != &last ||
+        last_plan_ != last.cached.plan) {
+      detail::throw_invariant(
+          "lean repeat of kernel '" + last.kernel + "': it is not the program's last launch",
+          __FILE__, __LINE__);
+    }
+  }
+#endif
+  report_fallback(*last.cached.plan, last.cached.analysis_note);
+  return e;
+}
+
 Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::span<const Arg> user_args, const LaunchOptions& options,
                           std::shared_ptr<const LaunchPlan>* plan_out,
-                          std::vector<Event>* partition_events) {
+                          std::vector<Event>* partition_events,
+                          std::shared_ptr<const void>* ticket) {
+  if (ticket != nullptr) ticket->reset();
   {
     // A repeated launch: its plan and runtime arguments as last time (see RepeatableLaunch),
     // the previous launch's or, in a cycle of launches, an earlier one's.
@@ -184,6 +223,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       // The token moves in (one reference count less per launch): it keeps the launch, its
       // arguments and its plan alive until the call returns.
       const std::vector<LaunchArg>& launch_args = *last->launch_args;
+      if (ticket != nullptr) *ticket = last;
       return runtime_.core().launch_partitioned(launch_args, plan.partitions, partition_events,
                                                 std::move(last));
     }
@@ -292,6 +332,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
     if (recent_launches_.size() == kRecentLaunches)
       recent_launches_.erase(recent_launches_.begin());
     recent_launches_.push_back(repeatable);
+    if (ticket != nullptr && cached.plan->chunks == 0) *ticket = repeatable;
   }
   const LaunchPlan& plan = *cached.plan;
   report_fallback(plan, cached.analysis_note);

@@ -45,9 +45,17 @@ class ProgramCore {
   ProgramCore& operator=(const ProgramCore&) = delete;
   /// Program::launch; when plan is given, it receives this launch's plan, and when
   /// partition_events is given, each partition's kernel event (in the plan's order).
+  /// When ticket is given, it receives what launch_again needs to repeat this launch (null when
+  /// the launch has no repeat token: its plan is not cached).
   Event launch(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
                const LaunchOptions& options = {}, std::shared_ptr<const LaunchPlan>* plan = nullptr,
-               std::vector<Event>* partition_events = nullptr);
+               std::vector<Event>* partition_events = nullptr,
+               std::shared_ptr<const void>* ticket = nullptr);
+  /// The launch behind ticket (from launch) again, when it was the runtime's previous operation
+  /// and RuntimeCore::launch_again takes it (the lean repeat; program_core.cpp says why this is
+  /// the launch launch() would make); nullopt, with nothing done, otherwise. The caller passes
+  /// no plan or partition events (it asks for none).
+  std::optional<Event> launch_again(const std::shared_ptr<const void>& ticket);
   [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
   [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
   [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }

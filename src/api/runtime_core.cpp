@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -91,6 +92,9 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       host_queue_("unimem-host") {
   context_.transfers_disabled = !measurement_.transfers();
   context_.rect_copies = options.rect_copies;
+  const char* lean_env = std::getenv("UNIMEM_LEAN_REPEATS");
+  lean_repeats_ =
+      options.lean_repeats && (lean_env == nullptr || std::string_view(lean_env) != "0");
   last_kernel_.resize(registry_.size());
   // Gamma's kernels are in no tracker: a box merged away waits for its device's last kernel
   // (they run in order there) before it is freed. Called under mutex_, from a launch.
@@ -585,7 +589,8 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
   // Whether this launch is a step of a round being captured: its copies are recorded, and the
   // state of the cycle's buffers after it.
-  const bool capture = begin_period_step(entry, found, cycle_length, coherent);
+  // (The verification reads the state only: made before begin_period_step, which may take the
+  // round's start state, as after it.)
   bool skip_directory = false;
   if (repeat && coherent && entry->leaves_directory) {
     if (entry->verified_epoch != repeat_epoch_ &&
@@ -598,9 +603,20 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
       }
     }
     skip_directory = entry->verified_epoch == repeat_epoch_;
-    if (skip_directory) {
-      for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
-    }
+  }
+  // A launch repeating itself (a cycle of one) without its directory steps has nothing a
+  // periodic replay would spare it (no copy, no directory step): no round is captured (a capture
+  // in progress is dropped, as when a launch breaks it), and the lean repeat (launch_again) may
+  // take its next runs.
+  bool capture = false;
+  if (skip_directory && cycle_length == 1) {
+    period_.phase = PeriodPhase::idle;
+    period_.streak = 0;
+  } else {
+    capture = begin_period_step(entry, found, cycle_length, coherent);
+  }
+  if (skip_directory) {
+    for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
   }
   // The kernels' ordering (see above): a repeat that skips the directory steps runs after its
   // devices' previous kernels too, and with no records of its own when every launch since its
@@ -618,10 +634,21 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     const CopyLogScope log(context_, capture ? &period_.steps[period_.position].before : nullptr);
     acquire_inputs(plan);
   }
+  // A repeat that skipped the directory steps may be followed by lean ones (launch_again): its
+  // kernels and arguments are kept for them.
+  const bool lean_next = repeat && skip_directory && lean_repeats_ && lean_wanted_ && !trace_ &&
+                         !capture && held_in_plan_order_;
+  if (lean_next) {
+    entry->lean.resize(plan.size());
+    lean_capture_ = &entry->lean;
+  }
   Event kernels;
   try {
     kernels = submit_kernels(args, plan, partition_events, ordering, coherent && !skip_directory);
+    lean_capture_ = nullptr;
   } catch (...) {
+    lean_capture_ = nullptr;
+    if (lean_next) entry->lean.clear();
     if (ordering == Ordering::chained_deferred) {
       // The kernels enqueued before the failure are the newest accesses: recorded after the
       // deferred runs before them, so later operations wait for them.
@@ -674,6 +701,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
                                                             {},
                                                             number,
                                                             0,
+                                                            {},
                                                             {}}));
   }
   if (repeatable) {
@@ -688,7 +716,186 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     }
   }
   if (capture) end_period_step();
+  // The next operation may be this launch again, lean (launch_again checks the rest).
+  lean_entry_ = lean_next && period_.phase == PeriodPhase::idle && !repeatable_.empty() &&
+                        repeatable_.back().get() == entry
+                    ? entry
+                    : nullptr;
+  lean_after_ = operations_;
   return kernels;
+}
+
+// The lean repeat. Launch L2 comes right after L1, the last run of the same entry (the same token:
+// the same arguments and partitions), with no operation in between (operations_ is L1's number:
+// entries are destroyed only by launches, after they counted, so the entry is alive), and L1 was
+// a repeat that skipped the directory steps, whose buffers were all held already
+// (held_in_plan_order_), that captured no periodic round and left the cycle state idle. The repeat
+// path (launch_partitioned) would run L2 as follows, and launch_again does the same where it
+// matters and skips the rest:
+// - the entry found: the last of repeatable_ (L1 ran last and was rotated there), so the cycle
+//   length is 1 and nothing is rotated;
+// - skip_directory: the entry leaves the directory, and its verification (repeat_epoch_) still
+//   holds (checked; only launches with directory steps bump the epoch); the adaptive histories
+//   of its written buffers count one more unchanged repeat (done); a cycle of one without
+//   directory steps captures no periodic round: the cycle state stays idle, its streak 0 (done);
+// - the ordering is chained_deferred (checked: last_run >= chained_after_), so nothing is settled
+//   and no tracker is asked: each kernel waits for its device's previous kernel only (done);
+// - hold_buffers and the release of the holds: skipped. Proof that they change nothing: between
+//   operations no allocation of a live buffer is in use (a launch releases its holds before it
+//   lets go of mutex_; only a released buffer's allocations stay pinned: retire), and every
+//   DeviceMemory change but freeing a finished retiring allocation (a removal, at finish) happens
+//   in an operation. L1 found every box held (held_in_plan_order_): the allocations a_1..a_k of a
+//   device's partition were used in plan order (hold_order_ puts the covered ones first: all of
+//   them), each 0 -> 1 (moved to the end of in_use), and released in the same order (HeldBuffers),
+//   each 1 -> 0 (moved to the end of unused). Nothing moved an entry since, so unused ends with
+//   a_1..a_k in that order and in_use holds none of them. L2's holds find the same allocations
+//   (nothing allocated, merged, evicted or released since: Residency changes only in operations)
+//   and do the same: a_1..a_k taken from the end of unused to the end of in_use, then back to the
+//   end of unused in the same order. The lists, the use counts (all 0) and the statistics (use
+//   changes none) are as before, so skipping both leaves DeviceMemory as they would, and the
+//   allocations, hence the driver arguments, are L1's (entry->lean). Invariant builds hold and
+//   release for real and compare (check_lean_repeat).
+// - submit_kernels: L1's kernels (plain, rebased or pitched: chosen from the same allocations)
+//   with L1's arguments, the same counters, last_kernel_, the deferred scratch and track (done);
+// - the device memory settled, and the entry and counters updated as launch_partitioned does
+//   (done); no eviction can happen (nothing allocates), so repeatable_ is not trimmed.
+// The trace is off (a traced runtime never goes lean: its trace points are the normal path's).
+std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
+                                               std::span<const LaunchArg> args) {
+  std::lock_guard lock(mutex_);
+  lean_wanted_ = lean_repeats_;
+  if (lean_after_ != operations_ || lean_entry_ == nullptr ||
+      lean_entry_->token.get() != repeat_token) {
+    return std::nullopt;
+  }
+  RepeatableLaunch& entry = *lean_entry_;
+  if (repeat_after_operation_ != operations_ ||
+      repeat_evictions_ != context_.memory->eviction_count() ||
+      period_.phase != PeriodPhase::idle || !measurement_.coherent() || !entry.leaves_directory ||
+      entry.verified_epoch != repeat_epoch_ || entry.last_run == 0 ||
+      entry.last_run < chained_after_ || entry.lean.size() != entry.plan.size()) {
+    return std::nullopt;
+  }
+#if UNIMEM_INVARIANTS_ENABLED
+  check_lean_repeat(entry, args);
+#else
+  (void)args;
+#endif
+  const std::uint64_t number = ++operations_;
+  period_.streak = 0;  // a cycle of one without directory steps captures no round
+  for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite();
+  // submit_kernels under chained_deferred, with the arguments of the entry's last run.
+  const std::size_t n = entry.plan.size();
+  if (deferred_scratch_.size() < n) deferred_scratch_.resize(n);
+  Event only;
+  EventList kernel_events;
+  EventList& deps = launch_deps_;
+  try {
+    for (std::size_t i = 0; i < n; ++i) {
+      const LaunchPartition& p = *entry.plan[i].source;
+      const LeanPartition& lean = entry.lean[i];
+      deps.clear();
+      if (const Event& previous = last_kernel_[p.device]; !previous.is_null()) {
+        deps.push_back(previous);
+      }
+      ++kernel_waits_.kernels;
+      kernel_waits_.events += deps.size();
+      Event e = registry_.at(p.device).launch_without_times(*lean.kernel, p.range, lean.args, deps);
+      deps.clear();
+      deferred_scratch_[i] = e;
+      last_kernel_[p.device] = e;
+      track(e, lean.kernel);
+      if (n == 1) {
+        only = std::move(e);
+      } else {
+        kernel_events.push_back(std::move(e));
+      }
+    }
+  } catch (...) {
+    deps.clear();
+    // As launch_partitioned: the kernels enqueued before the failure are the newest accesses.
+    settle_deferred_records_locked();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!deferred_scratch_[i].is_null()) record_accesses(entry.plan[i], deferred_scratch_[i]);
+    }
+    deferred_scratch_.clear();
+    lean_entry_ = nullptr;
+    throw;
+  }
+  context_.memory->settle();
+  ++launches_leaving_directory_;
+  entry.last_run = number;
+  if (entry.deferred_kernels.size() != n) entry.deferred_kernels.resize(n);
+  for (std::size_t i = 0; i < n; ++i) entry.deferred_kernels[i] = std::move(deferred_scratch_[i]);
+  entry.deferred_run = number;
+  deferred_pending_ = true;
+  ++deferred_record_launches_;
+  ++repeated_launches_;
+  ++repeats_leaving_directory_;
+  repeat_after_operation_ = operations_;
+  lean_after_ = operations_;
+  ++lean_launches_;
+  return n == 1 ? only : when_all(kernel_events);
+}
+
+#if UNIMEM_INVARIANTS_ENABLED
+void RuntimeCore::check_lean_repeat(RepeatableLaunch& entry, std::span<const LaunchArg> args) {
+  const auto fail = [](const std::string& what) {
+    detail::throw_invariant("lean repeat: " + what, __FILE__, __LINE__);
+  };
+  if (repeatable_.empty() || repeatable_.back().get() != &entry) {
+    fail("its entry is not the last launch's");
+  }
+  // The arguments are the plan's (the token's promise): every buffer argument is a use of every
+  // partition.
+  for (const PartitionUses& pu : entry.plan) {
+    for (const LaunchArg& a : args) {
+      if (a.kind != KernelArg::Kind::buffer) continue;
+      const SharedBuffer* b = &buffer_locked(a.buffer);
+      if (std::none_of(pu.uses.begin(), pu.uses.end(),
+                       [b](const BufferUse& u) { return u.buffer == b; })) {
+        fail("argument buffer " + b->describe() + " is not in the plan");
+      }
+    }
+  }
+  // The holds the repeat path would make: the same allocations, and the lists as they were.
+  std::vector<std::vector<DeviceMemory::EntryId>> before;
+  for (std::size_t d = 0; d < registry_.size(); ++d)
+    before.push_back(context_.memory->list_order(d));
+  std::vector<ResidentAllocation> was;
+  for (const PartitionUses& pu : entry.plan) {
+    for (const BufferUse& u : pu.uses) was.push_back(u.held);
+  }
+  {
+    HeldBuffers held;
+    hold_buffers(entry.plan, held);
+    if (!held_in_plan_order_) fail("a box of the launch is no longer held on its device");
+  }
+  std::size_t k = 0;
+  for (const PartitionUses& pu : entry.plan) {
+    for (const BufferUse& u : pu.uses) {
+      if (!(u.held == was[k++])) fail(u.buffer->describe() + " is held in another allocation");
+    }
+  }
+  for (std::size_t d = 0; d < registry_.size(); ++d) {
+    if (context_.memory->list_order(d) != before[d]) {
+      fail("holding and releasing the buffers changed the order of device " + std::to_string(d) +
+           "'s allocations");
+    }
+  }
+}
+#endif
+
+std::vector<std::vector<std::uint64_t>> RuntimeCore::device_lists() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::vector<std::uint64_t>> out;
+  for (std::size_t d = 0; d < registry_.size(); ++d) out.push_back(context_.memory->list_order(d));
+  return out;
+}
+
+std::uint64_t RuntimeCore::lean_launches() const {
+  std::lock_guard lock(mutex_);
+  return lean_launches_;
 }
 
 // Whether repeating a launch may leave the directory as it is (see launch_partitioned): every
@@ -1103,6 +1310,13 @@ bool RuntimeCore::whole_buffers_fit(std::span<const LaunchArg> args, std::size_t
 // until the launch is over: a kernel's buffers are never evicted under it, and the strategies'
 // copies after the kernel never evict what it wrote before the directory knows it.
 void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held) {
+  // Whether every use is held already, so that each is held in plan order with one
+  // DeviceMemory::use (what launch_again's proof needs of the run before it).
+  held_in_plan_order_ = std::all_of(plan.begin(), plan.end(), [](const PartitionUses& pu) {
+    return std::all_of(pu.uses.begin(), pu.uses.end(), [&pu](const BufferUse& u) {
+      return u.buffer->residency().held_for_use(device_of_agent(pu.agent), u.box);
+    });
+  });
   for (PartitionUses& pu : plan) {
     // The boxes the device already holds are held first: making room for the others must never
     // evict one this launch needs (a stencil's output box would go to make room for its input's
@@ -1388,6 +1602,11 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
           next_arg(KernelArg::Kind::local_memory).local_bytes = a.local_bytes;
           break;
       }
+    }
+    if (lean_capture_ != nullptr) {
+      LeanPartition& lean = (*lean_capture_)[static_cast<std::size_t>(&pu - plan.data())];
+      lean.kernel = pitched ? p.pitched_kernel : rewritten ? p.rebased_kernel : p.kernel;
+      lean.args.assign(kargs.begin(), kargs.begin() + static_cast<std::ptrdiff_t>(arg_count));
     }
     const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
     ++kernel_waits_.kernels;

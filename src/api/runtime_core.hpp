@@ -207,6 +207,16 @@ class RuntimeCore {
                            std::vector<Event>* partition_events = nullptr,
                            std::shared_ptr<const void> repeat_token = nullptr);
 
+  /// The lean repeat (RuntimeOptions::lean_repeats; launch_again in runtime_core.cpp says when it
+  /// applies and why it leaves the state the repeat path would): when the runtime's previous
+  /// operation was the last run of the launch behind repeat_token, a repeat of it that skipped
+  /// the directory steps, and the same launch_partitioned call with that token would repeat it
+  /// the same way again, enqueues that run's kernels again and returns the launch's event;
+  /// nullopt (nothing done) otherwise. args: the launch's arguments (the token's promise).
+  std::optional<Event> launch_again(const void* repeat_token, std::span<const LaunchArg> args);
+  /// Launches that took launch_again (for tests and tools).
+  [[nodiscard]] std::uint64_t lean_launches() const;
+
   /// The allocations partition p of a launch with `args` would take on its device (checked as
   /// launch_partitioned checks it; changes nothing).
   [[nodiscard]] PartitionFootprint footprint(std::span<const LaunchArg> args,
@@ -230,6 +240,9 @@ class RuntimeCore {
   /// Per device: its memory limit, the bytes buffers hold there (now and at the peak), the bytes
   /// its partitions touch, and what eviction did.
   [[nodiscard]] std::vector<DeviceMemoryReport> device_memory() const;
+  /// Per device, its allocations in the order of the device memory's lists (DeviceMemory::
+  /// list_order: what eviction chooses by; for tests).
+  [[nodiscard]] std::vector<std::vector<std::uint64_t>> device_lists() const;
   /// Starts the peaks of device_memory() over at the current values (to measure one run).
   void reset_device_memory_peaks();
 
@@ -375,6 +388,12 @@ class RuntimeCore {
   bool repeat_fast_path_ = true;       // RuntimeOptions::repeat_fast_path
   bool direct_host_reads_ = true;      // RuntimeOptions::direct_host_reads
   std::uint64_t min_split_bytes_ = 0;  // RuntimeOptions::min_split_bytes, resolved
+  // The lean repeat (launch_again): a partition's kernel and driver arguments as its entry's
+  // last run passed them to its device.
+  struct LeanPartition {
+    std::shared_ptr<const CompiledKernel> kernel;
+    std::vector<KernelArg> args;
+  };
   // The recent launch_partitioned calls with a repeat token, as launch_partitioned needs them
   // again (runtime_core.cpp, before launch_partitioned, says when and why they may repeat).
   struct RepeatableLaunch {
@@ -394,6 +413,9 @@ class RuntimeCore {
     std::uint64_t last_run = 0;
     std::uint64_t deferred_run = 0;
     std::vector<Event> deferred_kernels;
+    // Its last run's kernels and arguments, per partition (filled by a repeat that may precede a
+    // lean one: launch_again).
+    std::vector<LeanPartition> lean;
   };
   static constexpr std::uint64_t kNeverVerified = ~std::uint64_t{0};
   static constexpr int kMaxFailedVerifications = 3;
@@ -421,6 +443,22 @@ class RuntimeCore {
   std::vector<RepeatableLaunch*> settle_order_;  // scratch of settle_deferred_records_locked
   std::vector<Event> deferred_scratch_;          // a deferred launch's kernels, until all ran
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
+  // The lean repeat (launch_again): the entry whose last run was the previous operation and may
+  // run again lean, valid only while operations_ == lean_after_ (no operation since: entries are
+  // destroyed only by launches, after they counted).
+  RepeatableLaunch* lean_entry_ = nullptr;
+  std::uint64_t lean_after_ = 0;
+  bool lean_repeats_ = true;  // RuntimeOptions::lean_repeats
+  bool lean_wanted_ = false;  // launch_again was called: repeats keep what it needs (lean)
+  // Set by launch_partitioned for a repeat whose run may precede a lean one: submit_kernels
+  // keeps each partition's kernel and arguments there.
+  std::vector<LeanPartition>* lean_capture_ = nullptr;
+  // hold_buffers: every use was held already (Residency::held_for_use), so each partition held
+  // its buffers in plan order with one DeviceMemory::use each.
+  bool held_in_plan_order_ = false;
+  std::uint64_t lean_launches_ = 0;
+  // Invariant builds: what the repeat path would decide for launch_again's launch, and its holds.
+  void check_lean_repeat(RepeatableLaunch& entry, std::span<const LaunchArg> args);
 
   // Periodic cycles (runtime_core.cpp, "Periodic cycles", says what and why).
   struct PeriodicStep {

@@ -241,6 +241,17 @@ void DeviceMemory::unuse(std::size_t device, EntryId id) {
   check_if_enabled_locked();
 }
 
+std::vector<DeviceMemory::EntryId> DeviceMemory::list_order(std::size_t device) const {
+  std::lock_guard lock(mutex_);
+  const PerDevice& pd = per_device_.at(device);
+  std::vector<EntryId> out;
+  for (const std::list<EntryId>* list : {&pd.in_use, &pd.unused, &pd.retiring}) {
+    out.insert(out.end(), list->begin(), list->end());
+    out.push_back(0);  // ids start at 1
+  }
+  return out;
+}
+
 void DeviceMemory::touch(std::size_t device, EntryId id) {
   std::lock_guard lock(mutex_);
   Entry& e = entry_locked(device, id, "touch");

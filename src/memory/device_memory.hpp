@@ -114,6 +114,10 @@ class DeviceMemory {
   void touch(std::size_t device, EntryId id);
   /// The use count of an allocation (for tests).
   [[nodiscard]] std::uint32_t uses(std::size_t device, EntryId id) const;
+  /// The allocations of device in the order of its in-use, unused (least recently used first)
+  /// and retiring lists, each list ended by a 0 (for invariant checks and tests: what eviction
+  /// would choose depends on nothing else).
+  [[nodiscard]] std::vector<EntryId> list_order(std::size_t device) const;
 
   [[nodiscard]] DeviceMemoryStats stats(std::size_t device) const;
   /// Evictions on every device so far, without taking the lock: a launch that repeats an earlier

@@ -370,17 +370,29 @@ ResidentAllocation Residency::begin_use(std::size_t device, const ResidentBox& b
   // Already held as ensure() would keep it (a repeated launch): marking it in use is all that
   // happens, one DeviceMemory call instead of ensure()'s touch and then use (an allocation in
   // use is never the least recently used one; unuse() makes it the most recent).
-  if (memory_ != nullptr && device < held_.size() && !retired_ && !bytes.is_packed() &&
-      !bytes.bytes.empty() && bytes.bytes.end <= size_) {
-    if (const std::size_t i = index_of(device, bytes);
-        i != kNone && (placement == Placement::merge || held_[device][i].where.box() == bytes)) {
-      memory_->use(device, held_[device][i].id);
-      return held_[device][i].where;
-    }
+  if (const std::size_t i = fast_use_index(device, bytes, placement); i != kNone) {
+    memory_->use(device, held_[device][i].id);
+    return held_[device][i].where;
   }
   const ResidentAllocation a = ensure(device, bytes, placement);
   if (memory_ != nullptr) memory_->use(device, held_[device][index_of(device, bytes)].id);
   return a;
+}
+
+std::size_t Residency::fast_use_index(std::size_t device, const ResidentBox& bytes,
+                                      Placement placement) const {
+  if (memory_ == nullptr || device >= held_.size() || retired_ || bytes.is_packed() ||
+      bytes.bytes.empty() || bytes.bytes.end > size_) {
+    return kNone;
+  }
+  const std::size_t i = index_of(device, bytes);
+  return i != kNone && (placement == Placement::merge || held_[device][i].where.box() == bytes)
+             ? i
+             : kNone;
+}
+
+bool Residency::held_for_use(std::size_t device, const ResidentBox& bytes) const {
+  return fast_use_index(device, bytes, Placement::merge) != kNone;
 }
 
 void Residency::end_use(std::size_t device, const ResidentBox& bytes) {

@@ -226,6 +226,9 @@ class Residency {
   /// made.
   ResidentAllocation begin_use(std::size_t device, const ResidentBox& bytes,
                                Placement placement = Placement::merge);
+  /// Whether begin_use(device, bytes) (Placement::merge) would only mark the allocation holding
+  /// bytes in use: one DeviceMemory::use, nothing allocated, merged, touched or evicted.
+  [[nodiscard]] bool held_for_use(std::size_t device, const ResidentBox& bytes) const;
   ResidentAllocation begin_use(std::size_t device) { return begin_use(device, Interval{0, size_}); }
   void end_use(std::size_t device, const ResidentBox& bytes);
   void end_use(std::size_t device) { end_use(device, Interval{0, size_}); }
@@ -268,6 +271,9 @@ class Residency {
   void check_if_enabled() const;
   /// The index in held_[device] of the allocation holding bytes, or npos.
   [[nodiscard]] std::size_t index_of(std::size_t device, const ResidentBox& bytes) const;
+  // begin_use's fast case: the index of the held allocation it only marks in use, else kNone.
+  [[nodiscard]] std::size_t fast_use_index(std::size_t device, const ResidentBox& bytes,
+                                           Placement placement) const;
   /// A new allocation for the buffer bytes box (inserted in held_ by adopt / here).
   Held allocate(std::size_t device, const ResidentBox& box);
   /// Box-out of one allocation (through DeviceMemory: a counted eviction), then freed.

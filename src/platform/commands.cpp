@@ -271,13 +271,34 @@ cl_int enqueue(cl_command_queue q, cl_command_type type, HostUse host, cl_uint n
 // One NDRange through the program's core, counted in the run report; its operations are added
 // to work (when not null).
 Event launch_kernel(const Program& built, const std::string& name, const NDRange& range,
-                    const std::vector<Arg>& args, const LaunchOptions& options, DeviceWork* work) {
+                    const std::vector<Arg>& args, const LaunchOptions& options, DeviceWork* work,
+                    std::shared_ptr<const void>* ticket = nullptr,
+                    std::shared_ptr<const LaunchPlan>* plan_out = nullptr) {
   std::shared_ptr<const LaunchPlan> plan;
   std::vector<Event> partitions;
-  Event e = built.core().launch(name, range, args, options, &plan, work ? &partitions : nullptr);
+  Event e =
+      built.core().launch(name, range, args, options, &plan, work ? &partitions : nullptr, ticket);
   PlatformState::get().record_launch(name, plan);
   if (work) work->add(*plan, partitions);
+  if (plan_out != nullptr) *plan_out = std::move(plan);
   return e;
+}
+
+// Whether an NDRange call names the launch `lean` describes: the same device, dimensions and
+// sizes, given or left NULL alike.
+bool same_lean_launch(const _cl_kernel::LeanLaunch& lean, cl_device_id device, cl_uint dims,
+                      const size_t* offset, const size_t* global, const size_t* local) {
+  if (lean.device != device || lean.dims != dims || lean.offset_given != (offset != nullptr) ||
+      lean.local_given != (local != nullptr)) {
+    return false;
+  }
+  for (cl_uint d = 0; d < dims; ++d) {
+    if (lean.global[d] != global[d] || (offset != nullptr && lean.offset[d] != offset[d]) ||
+        (local != nullptr && lean.local[d] != local[d])) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // The work-group size of a launch that leaves it to the implementation (local_work_size NULL)
@@ -667,6 +688,44 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
     return enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
                    [] { return Event(); });
   }
+  // The lean repeat: an anonymous call naming the kernel's last anonymous launch again (same
+  // device, sizes and arguments: _cl_kernel::LeanLaunch), on a queue that does not defer. What
+  // the rest of this function would do for it: the checks below pass as they did (the same
+  // inputs, arguments live since: args_live_at), the arguments are launch_args, the range and
+  // options are the ones computed then (choose_work_group_size and the limits depend on nothing
+  // else), and submit_anonymous runs launch_kernel: ProgramCore::launch, which repeats the
+  // ticket's launch, and the run report. ProgramCore::launch_again makes that launch when the
+  // runtime says it would be exactly the repeat of its previous operation, and this counts it in
+  // the report and keeps its event in the queue as submit_anonymous does; otherwise nothing was
+  // done and the call goes on as any other.
+  if (event == nullptr && n == 0 && list == nullptr && !q->defers.load()) {
+    std::shared_ptr<const void> ticket;
+    std::shared_ptr<const LaunchPlan> plan;
+    {
+      std::lock_guard lock(kernel->mutex);
+      if (kernel->lean && kernel->launch_args == kernel->lean->args &&
+          kernel->args_live_at == mems_destroyed() &&
+          same_lean_launch(*kernel->lean, q->device, dims, offset, global, local)) {
+        ticket = kernel->lean->ticket;
+        plan = kernel->lean->plan;
+      }
+    }
+    if (ticket) {
+      std::optional<Event> done;
+      try {
+        done = kernel->built->core().launch_again(ticket);
+      } catch (...) {
+        return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+      }
+      if (done) {
+        PlatformState::get().record_launch(kernel->name, plan);
+        std::lock_guard lock(q->mutex);
+        prune_amortized(q);
+        if (!done->is_null()) q->anonymous.push_back(std::move(*done));
+        return CL_SUCCESS;
+      }
+    }
+  }
   NDRange range;
   range.dims = dims;
   std::size_t group_items = 1;
@@ -752,11 +811,33 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   if (event == nullptr && n == 0 && list == nullptr) {
     // Anonymous and, unless the queue defers, run before this call returns: the launch reads
     // the kernel's program, name and arguments where they are, without copies.
+    std::shared_ptr<const void> ticket;
+    std::shared_ptr<const LaunchPlan> plan;
     auto now = [&] {
       return launch_kernel(*kernel->built, kernel->name, range, *args, queue_launch_options(q),
-                           nullptr);
+                           nullptr, &ticket, &plan);
     };
-    if (const std::optional<cl_int> e = submit_anonymous(q, now)) return *e;
+    if (const std::optional<cl_int> e = submit_anonymous(q, now)) {
+      if (*e == CL_SUCCESS && ticket) {
+        // The next call naming this launch again may take the lean repeat (above).
+        _cl_kernel::LeanLaunch lean;
+        lean.device = q->device;
+        lean.dims = dims;
+        lean.offset_given = offset != nullptr;
+        lean.local_given = local != nullptr;
+        for (cl_uint d = 0; d < dims; ++d) {
+          lean.global[d] = global[d];
+          if (offset != nullptr) lean.offset[d] = offset[d];
+          if (local != nullptr) lean.local[d] = local[d];
+        }
+        lean.args = std::move(args);
+        lean.ticket = std::move(ticket);
+        lean.plan = std::move(plan);
+        std::lock_guard lock(kernel->mutex);
+        kernel->lean = std::move(lean);
+      }
+      return *e;
+    }
   }
   std::shared_ptr<DeviceWork> work = work_for(q, event);
   const cl_int result =

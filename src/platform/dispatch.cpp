@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "api/runtime_core.hpp"
 #include "device/opencl/opencl_discovery.hpp"
 #include "platform/entry_points.hpp"
 
@@ -24,6 +25,9 @@ UNIMEM_EXPORT const char unimem_opencl_platform_marker[] = "unimem OpenCL platfo
 /// devices (the run report's `launches` and `split_launches`), for a benchmark or tool in the same
 /// process (dlsym on this library).
 UNIMEM_EXPORT void unimem_platform_launch_counts(std::uint64_t* launches, std::uint64_t* split);
+/// Of those, the launches that took the lean repeat (RuntimeCore::launch_again), for tests and
+/// benchmarks in the same process.
+UNIMEM_EXPORT std::uint64_t unimem_platform_lean_launches();
 
 namespace unimem::platform {
 
@@ -259,6 +263,10 @@ void* CL_API_CALL clGetExtensionFunctionAddress(const char* name) {
 cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id* platforms,
                                           cl_uint* num_platforms) {
   return unimem::platform::IcdGetPlatformIDs(num_entries, platforms, num_platforms);
+}
+
+std::uint64_t unimem_platform_lean_launches() {
+  return unimem::platform::PlatformState::get().core().lean_launches();
 }
 
 void unimem_platform_launch_counts(std::uint64_t* launches, std::uint64_t* split) {

@@ -222,6 +222,23 @@ struct _cl_kernel {
   /// mems_destroyed() when every buffer argument was last seen live (an NDRange rechecks them
   /// only after a memory object was destroyed or an argument set); ~0: not checked since.
   std::uint64_t args_live_at = ~std::uint64_t{0};
+  /// The last anonymous NDRange that went through the program's core with a repeat ticket
+  /// (ProgramCore::launch): a call with the same device, sizes and arguments (the same
+  /// launch_args, live since) repeats it through ProgramCore::launch_again (the lean repeat;
+  /// EnqueueNDRangeKernel in commands.cpp).
+  struct LeanLaunch {
+    cl_device_id device = nullptr;
+    cl_uint dims = 0;
+    bool offset_given = false;
+    bool local_given = false;
+    std::array<std::size_t, 3> offset{};
+    std::array<std::size_t, 3> global{};
+    std::array<std::size_t, 3> local{};
+    std::shared_ptr<const std::vector<unimem::Arg>> args;
+    std::shared_ptr<const void> ticket;
+    std::shared_ptr<const unimem::LaunchPlan> plan;
+  };
+  std::optional<LeanLaunch> lean;
 };
 
 struct _cl_event {

@@ -159,6 +159,7 @@ struct Step {
     replace,        // slot: released, a new buffer with the same contents takes its place
     release_spare,  // a spare buffer is created, used by a launch and released
     strategy,       // the runtime's strategy becomes `strategy`
+    launch_events,  // as launch, asking for the partitions' events (never a lean repeat)
   };
   Kind kind = Kind::launch;
   LaunchSpec spec;
@@ -179,6 +180,12 @@ struct Observed {
   std::uint64_t directory_skips = 0;
   std::uint64_t evictions = 0;
   std::uint64_t periodic_replays = 0;  // RuntimeCore::periodic_replays
+  // The lean repeat (RuntimeCore::launch_again): its launches, and what it must leave as the
+  // repeat path does: the other counters, each device's allocation lists (LRU order) and memory.
+  std::uint64_t lean_launches = 0;
+  std::vector<std::uint64_t> counters;
+  std::vector<std::vector<std::uint64_t>> device_lists;
+  std::vector<std::uint64_t> device_memory;
 };
 
 struct HostSetup {
@@ -189,10 +196,12 @@ struct HostSetup {
 
 constexpr std::size_t kSlots = 3;
 
+// lean: tokened launches try RuntimeCore::launch_again first, as the OpenCL platform does.
 Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool fast_path,
-                  std::vector<std::vector<std::uint8_t>>* oracle_reads) {
+                  std::vector<std::vector<std::uint8_t>>* oracle_reads, bool lean = false) {
   RuntimeOptions options{setup.strategy};
   options.repeat_fast_path = fast_path;
+  options.lean_repeats = lean;
   options.device_memory = setup.device_memory;
   HostDeviceOptions device_options;
   device_options.peer_copies = false;  // copies between devices go through the host too
@@ -211,6 +220,7 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
   for (const Step& step : script) {
     switch (step.kind) {
       case Step::Kind::launch:
+      case Step::Kind::launch_events:
       case Step::Kind::untokened: {
         std::shared_ptr<const BuiltLaunch> built;
         for (const auto& [spec, b] : tokens) {
@@ -218,10 +228,19 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
         }
         if (!built || step.kind == Step::Kind::untokened) {
           built = build(step.spec, slots, setup.devices);
-          if (step.kind == Step::Kind::launch) tokens.emplace_back(step.spec, built);
+          if (step.kind != Step::Kind::untokened) tokens.emplace_back(step.spec, built);
         }
-        rt.core().launch_partitioned(built->args, built->partitions, nullptr,
-                                     step.kind == Step::Kind::launch ? built : nullptr);
+        std::vector<Event> events;
+        const bool lean_done = lean && step.kind == Step::Kind::launch &&
+                               rt.core().launch_again(built.get(), built->args).has_value();
+        if (!lean_done) {
+          rt.core().launch_partitioned(built->args, built->partitions,
+                                       step.kind == Step::Kind::launch_events ? &events : nullptr,
+                                       step.kind != Step::Kind::untokened ? built : nullptr);
+        }
+        if (step.kind == Step::Kind::launch_events && events.size() != built->partitions.size()) {
+          ADD_FAILURE() << "a launch asking its partitions' events got " << events.size();
+        }
         apply(step.spec, flat);
         break;
       }
@@ -269,6 +288,14 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
         rt.set_strategy(step.strategy);
         break;
     }
+    // The allocations' LRU order after every step (check_lean_script compares them): the in-use
+    // and unused lists (when a merged box's old allocation leaves the retiring list depends on
+    // what has finished when it is asked).
+    for (std::vector<std::uint64_t>& lists : rt.core().device_lists()) {
+      const auto first_end = std::find(lists.begin(), lists.end(), 0);
+      lists.erase(std::find(first_end + 1, lists.end(), 0), lists.end());
+      seen.device_lists.push_back(std::move(lists));
+    }
     // Eviction prefers allocations no running operation uses: under a cap, every step waits for
     // its operations (finish() is no operation the repeat path counts), so what is evicted does
     // not depend on timing and both runs evict the same.
@@ -304,6 +331,31 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
   seen.periodic_replays = rt.core().periodic_replays();
   for (const DeviceMemoryReport& r : rt.core().device_memory()) {
     seen.evictions += r.memory.evictions;
+    // (Without a cap the steps do not wait: when a merged box's old allocation is freed, hence
+    // the peak of the bytes held, depends on what has finished.)
+    const std::uint64_t peak = setup.device_memory != 0 ? r.memory.peak_held_bytes : 0;
+    for (const std::uint64_t v :
+         {r.memory.limit, r.memory.held_bytes, peak, r.memory.peak_settled_bytes,
+          r.memory.retiring_bytes, r.memory.reclaims, r.memory.evicted_bytes, r.memory.evictions,
+          r.memory.refusals, r.need_bytes, r.peak_need_bytes}) {
+      seen.device_memory.push_back(v);
+    }
+  }
+  seen.lean_launches = rt.core().lean_launches();
+  const RuntimeCore::KernelWaits waits = rt.core().kernel_waits();
+  seen.counters = {seen.repeats,
+                   seen.cycle_repeats,
+                   seen.directory_skips,
+                   seen.periodic_replays,
+                   rt.core().periodic_materializations(),
+                   rt.core().deferred_record_launches(),
+                   rt.core().rewriting_launch_buffers(),
+                   rt.core().directory_version(),
+                   waits.kernels};  // (waits.events depends on what has finished: timing)
+  for (std::vector<std::uint64_t>& lists : rt.core().device_lists()) {
+    const auto first_end = std::find(lists.begin(), lists.end(), 0);
+    lists.erase(std::find(first_end + 1, lists.end(), 0), lists.end());  // as after each step
+    seen.device_lists.push_back(std::move(lists));
   }
   return seen;
 }
@@ -568,6 +620,119 @@ TEST(CycleRepeatRandomTest, SeedsThatOnceFailedMatchTheLaunchesWithoutTheFastPat
       check_script(random_script(seed), setup);
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The lean repeat (RuntimeCore::launch_again, RuntimeOptions::lean_repeats): a launch repeating
+// the runtime's previous operation exactly re-enqueues its last run's kernels. The same script
+// runs with the lean repeat (every tokened launch tries launch_again first, as the OpenCL
+// platform does), without it (the repeat path) and without the fast path; all must equal the
+// oracle and each other in bytes (reads, statistics: bytes per direction, eviction write-back),
+// and the lean run must leave what the repeat path leaves: every counter, each device's
+// allocation lists in LRU order and its memory figures.
+
+Observed check_lean_script(const std::vector<Step>& script, const HostSetup& setup) {
+  std::vector<std::vector<std::uint8_t>> oracle;
+  const Observed lean = run_host(script, setup, true, &oracle, true);
+  const Observed repeat = run_host(script, setup, true, nullptr, false);
+  const Observed full = run_host(script, setup, false, nullptr, false);
+  EXPECT_EQ(lean.reads.size(), oracle.size());
+  for (std::size_t i = 0; i < std::min(lean.reads.size(), oracle.size()); ++i) {
+    EXPECT_EQ(lean.reads[i], oracle[i]) << "host read " << i << " (lean repeats)";
+    EXPECT_EQ(repeat.reads[i], oracle[i]) << "host read " << i << " (repeat path)";
+    EXPECT_EQ(full.reads[i], oracle[i]) << "host read " << i << " (no fast path)";
+  }
+  EXPECT_EQ(lean.stats, repeat.stats);
+  EXPECT_EQ(lean.stats, full.stats);
+  EXPECT_TRUE(lean.directories == repeat.directories) << "directories differ";
+  EXPECT_EQ(lean.history_counts, repeat.history_counts);
+  EXPECT_EQ(lean.history_counts, full.history_counts);
+  EXPECT_EQ(lean.counters, repeat.counters) << "counters differ (repeats, cycle repeats, "
+                                               "directory skips, replays, materializations, "
+                                               "deferred, rewriting, directory version, kernels)";
+  EXPECT_EQ(lean.device_lists, repeat.device_lists) << "the LRU order of allocations differs";
+  EXPECT_EQ(lean.device_memory, repeat.device_memory);
+  EXPECT_EQ(lean.evictions, full.evictions);
+  EXPECT_EQ(repeat.lean_launches, 0u);
+  EXPECT_EQ(full.lean_launches, 0u);
+  return lean;
+}
+
+// Runs of one launch (what the lean repeat is for), broken by everything that may come between:
+// host reads and writes, other launches (with and without a token), the same launch asking for
+// its events, a short cycle, buffers created, released and replaced, strategy changes; under a
+// device memory cap on some seeds (evictions between and within the runs).
+std::vector<Step> lean_script(std::uint32_t seed) {
+  std::mt19937 random(seed);
+  const auto pick = [&](std::uint32_t n) { return static_cast<std::size_t>(random() % n); };
+  const auto any_launch = [&] {
+    const auto kind = static_cast<KernelKind>(pick(3));
+    const std::size_t in = pick(kSlots);
+    const std::size_t out = kind == KernelKind::bump ? in : (in + 1 + pick(kSlots - 1)) % kSlots;
+    return launch(kind, in, out, static_cast<int>(pick(5)));
+  };
+  Step current = any_launch();
+  std::vector<Step> script;
+  for (int n = 0; n < 320; ++n) {
+    const std::size_t what = pick(100);
+    if (what < 66) {
+      script.push_back(current);
+    } else if (what < 72) {
+      current = any_launch();
+    } else if (what < 76) {
+      script.push_back(host_read(pick(kSlots), pick(kGrid - 64), 1 + pick(64)));
+    } else if (what < 79) {
+      script.push_back(
+          host_write(pick(kSlots), pick(kGrid - 32), 1 + pick(32), static_cast<int>(pick(256))));
+    } else if (what < 84) {
+      Step s = any_launch();
+      if (pick(3) == 0) s.kind = Step::Kind::untokened;
+      script.push_back(s);
+    } else if (what < 88) {
+      Step s = current;
+      s.kind = Step::Kind::launch_events;
+      script.push_back(s);
+    } else if (what < 91) {
+      const Step other = any_launch();  // a ping-pong for a few rounds
+      for (int r = 0; r < 3; ++r) {
+        script.push_back(current);
+        script.push_back(other);
+      }
+    } else if (what < 94) {
+      script.push_back(of_kind(Step::Kind::release_spare));
+    } else if (what < 97) {
+      script.push_back(of_kind(Step::Kind::replace, pick(kSlots)));
+    } else {
+      Step s = of_kind(Step::Kind::strategy);
+      s.strategy = static_cast<UpdateStrategy>(pick(4));
+      script.push_back(s);
+    }
+  }
+  return script;
+}
+
+TEST(LeanRepeatRandomTest, RunsOfALaunchBrokenAtRandomLeaveWhatTheRepeatPathLeaves) {
+  const std::uint32_t first = first_seed();
+  std::uint64_t lean_launches = 0;
+  std::uint64_t evictions = 0;
+  for (std::uint32_t seed = first; seed < first + 10; ++seed) {
+    for (const std::size_t devices : {std::size_t{1}, std::size_t{2}}) {
+      const HostSetup setup{devices, static_cast<UpdateStrategy>(seed % 4),
+                            seed % 2 == 0 ? 2 * kGrid + kGrid / 2 : 0};
+      SCOPED_TRACE("seed " + std::to_string(seed) + " on " + std::to_string(devices) +
+                   " device(s) (UNIMEM_TEST_SEED=" + std::to_string(first) + " reproduces it)");
+      const Observed lean = check_lean_script(lean_script(seed), setup);
+      lean_launches += lean.lean_launches;
+      evictions += lean.evictions;
+    }
+  }
+  std::printf(
+      "lean repeat random test: first seed %u (UNIMEM_TEST_SEED), %llu lean launches, "
+      "%llu evictions\n",
+      first, static_cast<unsigned long long>(lean_launches),
+      static_cast<unsigned long long>(evictions));
+  EXPECT_GT(lean_launches, 300u) << "the runs did not take the lean repeat";
+  EXPECT_GT(evictions, 20u) << "the caps did not make the runs evict";
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -130,6 +130,19 @@ std::pair<std::uint64_t, std::uint64_t> platform_launch_counts() {
   return {launches, split};
 }
 
+// The launches the unimem platform ran as lean repeats so far (unimem_platform_lean_launches).
+std::uint64_t platform_lean_launches() {
+  void* library = ::dlopen(UNIMEM_PLATFORM_LIBRARY_BUILD, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(library, nullptr) << "the platform library is not loaded";
+  if (library == nullptr) return 0;
+  using Count = std::uint64_t (*)();
+  auto count = reinterpret_cast<Count>(::dlsym(library, "unimem_platform_lean_launches"));
+  EXPECT_NE(count, nullptr);
+  const std::uint64_t n = count != nullptr ? count() : 0;
+  ::dlclose(library);
+  return n;
+}
+
 class PlatformApi : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -520,6 +533,104 @@ TEST_F(PlatformApi, ALaunchAfterItsBufferWasReleasedIsRefused) {
   clReleaseKernel(k);
   clReleaseMemObject(a);
   clReleaseProgram(p);
+}
+
+// Runs of the same anonymous launch (the platform's lean repeat: clEnqueueNDRangeKernel then
+// re-enqueues the previous operation's kernels) broken at random by reads, writes, launches asking
+// for an event, another kernel, new arguments (buffer and scalar), another global size or a
+// local size, and clFinish: every read equals POCL's directly. Seed printed; UNIMEM_TEST_SEED
+// reproduces it.
+TEST_F(PlatformApi, RunsOfOneLaunchBrokenAtRandomGiveWhatPoclGives) {
+  const char* env = std::getenv("UNIMEM_TEST_SEED");
+  const std::uint32_t seed =
+      env != nullptr ? static_cast<std::uint32_t>(std::stoul(env)) : std::random_device{}();
+  std::printf("platform lean repeat test: seed %u (UNIMEM_TEST_SEED)\n", seed);
+  SCOPED_TRACE("seed " + std::to_string(seed) + " (UNIMEM_TEST_SEED reproduces it)");
+  const std::uint64_t lean_before = platform_lean_launches();
+  same([&](OnePlatform& s) {
+    std::mt19937 random(seed);
+    const auto pick = [&](std::uint32_t n) { return static_cast<std::size_t>(random() % n); };
+    constexpr int n = 512;
+    cl_int e = CL_SUCCESS;
+    const char* source =
+        "__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }\n"
+        "__kernel void scale(__global int* v, int c) {\n"
+        "  size_t i = get_global_id(0); v[i] = v[i] * c + (int)i; }\n";
+    cl_program p = s.build(source, &e);
+    EXPECT_EQ(e, CL_SUCCESS);
+    std::vector<int> init(n);
+    std::iota(init.begin(), init.end(), 3);
+    cl_mem bufs[2] = {clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, init.data(), &e),
+                      clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, init.data(), &e)};
+    cl_kernel add = clCreateKernel(p, "add_one", &e);
+    cl_kernel scale = clCreateKernel(p, "scale", &e);
+    int c = 3;
+    EXPECT_EQ(clSetKernelArg(add, 0, sizeof(cl_mem), &bufs[0]), CL_SUCCESS);
+    EXPECT_EQ(clSetKernelArg(scale, 0, sizeof(cl_mem), &bufs[1]), CL_SUCCESS);
+    EXPECT_EQ(clSetKernelArg(scale, 1, sizeof c, &c), CL_SUCCESS);
+    std::size_t global = n;
+    const std::size_t local = 64;
+    std::vector<int> out;
+    for (int step = 0; step < 400; ++step) {
+      const std::size_t what = pick(100);
+      if (what < 70) {
+        EXPECT_EQ(
+            clEnqueueNDRangeKernel(s.queue, add, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+            CL_SUCCESS);
+      } else if (what < 75) {
+        std::vector<int> r(n);
+        EXPECT_EQ(clEnqueueReadBuffer(s.queue, bufs[pick(2)], CL_TRUE, 0, n * 4, r.data(), 0,
+                                      nullptr, nullptr),
+                  CL_SUCCESS);
+        out.insert(out.end(), r.begin(), r.end());
+      } else if (what < 78) {
+        std::vector<int> w(16, static_cast<int>(pick(1000)));
+        EXPECT_EQ(clEnqueueWriteBuffer(s.queue, bufs[pick(2)], CL_TRUE, 4 * pick(n - 16), 64,
+                                       w.data(), 0, nullptr, nullptr),
+                  CL_SUCCESS);
+      } else if (what < 82) {
+        cl_event ev = nullptr;
+        EXPECT_EQ(
+            clEnqueueNDRangeKernel(s.queue, add, 1, nullptr, &global, nullptr, 0, nullptr, &ev),
+            CL_SUCCESS);
+        EXPECT_EQ(clWaitForEvents(1, &ev), CL_SUCCESS);
+        clReleaseEvent(ev);
+      } else if (what < 87) {
+        EXPECT_EQ(clEnqueueNDRangeKernel(s.queue, scale, 1, nullptr, &global, &local, 0, nullptr,
+                                         nullptr),
+                  CL_SUCCESS);
+      } else if (what < 90) {
+        c = static_cast<int>(pick(4)) - 1;
+        EXPECT_EQ(clSetKernelArg(scale, 1, sizeof c, &c), CL_SUCCESS);
+      } else if (what < 93) {
+        EXPECT_EQ(clSetKernelArg(add, 0, sizeof(cl_mem), &bufs[pick(2)]), CL_SUCCESS);
+      } else if (what < 96) {
+        global = global == n ? n / 2 : n;
+      } else if (what < 98) {
+        EXPECT_EQ(
+            clEnqueueNDRangeKernel(s.queue, add, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+            CL_SUCCESS);
+      } else {
+        EXPECT_EQ(clFinish(s.queue), CL_SUCCESS);
+      }
+    }
+    for (cl_mem b : bufs) {
+      std::vector<int> r(n);
+      EXPECT_EQ(clEnqueueReadBuffer(s.queue, b, CL_TRUE, 0, n * 4, r.data(), 0, nullptr, nullptr),
+                CL_SUCCESS);
+      out.insert(out.end(), r.begin(), r.end());
+    }
+    clReleaseKernel(add);
+    clReleaseKernel(scale);
+    clReleaseMemObject(bufs[0]);
+    clReleaseMemObject(bufs[1]);
+    clReleaseProgram(p);
+    return out;
+  });
+  const std::uint64_t lean = platform_lean_launches() - lean_before;
+  std::printf("platform lean repeat test: %llu lean launches\n",
+              static_cast<unsigned long long>(lean));
+  EXPECT_GT(lean, 5u) << "no launch took the lean repeat";
 }
 
 // An enqueue remembers the last queue and kernel it found live on its thread (are_live) until any
