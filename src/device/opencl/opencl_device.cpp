@@ -1,6 +1,7 @@
 #include "device/opencl/opencl_device.hpp"
 
 #include <array>
+#include <optional>
 #include <sstream>
 #include <typeinfo>
 #include <vector>
@@ -471,8 +472,15 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   // (POCL does not fail the later commands of an in-order queue, nor a marker after them), so a
   // kernel without a cl_event must have nothing in its wait list: then, by induction over the
   // queue, no dependency of a kernel without a cl_event can have failed.
-  WaitList wait_list(context_->handle(), deps, *text, kernels_.get());
-  if (auto failed = wait_list.failed_dependency()) return failed_event(std::move(failed));
+  // A launch right after its queue's previous kernel (the runtime's chained launches) has an empty
+  // list: none is built (WaitList::empty_for).
+  std::optional<WaitList> wait_list;
+  if (!WaitList::empty_for(deps, kernels_.get())) {
+    wait_list.emplace(context_->handle(), deps, *text, kernels_.get());
+    if (auto failed = wait_list->failed_dependency()) return failed_event(std::move(failed));
+  }
+  const cl_uint wait_count = wait_list ? wait_list->size() : 0;
+  const cl_event* const wait_events = wait_list ? wait_list->data() : nullptr;
   cl_event event = nullptr;
   std::uint64_t sequence = 0;
   const auto enqueue = [&](cl_uint n, const cl_event* wait, cl_event* event_out) {
@@ -537,10 +545,10 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     lock.unlock();  // the arguments are captured
     return status;
   };
-  own_event = own_event || wait_list.size() != 0;
-  check(enqueue(wait_list.size(), wait_list.data(), own_event ? &event : nullptr),
-        "clEnqueueNDRangeKernel", detail);
-  wait_list.arm();
+  own_event = own_event || wait_count != 0;
+  check(enqueue(wait_count, wait_events, own_event ? &event : nullptr), "clEnqueueNDRangeKernel",
+        detail);
+  if (wait_list) wait_list->arm();
   Event result = own_event ? make_event(event, context_, text)
                            : Event(std::make_shared<QueuedKernelEventState>(kernels_, sequence));
   // Start the command now: without a flush an implementation may hold it until a blocking call.

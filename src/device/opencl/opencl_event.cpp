@@ -190,6 +190,15 @@ Event make_event(cl_event event, std::shared_ptr<const Context> context,
   return Event(std::make_shared<ClEventState>(event, std::move(context), std::move(operation)));
 }
 
+bool WaitList::empty_for(std::span<const Event> deps, const KernelQueue* ordered_by) {
+  for (const Event& dep : deps) {
+    if (dep.is_null()) continue;
+    const auto* queued = as_queued_kernel(dep.state().get());
+    if (queued == nullptr || queued->queue() != ordered_by) return false;
+  }
+  return true;
+}
+
 WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_view operation,
                    const KernelQueue* ordered_by) {
   for (const Event& dep : deps) {

@@ -176,6 +176,10 @@ class WaitList {
   /// left out (the queue runs them first).
   WaitList(cl_context context, std::span<const Event> deps, std::string_view operation,
            const KernelQueue* ordered_by = nullptr);
+  /// Whether the list of `deps` would be empty, with no failed dependency and no bridge: every
+  /// one is null or a kernel of `ordered_by` (the constructor skips those first). A launch after
+  /// its queue's previous kernel builds no list then.
+  [[nodiscard]] static bool empty_for(std::span<const Event> deps, const KernelQueue* ordered_by);
   ~WaitList();
   WaitList(const WaitList&) = delete;
   WaitList& operator=(const WaitList&) = delete;
