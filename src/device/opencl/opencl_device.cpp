@@ -483,6 +483,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   const cl_event* const wait_events = wait_list ? wait_list->data() : nullptr;
   cl_event event = nullptr;
   std::uint64_t sequence = 0;
+  void* event_block = nullptr;  // for the QueuedKernelEventState (event_blocks)
   const auto enqueue = [&](cl_uint n, const cl_event* wait, cl_event* event_out) {
     // Arguments the kernel already holds from the last launch are not set again.
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -541,7 +542,10 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     const cl_int status = clEnqueueNDRangeKernel(
         kernels_->handle(), k.handle(), range.dims, offset.data(), global.data(),
         local_given ? local.data() : nullptr, n, wait, event_out);
-    if (status == CL_SUCCESS) sequence = kernels_->next_locked();
+    if (status == CL_SUCCESS) {
+      sequence = kernels_->next_locked();
+      if (event_out == nullptr) event_block = kernels_->event_block_locked();
+    }
     lock.unlock();  // the arguments are captured
     return status;
   };
@@ -549,8 +553,11 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   check(enqueue(wait_count, wait_events, own_event ? &event : nullptr), "clEnqueueNDRangeKernel",
         detail);
   if (wait_list) wait_list->arm();
-  Event result = own_event ? make_event(event, context_, text)
-                           : Event(std::make_shared<QueuedKernelEventState>(kernels_, sequence));
+  Event result =
+      own_event
+          ? make_event(event, context_, text)
+          : Event(std::allocate_shared<QueuedKernelEventState>(
+                event_blocks::Allocator<QueuedKernelEventState>(event_block), kernels_, sequence));
   // Start the command now: without a flush an implementation may hold it until a blocking call.
   check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
   return result;

@@ -117,6 +117,25 @@ std::optional<EventTimes> ClEventState::times() const {
                     static_cast<std::int64_t>(stamps[2]), false};
 }
 
+namespace event_blocks {
+namespace {
+std::atomic<Free*> returned{nullptr};
+}  // namespace
+
+Free* take_all() noexcept {
+  if (returned.load(std::memory_order_relaxed) == nullptr) return nullptr;
+  return returned.exchange(nullptr, std::memory_order_acquire);
+}
+
+void give_back(void* block) noexcept {
+  auto* b = static_cast<Free*>(block);
+  b->next = returned.load(std::memory_order_relaxed);
+  while (!returned.compare_exchange_weak(b->next, b, std::memory_order_release,
+                                         std::memory_order_relaxed)) {
+  }
+}
+}  // namespace event_blocks
+
 KernelQueue::KernelQueue(cl_command_queue queue, std::shared_ptr<const Context> context,
                          const std::string& device)
     : queue_(queue),
@@ -126,6 +145,8 @@ KernelQueue::KernelQueue(cl_command_queue queue, std::shared_ptr<const Context> 
 
 KernelQueue::~KernelQueue() {
   newest_.event.reset();  // its cl_event before the queue
+  while (free_blocks_ != nullptr)
+    ::operator delete(std::exchange(free_blocks_, free_blocks_->next));
   clReleaseCommandQueue(queue_);
 }
 

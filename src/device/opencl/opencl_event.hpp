@@ -2,14 +2,17 @@
 
 #include <array>
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <unimem/event.hpp>
@@ -66,6 +69,56 @@ class ClEventState final : public EventState {
   mutable std::atomic<cl_int> final_status_{kUnknown};
 };
 
+/// Storage for the event states of kernels enqueued without a cl_event (QueuedKernelEventState,
+/// one per launch, with its shared_ptr control block): fixed-size blocks recycled instead of a
+/// heap allocation and free per launch. A freed block goes back to one process-wide stack without
+/// a lock (any thread may drop the last reference: a push, compare-and-swap); a KernelQueue takes
+/// the whole stack at once (an exchange) when its own free list, under its mutex, is empty, and
+/// hands out its blocks under that mutex. No block is ever popped alone from the shared stack, so
+/// the stack has no ABA problem. The blocks stay reachable (the stack is a global; a queue frees
+/// its list when destroyed): nothing leaks, and their number is bounded by the most event states
+/// alive at once.
+namespace event_blocks {
+inline constexpr std::size_t kSize = 128;
+struct Free {
+  Free* next;
+};
+/// Every block freed and not yet taken by a queue, newest first.
+Free* take_all() noexcept;
+/// Puts a block of kSize bytes back (any thread).
+void give_back(void* block) noexcept;
+
+/// The allocator std::allocate_shared uses for one QueuedKernelEventState: it hands out the block
+/// it was given (or a new one) and gives blocks back to the stack.
+template <class T>
+struct Allocator {
+  using value_type = T;
+  void* block = nullptr;
+  explicit Allocator(void* given) noexcept : block(given) {}
+  template <class U>
+  Allocator(const Allocator<U>& other) noexcept : block(other.block) {}  // NOLINT: rebinding
+  T* allocate(std::size_t n) {
+    if (n * sizeof(T) > kSize || alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+      if (block != nullptr) give_back(std::exchange(block, nullptr));
+      return static_cast<T*>(::operator new(n * sizeof(T)));
+    }
+    if (block != nullptr) return static_cast<T*>(std::exchange(block, nullptr));
+    return static_cast<T*>(::operator new(kSize));
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n * sizeof(T) > kSize || alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__) {
+      ::operator delete(p);
+    } else {
+      give_back(p);
+    }
+  }
+  template <class U>
+  bool operator==(const Allocator<U>& /*other*/) const noexcept {
+    return true;
+  }
+};
+}  // namespace event_blocks
+
 /// A device's in-order queue of kernels (OpenCLDevice). Its commands run in the order they were
 /// enqueued, so a kernel needs no cl_event for the later kernels of the same queue to wait for it:
 /// a kernel enqueued without one gets a sequence number and a QueuedKernelEventState, and a
@@ -95,6 +148,14 @@ class KernelQueue {
   /// The sequence number of the command just enqueued (call under lock(), after its enqueue
   /// succeeded).
   std::uint64_t next_locked() { return ++enqueued_; }
+  /// A block for the event state of the command just enqueued (call under lock()), or null
+  /// (the allocator then makes one): event_blocks.
+  [[nodiscard]] void* event_block_locked() noexcept {
+    if (free_blocks_ == nullptr) free_blocks_ = event_blocks::take_all();
+    event_blocks::Free* b = free_blocks_;
+    if (b != nullptr) free_blocks_ = b->next;
+    return b;
+  }
   /// The kernels enqueued so far (their largest sequence number).
   [[nodiscard]] std::uint64_t enqueued() {
     const auto held = lock();
@@ -121,8 +182,9 @@ class KernelQueue {
   std::shared_ptr<const Context> context_;
   std::shared_ptr<const std::string> marker_text_;
   std::mutex mutex_;
-  std::uint64_t enqueued_ = 0;  // under mutex_
-  Marker newest_;               // under mutex_
+  std::uint64_t enqueued_ = 0;                 // under mutex_
+  Marker newest_;                              // under mutex_
+  event_blocks::Free* free_blocks_ = nullptr;  // under mutex_; owned
   std::atomic<std::uint64_t> finished_{0};
 };
 
