@@ -789,19 +789,18 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
   if (deferred_scratch_.size() < n) deferred_scratch_.resize(n);
   Event only;
   EventList kernel_events;
-  EventList& deps = launch_deps_;
   try {
     for (std::size_t i = 0; i < n; ++i) {
       const LaunchPartition& p = *entry.plan[i].source;
       const LeanPartition& lean = entry.lean[i];
-      deps.clear();
-      if (const Event& previous = last_kernel_[p.device]; !previous.is_null()) {
-        deps.push_back(previous);
-      }
+      // The device's previous kernel is the only dependency: passed where it is (last_kernel_,
+      // under mutex_, changes only below, after the call), not copied into a list.
+      const Event& previous = last_kernel_[p.device];
+      const std::span<const Event> deps =
+          previous.is_null() ? std::span<const Event>() : std::span<const Event>(&previous, 1);
       ++kernel_waits_.kernels;
       kernel_waits_.events += deps.size();
       Event e = registry_.at(p.device).launch_without_times(*lean.kernel, p.range, lean.args, deps);
-      deps.clear();
       deferred_scratch_[i] = e;
       last_kernel_[p.device] = e;
       track(e, lean.kernel);
@@ -812,7 +811,6 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
       }
     }
   } catch (...) {
-    deps.clear();
     // As launch_partitioned: the kernels enqueued before the failure are the newest accesses.
     settle_deferred_records_locked();
     for (std::size_t i = 0; i < n; ++i) {
