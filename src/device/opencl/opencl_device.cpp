@@ -462,9 +462,14 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
            " on device " + name_;
   };
   if (!same_device || !set.launch_text) set.launch_text = launch_text(k.name());
-  // Its own copy: set is the kernel's, and another thread may change it once the enqueue below
-  // lets go of the kernel's lock.
-  const std::shared_ptr<const std::string> text = set.launch_text;
+  // A launch right after its queue's previous kernel (the runtime's chained launches) has an empty
+  // wait list: none is built (WaitList::empty_for).
+  const bool ordered = WaitList::empty_for(deps, kernels_.get());
+  // Its own copy, for the wait list and the cl_event (a kernel gets one when own_event or when it
+  // waits for anything: then not ordered): set is the kernel's, and another thread may change it
+  // once the enqueue below lets go of the kernel's lock.
+  std::shared_ptr<const std::string> text;
+  if (own_event || !ordered) text = set.launch_text;
   set.device = nullptr;  // until every argument is set below
   // As submit_shared, on the kernel queue: the earlier kernels of this device are left out of
   // the wait list (the queue orders them), and the kernel gets a cl_event when own_event or when
@@ -472,10 +477,8 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   // (POCL does not fail the later commands of an in-order queue, nor a marker after them), so a
   // kernel without a cl_event must have nothing in its wait list: then, by induction over the
   // queue, no dependency of a kernel without a cl_event can have failed.
-  // A launch right after its queue's previous kernel (the runtime's chained launches) has an empty
-  // list: none is built (WaitList::empty_for).
   std::optional<WaitList> wait_list;
-  if (!WaitList::empty_for(deps, kernels_.get())) {
+  if (!ordered) {
     wait_list.emplace(context_->handle(), deps, *text, kernels_.get());
     if (auto failed = wait_list->failed_dependency()) return failed_event(std::move(failed));
   }
