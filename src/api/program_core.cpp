@@ -104,11 +104,10 @@ ProgramCore::Recurrence ProgramCore::repeats(const RepeatableLaunch& last,
   // Only launches whose descriptors are not used are cached (ProgramCore::launch), so the
   // last launch's accesses were empty or ignored.
   const LaunchOptions& o = last.options;
-  if (last.kernel != kernel || !same_range(last.range, range) ||
-      last.args.size() != args.size() || uses_descriptors(options) || o.device != options.device ||
-      o.devices != options.devices || o.split_dimension != options.split_dimension ||
-      o.balance != options.balance || o.use_analysis != options.use_analysis ||
-      o.ignore_accesses != options.ignore_accesses) {
+  if (last.kernel != kernel || !same_range(last.range, range) || last.args.size() != args.size() ||
+      uses_descriptors(options) || o.device != options.device || o.devices != options.devices ||
+      o.split_dimension != options.split_dimension || o.balance != options.balance ||
+      o.use_analysis != options.use_analysis || o.ignore_accesses != options.ignore_accesses) {
     return Recurrence::none;
   }
   Recurrence result = Recurrence::same;
@@ -137,8 +136,8 @@ std::vector<bool> ProgramCore::free_scalars(const std::string& kernel, std::span
   const bool analysed = options.use_analysis && analysis_ && analysis_->has_kernel(kernel);
   const std::vector<bool>* used = analysed ? &analysis_->scalars_in_accesses(kernel) : nullptr;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    free[i] = args[i].kind == Arg::Kind::scalar &&
-              (used == nullptr || i >= used->size() || !(*used)[i]);
+    free[i] =
+        args[i].kind == Arg::Kind::scalar && (used == nullptr || i >= used->size() || !(*used)[i]);
   }
   return free;
 }

@@ -81,7 +81,7 @@ void window(Grid& out, const Grid& in, std::uint32_t k) {
   for (std::uint32_t i = 0; i < kItems - kLocal; ++i) out[i] = in[i + k] + 1u;
 }
 void guarded(Grid& out, const Grid& in, std::uint32_t lim) {
-  for (std::uint32_t i = 0; i < lim; ++i) out[i] = in[i] ^ 0x55u;
+  for (std::uint32_t i = 0; i < std::min(lim, kItems); ++i) out[i] = in[i] ^ 0x55u;
 }
 
 // One step of a script: a round of the fdtd-like cycle, or something between rounds.
@@ -101,7 +101,7 @@ struct Action {
   std::uint32_t count = 0;
 };
 
-struct Setup {
+struct TwinSetup {
   UpdateStrategy strategy = UpdateStrategy::lazy;
   std::size_t devices = 2;
   std::uint64_t device_memory = 0;  // RuntimeOptions::device_memory (0: no cap)
@@ -120,7 +120,7 @@ struct Observed {
 
 constexpr std::size_t kGrids = 4;  // a, b, c and a spare (window / guarded / evictions)
 
-Observed run(const std::vector<Action>& script, const Setup& setup, Path path,
+Observed run(const std::vector<Action>& script, const TwinSetup& setup, Path path,
              std::vector<Grid>* oracle) {
   RuntimeOptions options{setup.strategy};
   options.repeat_fast_path = path != Path::no_fast_path;
@@ -162,9 +162,9 @@ Observed run(const std::vector<Action>& script, const Setup& setup, Path path,
         program.launch("c_step", range,
                        {Arg::buffer(grids[2]), Arg::buffer(grids[1]), Arg::scalar(k)});
         settle();
-        program.launch("b_step", range,
-                       {Arg::buffer(grids[1]), Arg::buffer(grids[0]), Arg::buffer(grids[2]),
-                        Arg::scalar(n)});
+        program.launch(
+            "b_step", range,
+            {Arg::buffer(grids[1]), Arg::buffer(grids[0]), Arg::buffer(grids[2]), Arg::scalar(n)});
         settle();
         a_step(flat[0], flat[1], a.value);
         c_step(flat[2], flat[1], k);
@@ -242,12 +242,10 @@ Observed run(const std::vector<Action>& script, const Setup& setup, Path path,
 // launch evicts, and so does the round after it.
 std::uint64_t cap_for(std::size_t devices) { return devices == 2 ? 28 * 1024 : 20 * 1024; }
 
-bool have_devices(std::size_t devices) {
-  return opencl::make_opencl_devices("").size() >= devices;
-}
+bool have_devices(std::size_t devices) { return opencl::make_opencl_devices("").size() >= devices; }
 
 // Runs the script on every path; each must equal the oracle, and the paths one another.
-Observed check_paths(const std::vector<Action>& script, const Setup& setup,
+Observed check_paths(const std::vector<Action>& script, const TwinSetup& setup,
                      const std::string& what) {
   std::vector<Grid> oracle;
   const Observed twins = run(script, setup, Path::twins, &oracle);
@@ -288,7 +286,7 @@ class ScalarTwinTest
 TEST_P(ScalarTwinTest, StepScalarsInArithmeticOnlyRunAsTwinsAndMatchTheOracle) {
   const auto [strategy, devices, capped] = GetParam();
   if (!have_devices(devices)) GTEST_SKIP() << "needs " << devices << " OpenCL devices";
-  Setup setup{strategy, devices, capped ? cap_for(devices) : 0};
+  TwinSetup setup{strategy, devices, capped ? cap_for(devices) : 0};
   std::vector<Action> script = rounds(40);
   // Between rounds: a host read of the halo, a host write, and an unrelated launch on the spare
   // (under the cap, it evicts).
@@ -330,7 +328,7 @@ TEST(ScalarTwinMovingTest, AScalarThatMovesAccessesNeverMakesATwin) {
       script.push_back(Action{Action::Kind::guarded, 300 * r + 5, 3, 1});
       script.push_back(Action{Action::Kind::host_read, 0, 3, 0, 0, kItems});
     }
-    const Observed seen = check_paths(script, Setup{strategy, 2, 0}, "moving accesses");
+    const Observed seen = check_paths(script, TwinSetup{strategy, 2, 0}, "moving accesses");
     EXPECT_EQ(seen.twins, 0u) << "a scalar that moves accesses made a twin";
   }
 }
@@ -381,7 +379,7 @@ TEST(ScalarTwinRandomTest, RandomRoundsAndMovingLaunchesMatchTheOracleOnEveryPat
     const UpdateStrategy strategies[] = {UpdateStrategy::lazy, UpdateStrategy::adaptive,
                                          UpdateStrategy::batch, UpdateStrategy::balance};
     const std::size_t devices = 2 + pick(2);
-    Setup setup{strategies[pick(4)], devices, pick(3) == 0 ? cap_for(devices) : 0};
+    TwinSetup setup{strategies[pick(4)], devices, pick(3) == 0 ? cap_for(devices) : 0};
     std::vector<Action> script;
     const std::uint32_t steps = 20 + pick(20);
     for (std::uint32_t s = 0; s < steps; ++s) {
@@ -399,7 +397,7 @@ TEST(ScalarTwinRandomTest, RandomRoundsAndMovingLaunchesMatchTheOracleOnEveryPat
       }
     }
     const std::string what = "seed " + std::to_string(seed) + " trial " + std::to_string(trial) +
-                             " (" + to_string(setup.strategy) + ", " +
+                             " (" + std::string(to_string(setup.strategy)) + ", " +
                              std::to_string(setup.devices) + " devices, cap " +
                              std::to_string(setup.device_memory) + ")";
     (void)check_paths(script, setup, what);
