@@ -119,7 +119,7 @@ ProgramCore::Recurrence ProgramCore::repeats(const RepeatableLaunch& last,
       return Recurrence::none;
     }
     if (a.scalar_bytes == b.scalar_bytes) continue;
-    if (!twins || !last.free_scalars[i]) return Recurrence::none;
+    if (!twins || !last.free_scalar(i)) return Recurrence::none;
     result = Recurrence::twin;
   }
   return result;
@@ -130,16 +130,10 @@ ProgramCore::Recurrence ProgramCore::repeats(const RepeatableLaunch& last,
 // cached, team kernels are not either), and the analysis only where a value appears in an access
 // piece (ProgramAnalysis::scalars_in_accesses). A kernel the analysis has not read, or a launch
 // that does not use it, plans without any value.
-std::vector<bool> ProgramCore::free_scalars(const std::string& kernel, std::span<const Arg> args,
-                                            const LaunchOptions& options) const {
-  std::vector<bool> free(args.size(), false);
+const std::vector<bool>* ProgramCore::values_read(const std::string& kernel,
+                                                  const LaunchOptions& options) const {
   const bool analysed = options.use_analysis && analysis_ && analysis_->has_kernel(kernel);
-  const std::vector<bool>* used = analysed ? &analysis_->scalars_in_accesses(kernel) : nullptr;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    free[i] =
-        args[i].kind == Arg::Kind::scalar && (used == nullptr || i >= used->size() || !(*used)[i]);
-  }
-  return free;
+  return analysed ? &analysis_->scalars_in_accesses(kernel) : nullptr;
 }
 
 void ProgramCore::check_twin_plan(const std::string& kernel, const NDRange& range,
@@ -371,7 +365,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
     repeatable = std::make_shared<const RepeatableLaunch>(
         RepeatableLaunch{kernel, range, std::vector<Arg>(args.begin(), args.end()), options, cached,
                          std::make_shared<const std::vector<LaunchArg>>(launch_args), placed,
-                         ~std::uint64_t{0}, free_scalars(kernel, args, options)});
+                         ~std::uint64_t{0}, values_read(kernel, options)});
     std::lock_guard lock(mutex_);
     if (recent_launches_.size() == kRecentLaunches)
       recent_launches_.erase(recent_launches_.begin());

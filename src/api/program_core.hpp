@@ -163,11 +163,15 @@ class ProgramCore {
     /// placement_version (guarded by mutex_).
     bool placed = false;
     mutable std::uint64_t placement_version = ~std::uint64_t{0};
-    /// By argument index: a scalar whose value reaches nothing but the kernel (no access set,
-    /// guard, partition or plan reads it: the kernel analysis finds it in no access piece, or
-    /// the plan came without the analysis, which is then the only reader of values). A launch
-    /// that differs from this one only in such values is its scalar twin (twin_scalars).
-    std::vector<bool> free_scalars;
+    /// Which argument values the plan read: the kernel analysis's scalars_in_accesses of the
+    /// kernel, or null when the plan came without the analysis (then it read none). Owned by
+    /// analysis_. A scalar it does not name reaches nothing but the kernel (no access set,
+    /// guard, partition or plan), and a launch that differs from this one only in such values
+    /// is its scalar twin (repeats).
+    const std::vector<bool>* values_read = nullptr;
+    [[nodiscard]] bool free_scalar(std::size_t arg) const {
+      return values_read == nullptr || arg >= values_read->size() || !(*values_read)[arg];
+    }
   };
   /// Also the repeat tokens of their runtime launches (RuntimeCore::launch_partitioned): each
   /// keeps its plan and arguments alive and unchanged. The last few, the most recent last, so
@@ -176,15 +180,15 @@ class ProgramCore {
   static constexpr std::size_t kRecentLaunches = 4;
   std::vector<std::shared_ptr<const RepeatableLaunch>> recent_launches_;
   /// How a launch relates to a recent one: not at all, the same launch (every argument equal),
-  /// or its scalar twin (equal but for values of its free_scalars; RuntimeOptions::scalar_twins).
+  /// or its scalar twin (equal but for values of free scalars; RuntimeOptions::scalar_twins).
   enum class Recurrence : std::uint8_t { none, same, twin };
   [[nodiscard]] static Recurrence repeats(const RepeatableLaunch& last, const std::string& kernel,
                                           const NDRange& range, std::span<const Arg> args,
                                           const LaunchOptions& options, bool twins);
-  /// RepeatableLaunch::free_scalars of a launch of kernel with args and options, planned as
+  /// RepeatableLaunch::values_read of a launch of kernel with options, planned as
   /// ProgramCore::launch plans it.
-  [[nodiscard]] std::vector<bool> free_scalars(const std::string& kernel, std::span<const Arg> args,
-                                               const LaunchOptions& options) const;
+  [[nodiscard]] const std::vector<bool>* values_read(const std::string& kernel,
+                                                     const LaunchOptions& options) const;
   /// Invariant builds: a twin's plan is the plan its own arguments give (the same partitions
   /// and access sets, splittable alike); throws InvariantError naming the kernel otherwise.
   void check_twin_plan(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
