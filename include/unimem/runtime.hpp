@@ -65,6 +65,12 @@ struct RuntimeOptions {
   /// copies, statistics, evictions and the state left are the same either way; off (or the
   /// environment variable UNIMEM_LEAN_REPEATS=0) is for comparing.
   bool lean_repeats = true;
+  /// With repeat_fast_path: a Program launch that differs from one of its recent launches only in
+  /// scalar arguments the kernel analysis finds in no access (fdtd2d's time-step value: used in
+  /// arithmetic only) counts as that launch again: it reuses its plan and runs as its repeat,
+  /// with its own argument values. Off, such a launch is described and planned anew, as every
+  /// launch with new values is; results, copies and statistics are the same either way.
+  bool scalar_twins = true;
   /// A host read (read, read_blocking) copies the bytes whose home copy is stale - current only on
   /// devices, as a kernel left them - from a device straight into the caller's memory; the home
   /// copy stays stale there, and the bytes current at home are copied from it as before. Off: the

@@ -100,4 +100,30 @@ std::uint32_t used_dimensions(const KernelAccessInfo& kernel, bool writes_only) 
   return std::min<std::uint32_t>(dims, 3);
 }
 
+std::vector<bool> scalars_in_accesses(const KernelAccessInfo& kernel) {
+  std::vector<bool> used(kernel.args.size(), false);
+  const auto see_poly = [&used](const ParamPoly& p) {
+    for (const auto& [monomial, c] : p.terms()) {
+      for (const Param& q : monomial) {
+        if (q.kind != Param::Kind::scalar_arg) continue;
+        if (q.index >= used.size()) used.resize(q.index + 1, false);
+        used[q.index] = true;
+      }
+    }
+  };
+  const auto see = [&see_poly](const AffineExpr& e) {
+    see_poly(e.constant);
+    for (const auto& [v, c] : e.coefficients) see_poly(c);
+  };
+  for (const ArgumentAccess& arg : kernel.args) {
+    for (const auto* pieces : {&arg.reads, &arg.writes}) {
+      for (const AccessPiece& p : *pieces) {
+        see(p.byte_offset);
+        for (const Constraint& c : p.constraints) see(c.expr);
+      }
+    }
+  }
+  return used;
+}
+
 }  // namespace unimem

@@ -94,6 +94,13 @@ struct KernelAccessInfo {
 /// subscript or condition; 1 if none. writes_only: only the write pieces count.
 [[nodiscard]] std::uint32_t used_dimensions(const KernelAccessInfo& kernel, bool writes_only);
 
+/// Per argument index (kernel.args.size() entries), whether a scalar argument's value appears in
+/// some access piece of the kernel (a subscript, a coefficient, a guard or loop bound, of a read
+/// or a write): the only way an argument's value reaches what the analysis derives for a launch
+/// (byte ranges, splittability, write injectivity). An argument it is false for may take any
+/// value without changing any of those (ProgramCore's scalar twins rely on it).
+[[nodiscard]] std::vector<bool> scalars_in_accesses(const KernelAccessInfo& kernel);
+
 /// Everything the analysis learnt about one program (source + build options).
 struct ProgramAccessInfo {
   std::vector<KernelAccessInfo> kernels;

@@ -14,6 +14,7 @@ namespace unimem::detail {
 ProgramAnalysis::ProgramAnalysis(ProgramAccessInfo info) {
   for (KernelAccessInfo& k : info.kernels) {
     std::string name = k.name;
+    scalars_in_accesses_.emplace(name, unimem::scalars_in_accesses(k));
     generators_.emplace(std::move(name), std::make_unique<KernelRangeGenerator>(std::move(k)));
   }
 }

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <unimem/nd_range.hpp>
 #include "analysis/access_pattern.hpp"
@@ -53,9 +54,16 @@ class ProgramAnalysis {
                                                            const NDRange& range,
                                                            const Box<3>& groups,
                                                            const LaunchArguments& args) const;
+  /// Per argument index, whether the kernel's accesses depend on that scalar argument's value
+  /// (scalars_in_accesses, analysis/access_pattern.hpp): splittable() and bytes() read no other
+  /// scalar. The kernel must be one has_kernel() knows.
+  [[nodiscard]] const std::vector<bool>& scalars_in_accesses(const std::string& kernel) const {
+    return scalars_in_accesses_.at(kernel);
+  }
 
  private:
   std::map<std::string, std::unique_ptr<KernelRangeGenerator>> generators_;
+  std::map<std::string, std::vector<bool>> scalars_in_accesses_;
 };
 
 }  // namespace unimem::detail

@@ -95,24 +95,77 @@ ProgramCore::~ProgramCore() {
   }
 }
 
-bool ProgramCore::repeats(const RepeatableLaunch& last, const std::string& kernel,
-                          const NDRange& range, std::span<const Arg> args,
-                          const LaunchOptions& options) {
+ProgramCore::Recurrence ProgramCore::repeats(const RepeatableLaunch& last,
+                                             const std::string& kernel, const NDRange& range,
+                                             std::span<const Arg> args,
+                                             const LaunchOptions& options, bool twins) {
   const auto same_range = [](const NDRange& a, const NDRange& b) {
     return a.dims == b.dims && a.offset == b.offset && a.global == b.global && a.local == b.local;
-  };
-  const auto same_arg = [](const Arg& a, const Arg& b) {
-    return a.kind == b.kind && a.buffer_id == b.buffer_id && a.buffer_offset == b.buffer_offset &&
-           a.scalar_bytes == b.scalar_bytes && a.local_bytes == b.local_bytes;
   };
   // Only launches whose descriptors are not used are cached (ProgramCore::launch), so the
   // last launch's accesses were empty or ignored.
   const LaunchOptions& o = last.options;
-  return last.kernel == kernel && same_range(last.range, range) &&
-         std::equal(last.args.begin(), last.args.end(), args.begin(), args.end(), same_arg) &&
-         !uses_descriptors(options) && o.device == options.device && o.devices == options.devices &&
-         o.split_dimension == options.split_dimension && o.balance == options.balance &&
-         o.use_analysis == options.use_analysis && o.ignore_accesses == options.ignore_accesses;
+  if (last.kernel != kernel || !same_range(last.range, range) || last.args.size() != args.size() ||
+      uses_descriptors(options) || o.device != options.device || o.devices != options.devices ||
+      o.split_dimension != options.split_dimension || o.balance != options.balance ||
+      o.use_analysis != options.use_analysis || o.ignore_accesses != options.ignore_accesses) {
+    return Recurrence::none;
+  }
+  Recurrence result = Recurrence::same;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const Arg& a = last.args[i];
+    const Arg& b = args[i];
+    if (a.kind != b.kind || a.buffer_id != b.buffer_id || a.buffer_offset != b.buffer_offset ||
+        a.local_bytes != b.local_bytes || a.scalar_bytes.size() != b.scalar_bytes.size()) {
+      return Recurrence::none;
+    }
+    if (a.scalar_bytes == b.scalar_bytes) continue;
+    if (!twins || !last.free_scalar(i)) return Recurrence::none;
+    result = Recurrence::twin;
+  }
+  return result;
+}
+
+// Which scalars of a launch reach nothing but the kernel. The plan reads scalar values only
+// through the kernel analysis (attach_analysis: PlanArgument holds none, descriptors are never
+// cached, team kernels are not either), and the analysis only where a value appears in an access
+// piece (ProgramAnalysis::scalars_in_accesses). A kernel the analysis has not read, or a launch
+// that does not use it, plans without any value.
+const std::vector<bool>* ProgramCore::values_read(const std::string& kernel,
+                                                  const LaunchOptions& options) const {
+  const bool analysed = options.use_analysis && analysis_ && analysis_->has_kernel(kernel);
+  return analysed ? &analysis_->scalars_in_accesses(kernel) : nullptr;
+}
+
+void ProgramCore::check_twin_plan(const std::string& kernel, const NDRange& range,
+                                  std::span<const Arg> args, const LaunchOptions& options,
+                                  const LaunchPlan& plan) const {
+  std::vector<LaunchArg> launch_args;
+  PlanRequest request = describe_launch(kernel, range, args, options, launch_args);
+  (void)attach_analysis(request, args, options);
+  const auto fail = [&](const std::string& what) {
+    detail::throw_invariant("launch of '" + kernel + "' as a scalar twin: " + what, __FILE__,
+                            __LINE__);
+  };
+  // A plan of one partition is the unsplittable one, or one a placement chose (min_split_bytes):
+  // the twin's values must leave a split plan splittable.
+  if (plan.partitions.size() > 1 && !request.unsplittable_reason.empty()) {
+    fail("its own values make it unsplittable (" + request.unsplittable_reason + ")");
+  }
+  for (std::size_t i = 0; i < plan.partitions.size(); ++i) {
+    const LaunchPartition& p = plan.partitions[i];
+    std::map<std::uint32_t, AccessBytes> own;
+    try {
+      own = derive_partition(request, p).accesses;
+    } catch (const PreconditionError&) {
+      // The analysis cannot evaluate it: planned without it, as plan_with_fallback does.
+      request.derived = nullptr;
+      own = derive_partition(request, p).accesses;
+    }
+    if (own != p.accesses) {
+      fail("partition " + std::to_string(i) + " of its own plan accesses other bytes");
+    }
+  }
 }
 
 // The lean repeat. A ticket is a RepeatableLaunch of this program. RuntimeCore::launch_again takes
@@ -162,12 +215,15 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
     // the previous launch's or, in a cycle of launches, an earlier one's.
     std::shared_ptr<const RepeatableLaunch> last;
     bool recheck_placement = false;
+    Recurrence recurrence = Recurrence::none;
     // Off (RuntimeOptions::repeat_fast_path), every launch is described and planned, for
     // comparing.
     if (runtime_.core().repeat_fast_path()) {
+      const bool twins = runtime_.core().scalar_twins();
       std::lock_guard lock(mutex_);
       for (std::size_t i = recent_launches_.size(); i-- > 0;) {
-        if (!repeats(*recent_launches_[i], kernel, range, user_args, options)) continue;
+        recurrence = repeats(*recent_launches_[i], kernel, range, user_args, options, twins);
+        if (recurrence == Recurrence::none) continue;
         last = recent_launches_[i];
         recheck_placement = last->placed && i + 1 != recent_launches_.size();
         if (!recheck_placement) {  // the most recently used last
@@ -212,9 +268,30 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
       const LaunchPlan& plan = *last->cached.plan;
       report_fallback(plan, last->cached.analysis_note);
       if (partition_events != nullptr) partition_events->clear();
+      if (plan_out != nullptr) *plan_out = last->cached.plan;
+      if (recurrence == Recurrence::twin) {
+        // A scalar twin: the plan and token of `last` (its access sets are this launch's: no
+        // value that differs reaches them), the kernels given this launch's values.
+#if UNIMEM_INVARIANTS_ENABLED
+        check_twin_plan(kernel, range, user_args, options, plan);
+#endif
+        std::vector<LaunchArg> own_args = *last->launch_args;
+        for (std::size_t i = 0; i < own_args.size(); ++i) {
+          if (user_args[i].kind == Arg::Kind::scalar) {
+            own_args[i].scalar_bytes = user_args[i].scalar_bytes;
+          }
+        }
+        ++twin_launches_;
+        if (plan.chunks != 0) {
+          Event all = launch_rounds(runtime_.core(), plan, own_args, partition_events);
+          chunks_run_ += plan.chunks;
+          return all;
+        }
+        return runtime_.core().launch_partitioned(own_args, plan.partitions, partition_events,
+                                                  std::move(last));
+      }
       // A chunked plan runs in rounds again (one partition per device and round), without the
       // repeat token: each round's boxes replace the last ones'.
-      if (plan_out != nullptr) *plan_out = last->cached.plan;
       if (plan.chunks != 0) {
         Event all = launch_rounds(runtime_.core(), plan, *last->launch_args, partition_events);
         chunks_run_ += plan.chunks;
@@ -327,7 +404,8 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                         request.devices.size() == 1;
     repeatable = std::make_shared<const RepeatableLaunch>(
         RepeatableLaunch{kernel, range, std::vector<Arg>(args.begin(), args.end()), options, cached,
-                         std::make_shared<const std::vector<LaunchArg>>(launch_args), placed});
+                         std::make_shared<const std::vector<LaunchArg>>(launch_args), placed,
+                         ~std::uint64_t{0}, values_read(kernel, options)});
     std::lock_guard lock(mutex_);
     if (recent_launches_.size() == kRecentLaunches)
       recent_launches_.erase(recent_launches_.begin());

@@ -86,6 +86,9 @@ class ProgramCore {
   /// Out-of-core launches: the chunks all launches of this program ran so far (LaunchPlan::chunks
   /// summed; 0 while every partition fit its device).
   [[nodiscard]] std::uint64_t chunks_run() const { return chunks_run_.load(); }
+  /// Launches that ran as the scalar twin of a recent launch (RuntimeOptions::scalar_twins):
+  /// its plan and repeat token with their own scalar values.
+  [[nodiscard]] std::uint64_t twin_launches() const { return twin_launches_.load(); }
   /// The program as built for device `device` (throws std::out_of_range for a bad index).
   [[nodiscard]] const CompiledProgram& compiled(std::size_t device) const {
     return *builds_.programs().at(device);
@@ -168,6 +171,15 @@ class ProgramCore {
     /// placement_version (guarded by mutex_).
     bool placed = false;
     mutable std::uint64_t placement_version = ~std::uint64_t{0};
+    /// Which argument values the plan read: the kernel analysis's scalars_in_accesses of the
+    /// kernel, or null when the plan came without the analysis (then it read none). Owned by
+    /// analysis_. A scalar it does not name reaches nothing but the kernel (no access set,
+    /// guard, partition or plan), and a launch that differs from this one only in such values
+    /// is its scalar twin (repeats).
+    const std::vector<bool>* values_read = nullptr;
+    [[nodiscard]] bool free_scalar(std::size_t arg) const {
+      return values_read == nullptr || arg >= values_read->size() || !(*values_read)[arg];
+    }
   };
   /// Also the repeat tokens of their runtime launches (RuntimeCore::launch_partitioned): each
   /// keeps its plan and arguments alive and unchanged. The last few, the most recent last, so
@@ -175,9 +187,22 @@ class ProgramCore {
   /// again; as many as the runtime keeps (RuntimeCore's kRepeatCycle).
   static constexpr std::size_t kRecentLaunches = 4;
   std::vector<std::shared_ptr<const RepeatableLaunch>> recent_launches_;
-  [[nodiscard]] static bool repeats(const RepeatableLaunch& last, const std::string& kernel,
-                                    const NDRange& range, std::span<const Arg> args,
-                                    const LaunchOptions& options);
+  /// How a launch relates to a recent one: not at all, the same launch (every argument equal),
+  /// or its scalar twin (equal but for values of free scalars; RuntimeOptions::scalar_twins).
+  enum class Recurrence : std::uint8_t { none, same, twin };
+  [[nodiscard]] static Recurrence repeats(const RepeatableLaunch& last, const std::string& kernel,
+                                          const NDRange& range, std::span<const Arg> args,
+                                          const LaunchOptions& options, bool twins);
+  /// RepeatableLaunch::values_read of a launch of kernel with options, planned as
+  /// ProgramCore::launch plans it.
+  [[nodiscard]] const std::vector<bool>* values_read(const std::string& kernel,
+                                                     const LaunchOptions& options) const;
+  /// Invariant builds: a twin's plan is the plan its own arguments give (the same partitions
+  /// and access sets, splittable alike); throws InvariantError naming the kernel otherwise.
+  void check_twin_plan(const std::string& kernel, const NDRange& range, std::span<const Arg> args,
+                       const LaunchOptions& options, const LaunchPlan& plan) const;
+  /// Scalar twins run so far (for tests and tools).
+  std::atomic<std::uint64_t> twin_launches_{0};
   std::function<void(const std::string&)> log_;
   // Team kernels' spill areas (lazy strategy: scratch is never copied), by kernel name.
   std::mutex spill_mutex_;

@@ -87,6 +87,7 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
       need_now_(registry_.size(), 0),
       need_peak_(registry_.size(), 0),
       repeat_fast_path_(options.repeat_fast_path),
+      scalar_twins_(options.repeat_fast_path && options.scalar_twins),
       direct_host_reads_(options.direct_host_reads),
       min_split_bytes_(resolve_min_split_bytes(options)),
       host_queue_("unimem-host") {
@@ -2030,8 +2031,9 @@ bool RuntimeCore::begin_period_step(const RepeatableLaunch* entry, std::size_t f
                          c.steps[c.position].token == entry->token.get();
   if (!continues) {
     // A capture starts after a whole round of repeats of this length: a cycle with a launch that
-    // never repeats (fdtd2d's first kernel takes the step number) would otherwise start one at
-    // every round and never finish it.
+    // never repeats (one whose step number moves an access; fdtd2d's, used only as a value,
+    // makes a scalar twin, ProgramCore::launch, which repeats) would otherwise start one at every
+    // round and never finish it.
     if (c.failed_rounds >= kMaxFailedRounds || c.streak <= cycle_length) {
       c.phase = PeriodPhase::idle;
       return false;

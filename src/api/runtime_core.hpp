@@ -197,7 +197,10 @@ class RuntimeCore {
   /// cut them into chunks first (ProgramCore, out-of-core launches) using footprint().
   ///
   /// repeat_token: the caller's promise that whenever it passes the same token, args and
-  /// partitions are the same, unchanged, and kept alive by the token. A launch with the token of
+  /// partitions are the same, unchanged, and the partitions kept alive by the token; the args'
+  /// scalar values may differ (ProgramCore's scalar twins): the runtime passes them to the
+  /// kernels and reads them for nothing else, so a launch is the same launch whatever they are
+  /// as long as the partitions' access sets are (the caller's part). A launch with the token of
   /// one of the runtime's last few launches, with nothing but launches since (the same launch
   /// again, or a cycle of launches such as ping-pong), repeats that launch, and skips what it
   /// already knows (launch_partitioned in runtime_core.cpp says what and why); null: no such
@@ -270,6 +273,8 @@ class RuntimeCore {
   [[nodiscard]] std::uint64_t directory_version() const;
   /// RuntimeOptions::repeat_fast_path (fixed at construction).
   [[nodiscard]] bool repeat_fast_path() const { return repeat_fast_path_; }
+  /// RuntimeOptions::scalar_twins (only with the fast path; fixed at construction).
+  [[nodiscard]] bool scalar_twins() const { return scalar_twins_; }
   /// RuntimeOptions::min_split_bytes as resolved (option, environment or default).
   [[nodiscard]] std::uint64_t min_split_bytes() const { return min_split_bytes_; }
   /// Of devices, the one holding the most bytes of args' buffers current (the first on a tie):
@@ -386,6 +391,7 @@ class RuntimeCore {
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
   bool repeat_fast_path_ = true;       // RuntimeOptions::repeat_fast_path
+  bool scalar_twins_ = true;           // RuntimeOptions::scalar_twins, with the fast path
   bool direct_host_reads_ = true;      // RuntimeOptions::direct_host_reads
   std::uint64_t min_split_bytes_ = 0;  // RuntimeOptions::min_split_bytes, resolved
   // The lean repeat (launch_again): a partition's kernel and driver arguments as its entry's

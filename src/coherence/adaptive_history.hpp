@@ -78,7 +78,8 @@ class AdaptiveHistory {
   [[nodiscard]] std::uint64_t restarts() const { return restarts_; }
   /// Whether every later operation acts on this history as on other: the same keys with the same
   /// stored sequences and counts (counts of 2 and more act alike: only "> 0" and ">= 2" are
-  /// asked), the same open recording.
+  /// asked), the same open recording (its runs counted by count_unchanged_repeat compared as
+  /// the counts are: close() adds them to its key's count).
   [[nodiscard]] bool acts_as(const AdaptiveHistory& other) const;
   /// This history (a state within a verified round) with `rounds` more rounds' counts: each
   /// key's count grows by rounds times what it grew from round_start to round_end (a round

@@ -167,6 +167,14 @@ TEST_F(ProgramTest, IgnoredDescriptorsLeaveLaunchesToThePlanCache) {
 // pivot k) keep no plans in the cache: a plan enters it on its key's second miss. A key that
 // does recur is cached from then on and its plan reused. Results are exact either way.
 TEST_F(ProgramTest, ThePlanCacheKeepsOnlyPlansWhoseKeysRecur) {
+  // The factor reaches no access, so with scalar twins (RuntimeOptions::scalar_twins) these
+  // launches would all share their first plans without asking the cache: off here.
+  RuntimeOptions options{UpdateStrategy::lazy};
+  options.min_split_bytes = 0;
+  options.scalar_twins = false;
+  program_.reset();
+  runtime_ = std::make_unique<Runtime>(opencl::make_opencl_devices(""), options);
+  program_ = std::make_unique<Program>(*runtime_, kSource);
   const std::uint64_t n = 2048;
   std::vector<float> in(n);
   for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 97) - 40.0f;
@@ -196,6 +204,36 @@ TEST_F(ProgramTest, ThePlanCacheKeepsOnlyPlansWhoseKeysRecur) {
   EXPECT_EQ(plans[1].get(), plans[0].get()) << "the key's second miss was not kept";
   EXPECT_EQ(plans[3].get(), plans[0].get());
   const std::vector<float> out = download(step % 2 == 0 ? a : b);
+  ASSERT_EQ(std::memcmp(out.data(), expected.data(), n * sizeof(float)), 0);
+  runtime_->release_buffer(a);
+  runtime_->release_buffer(b);
+}
+
+// The same launches with scalar twins on: from the third on each is the twin of the launch two
+// before (ping-pong), so it runs with that launch's plan and its own factor.
+TEST_F(ProgramTest, LaunchesDifferingOnlyInAFactorRunAsTwinsWithTheirOwnFactors) {
+  const std::uint64_t n = 2048;
+  std::vector<float> in(n);
+  for (std::uint64_t i = 0; i < n; ++i) in[i] = static_cast<float>(i % 97) - 40.0f;
+  const BufferId a = upload(in);
+  const BufferId b = runtime_->create_buffer(n * sizeof(float));
+  std::vector<float> expected = in;
+  std::vector<std::shared_ptr<const LaunchPlan>> plans;
+  for (std::size_t step = 0; step < 24; ++step) {
+    const int exponent = static_cast<int>(step / 2 + 1) * (step % 2 == 0 ? 1 : -1);
+    const float f = std::ldexp(1.0f, exponent);
+    std::shared_ptr<const LaunchPlan> plan;
+    const std::vector<Arg> args{Arg::buffer(step % 2 == 0 ? a : b),
+                                Arg::buffer(step % 2 == 0 ? b : a), Arg::scalar(f)};
+    program_->core().launch("scale", range_1d(n), args, {}, &plan);
+    plans.push_back(plan);
+    for (float& x : expected) x *= f;
+  }
+  EXPECT_EQ(program_->core().twin_launches(), 22U);
+  EXPECT_EQ(program_->core().cached_plans(), 0U) << "twins asked the plan cache";
+  EXPECT_EQ(plans[22].get(), plans[0].get());
+  EXPECT_EQ(plans[23].get(), plans[1].get());
+  const std::vector<float> out = download(a);
   ASSERT_EQ(std::memcmp(out.data(), expected.data(), n * sizeof(float)), 0);
   runtime_->release_buffer(a);
   runtime_->release_buffer(b);
