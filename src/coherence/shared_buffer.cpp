@@ -857,9 +857,15 @@ void SharedBuffer::restore_periodic_state(const PeriodicState& at, const Periodi
   check_if_enabled();
 }
 
-Event SharedBuffer::replay_copy(std::span<const Transfer> rows, const EventList& deps) {
-  if (context_.transfers_disabled) return Event{};  // beta: as issue() (its home bytes: restored)
-  return copy_rows(rows, rows_of(rows), kHome, deps);
+Event SharedBuffer::replay_copy(std::span<const Transfer> rows, std::span<const Event> after_source,
+                                std::span<const Event> after_target, EventList& scratch) {
+  // beta: as issue(), which gathers no dependencies either (its home bytes: restored)
+  if (context_.transfers_disabled) return Event{};
+  scratch.assign(after_source.begin(), after_source.end());
+  scratch.insert(scratch.end(), after_target.begin(), after_target.end());
+  Event e = copy_rows(rows, rows_of(rows), kHome, scratch);
+  scratch.clear();
+  return e;
 }
 
 void SharedBuffer::record_replayed_copy(std::span<const Transfer> rows, const Event& e) {

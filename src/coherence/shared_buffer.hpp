@@ -280,8 +280,10 @@ class SharedBuffer final : public EvictionClient {
                               const PeriodicState& round_end, std::uint64_t rounds);
   /// Issues a recorded copy again after deps only (no tracker, directory, ledger or history
   /// step: the caller orders it and keeps the state), counted in stats() as issue() counts it.
-  /// Measurement beta issues nothing and returns a null event, as issue() does.
-  Event replay_copy(std::span<const Transfer> rows, const EventList& deps);
+  /// Measurement beta issues nothing and returns a null event, as issue() does. The dependencies
+  /// are the events of both lists, gathered into scratch (left empty) only for a copy it issues.
+  Event replay_copy(std::span<const Transfer> rows, std::span<const Event> after_source,
+                    std::span<const Event> after_target, EventList& scratch);
   /// Records a replayed copy in the trackers as issue() records it (its source read, its
   /// destination written; the caller ordered it).
   void record_replayed_copy(std::span<const Transfer> rows, const Event& e);
