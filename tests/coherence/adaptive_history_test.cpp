@@ -199,11 +199,9 @@ TEST(AdaptiveHistory, ANewRecordingHoldsNoReplayedBytesOfTheLastOne) {
   EXPECT_FALSE(h.read_would_record(2, halo));
   EXPECT_FALSE(h.read_would_record(1, IntervalSet{{0, 4}}));
   h.observe_read(2, halo, halo);  // missing: a demand
-  EXPECT_FALSE(h.close());
-  EXPECT_FALSE(h.open(kKey));
-  EXPECT_FALSE(h.close());
-  // The same demand after two runs: predicted; noting it after a clear gives exactly it.
+  EXPECT_FALSE(h.open(kKey));     // closes it: {agent 2: halo} followed one run
   h.observe_read(2, halo, halo);
+  // The same demand after two runs: predicted; noting it after a clear gives exactly it.
   ASSERT_TRUE(h.open(kKey)) << "the sequence {agent 2: halo} followed two runs";
   h.note_prefetched(2, IntervalSet{{13, 15}});
   h.note_prefetched(2, IntervalSet{{15, 17}});
