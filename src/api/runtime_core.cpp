@@ -2157,12 +2157,7 @@ Event RuntimeCore::replay_copy(const RecordedCopy& copy) {
   std::vector<EventList>& chain = period_.chain;
   const Agent from = copy.rows.front().from;
   const Agent to = copy.rows.front().to;
-  EventList& deps = launch_deps_;
-  deps.clear();
-  deps.insert(deps.end(), chain[from].begin(), chain[from].end());
-  deps.insert(deps.end(), chain[to].begin(), chain[to].end());
-  Event e = copy.buffer->replay_copy(copy.rows, deps);
-  deps.clear();
+  Event e = copy.buffer->replay_copy(copy.rows, chain[from], chain[to], launch_deps_);
   if (!e.is_null()) {  // beta issues none
     chain[from].assign(1, e);
     chain[to].assign(1, e);

@@ -10,9 +10,10 @@ namespace unimem {
 void AdaptiveHistory::record_demand(Agent agent, const IntervalSet& bytes) {
   Demand& d = recording_.sequence.emplace_back();
   d.agent = agent;
-  if (!spare_bytes_.empty()) {
-    d.bytes = std::move(spare_bytes_.back());
-    spare_bytes_.pop_back();
+  std::vector<IntervalSet>& spare = spare_bytes_.sets;
+  if (!spare.empty()) {
+    d.bytes = std::move(spare.back());
+    spare.pop_back();
   }
   d.bytes = bytes;  // into the spare set's storage
 }
@@ -58,8 +59,8 @@ bool AdaptiveHistory::close() {
     ++restarts_;
   }
   for (Demand& d : r.sequence) {
-    if (spare_bytes_.size() == kMaxSpareBytes) break;
-    spare_bytes_.push_back(std::move(d.bytes));
+    if (spare_bytes_.sets.size() == kMaxSpareBytes) break;
+    spare_bytes_.sets.push_back(std::move(d.bytes));
   }
   r.sequence.clear();
   open_ = false;
@@ -68,6 +69,13 @@ bool AdaptiveHistory::close() {
 }
 
 std::optional<DemandSequence> AdaptiveHistory::open(const std::string& kernel, AgentMask writers) {
+  const DemandSequence* replay = open_prediction(kernel, writers);
+  if (replay == nullptr) return std::nullopt;
+  return *replay;
+}
+
+const DemandSequence* AdaptiveHistory::open_prediction(const std::string& kernel,
+                                                       AgentMask writers) {
   close();
   Recording& r = recording_;
   if (r.key.kernel != kernel || r.key.writers != writers) {
@@ -76,9 +84,7 @@ std::optional<DemandSequence> AdaptiveHistory::open(const std::string& kernel, A
     entry_.node = nullptr;  // another key: looked up below
   }
   if (r.any_prefetched) {
-    for (IntervalSet& p : r.prefetched) {
-      if (!p.empty()) p = IntervalSet{};
-    }
+    for (IntervalSet& p : r.prefetched) p.clear();  // keeps its storage for note_prefetched
     r.any_prefetched = false;
   }
   r.replayed = false;
@@ -90,11 +96,11 @@ std::optional<DemandSequence> AdaptiveHistory::open(const std::string& kernel, A
   const Entry* e = entry_.node != nullptr ? &entry_.node->second : nullptr;
   if (e == nullptr || e->repeats < 2 || e->sequence.empty()) {
     check_if_enabled();
-    return std::nullopt;
+    return nullptr;
   }
   r.replayed = true;
   check_if_enabled();
-  return e->sequence;
+  return &e->sequence;
 }
 
 AdaptiveHistory::Entry& AdaptiveHistory::recorded_entry() {
@@ -107,7 +113,11 @@ void AdaptiveHistory::note_prefetched(Agent agent, const IntervalSet& bytes) {
   Recording& r = recording_;
   if (r.prefetched.size() <= agent) r.prefetched.resize(agent + 1);
   IntervalSet& p = r.prefetched[agent];
-  p = p.empty() ? bytes : p.unite(bytes);
+  if (p.empty()) {
+    p = bytes;  // into the storage open() kept
+  } else {
+    p = p.unite(bytes);
+  }
   r.any_prefetched = r.any_prefetched || !p.empty();
   check_if_enabled();
 }

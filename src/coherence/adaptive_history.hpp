@@ -52,6 +52,9 @@ class AdaptiveHistory {
   std::optional<DemandSequence> open(const Key& key) { return open(key.kernel, key.writers); }
   /// The same, without building a key (once per launch of every written buffer).
   std::optional<DemandSequence> open(const std::string& kernel, AgentMask writers);
+  /// The same without copying the sequence: the stored one, or null. It stays valid (and
+  /// unchanged) until the next close() or open(); nothing else changes a stored sequence.
+  const DemandSequence* open_prediction(const std::string& kernel, AgentMask writers);
   /// Bytes a replay made valid on agent (consumed by later observe_read calls).
   void note_prefetched(Agent agent, const IntervalSet& bytes);
 
@@ -153,7 +156,20 @@ class AdaptiveHistory {
   // when it equalled the stored one), kept for the demands to come: a kernel whose every run is
   // followed by a different sequence (floyd-warshall's pivot row) would otherwise allocate one
   // per run. Their contents are stale; record_demand overwrites them.
-  std::vector<IntervalSet> spare_bytes_;
+  // Storage only, so a copy of the history (a periodic cycle's state, SharedBuffer::
+  // take_periodic_state, several per launch while one is captured) copies none of it: a copy
+  // starts with none, an assignment keeps the target's own.
+  class SpareBytes {
+   public:
+    SpareBytes() = default;
+    SpareBytes(const SpareBytes&) noexcept {}
+    SpareBytes& operator=(const SpareBytes&) noexcept { return *this; }
+    SpareBytes(SpareBytes&&) noexcept = default;
+    SpareBytes& operator=(SpareBytes&&) noexcept = default;
+    ~SpareBytes() = default;
+    std::vector<IntervalSet> sets;
+  };
+  SpareBytes spare_bytes_;
   static constexpr std::size_t kMaxSpareBytes = 64;
 };
 

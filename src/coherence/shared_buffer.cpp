@@ -515,8 +515,28 @@ void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& k
     last_writes_count_ = writes.size();
     last_writes_version_ = directory_.version();  // a strategy's copies below change it
   }
-  perform(updates_.after_device_writes(strategy, writes, kernel, history_));
+  after_writes(strategy, writes, kernel);
   check_if_enabled();
+}
+
+void SharedBuffer::after_writes(UpdateStrategy strategy, DeviceWrites writes,
+                                const std::string& kernel) {
+  if (strategy != UpdateStrategy::adaptive) {
+    perform(updates_.after_device_writes(strategy, writes, kernel, history_));
+    return;
+  }
+  // adaptive: the prediction's copies straight from the history, not from a copy of it (the
+  // copies after_device_writes would list, in the same order: UpdatePolicy::replays).
+  const DemandSequence* replay = updates_.adaptive_prediction(writes, kernel, history_);
+  if (replay == nullptr) return;
+  // Issued right away, the copies depend on the kernel's events, so they start the moment it
+  // completes and overlap whatever runs next.
+  begin_replay_copies();
+  EndReplayCopies end{prefetch_};
+  IntervalSet part;  // the bytes made current when not all of them were
+  for (const Demand& d : *replay) {
+    if (updates_.replays(d)) replay_copy_to(d.agent, d.bytes, part);
+  }
 }
 
 namespace {
@@ -682,7 +702,7 @@ void SharedBuffer::after_device_rewrites(const std::string& kernel, UpdateStrate
   // writes are the last writes, which stay as they were.
   const DeviceWrites writes(last_writes_.data(), last_writes_count_);
   for (const auto& [agent, bytes] : writes) prefetch_.overwritten(bytes);
-  perform(updates_.after_device_writes(strategy, writes, kernel, history_));
+  after_writes(strategy, writes, kernel);
   check_if_enabled();
 }
 
@@ -741,17 +761,20 @@ void SharedBuffer::perform(const PostWriteActions& actions) {
     for (const EagerCopy& c : actions.copies) (void)make_current_resident(c.agent, c.bytes, part);
     return;
   }
-  // The copies of a replay are prefetches: accounted until a demand read uses them.
-  prefetch_.begin_replay();
-  struct EndReplay {
-    PrefetchLedger& ledger;
-    ~EndReplay() { ledger.end_replay(); }
-  } end_replay{prefetch_};
-  for (const EagerCopy& c : actions.copies) {
-    prefetch_.replay_to(c.agent);
-    const IntervalSet& done = make_current_resident(c.agent, c.bytes, part) ? c.bytes : part;
-    if (!done.empty()) history_.note_prefetched(c.agent, done);
-  }
+  begin_replay_copies();
+  EndReplayCopies end{prefetch_};
+  for (const EagerCopy& c : actions.copies) replay_copy_to(c.agent, c.bytes, part);
+}
+
+// The copies of a replay are prefetches: accounted until a demand read uses them.
+void SharedBuffer::begin_replay_copies() { prefetch_.begin_replay(); }
+
+SharedBuffer::EndReplayCopies::~EndReplayCopies() { ledger.end_replay(); }
+
+void SharedBuffer::replay_copy_to(Agent agent, const IntervalSet& bytes, IntervalSet& part) {
+  prefetch_.replay_to(agent);
+  const IntervalSet& done = make_current_resident(agent, bytes, part) ? bytes : part;
+  if (!done.empty()) history_.note_prefetched(agent, done);
 }
 
 SharedBuffer::AccessMarks SharedBuffer::access_marks() const {
@@ -834,9 +857,15 @@ void SharedBuffer::restore_periodic_state(const PeriodicState& at, const Periodi
   check_if_enabled();
 }
 
-Event SharedBuffer::replay_copy(std::span<const Transfer> rows, const EventList& deps) {
-  if (context_.transfers_disabled) return Event{};  // beta: as issue() (its home bytes: restored)
-  return copy_rows(rows, rows_of(rows), kHome, deps);
+Event SharedBuffer::replay_copy(std::span<const Transfer> rows, std::span<const Event> after_source,
+                                std::span<const Event> after_target, EventList& scratch) {
+  // beta: as issue(), which gathers no dependencies either (its home bytes: restored)
+  if (context_.transfers_disabled) return Event{};
+  scratch.assign(after_source.begin(), after_source.end());
+  scratch.insert(scratch.end(), after_target.begin(), after_target.end());
+  Event e = copy_rows(rows, rows_of(rows), kHome, scratch);
+  scratch.clear();
+  return e;
 }
 
 void SharedBuffer::record_replayed_copy(std::span<const Transfer> rows, const Event& e) {

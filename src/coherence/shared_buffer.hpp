@@ -280,8 +280,10 @@ class SharedBuffer final : public EvictionClient {
                               const PeriodicState& round_end, std::uint64_t rounds);
   /// Issues a recorded copy again after deps only (no tracker, directory, ledger or history
   /// step: the caller orders it and keeps the state), counted in stats() as issue() counts it.
-  /// Measurement beta issues nothing and returns a null event, as issue() does.
-  Event replay_copy(std::span<const Transfer> rows, const EventList& deps);
+  /// Measurement beta issues nothing and returns a null event, as issue() does. The dependencies
+  /// are the events of both lists, gathered into scratch (left empty) only for a copy it issues.
+  Event replay_copy(std::span<const Transfer> rows, std::span<const Event> after_source,
+                    std::span<const Event> after_target, EventList& scratch);
   /// Records a replayed copy in the trackers as issue() records it (its source read, its
   /// destination written; the caller ordered it).
   void record_replayed_copy(std::span<const Transfer> rows, const Event& e);
@@ -378,6 +380,19 @@ class SharedBuffer final : public EvictionClient {
   /// to a device only updates bytes it already has allocations for (partial residency: a device
   /// holds what its work used; the rest it fetches on demand).
   void perform(const PostWriteActions& actions);
+  /// A device write's post-write actions under strategy (perform, or adaptive's replay of its
+  /// prediction read in place).
+  void after_writes(UpdateStrategy strategy, DeviceWrites writes, const std::string& kernel);
+  /// A replay's copies (perform, after_writes): begun, each to an agent, ended by the guard.
+  void begin_replay_copies();
+  struct EndReplayCopies {
+    explicit EndReplayCopies(PrefetchLedger& l) : ledger(l) {}
+    EndReplayCopies(const EndReplayCopies&) = delete;
+    EndReplayCopies& operator=(const EndReplayCopies&) = delete;
+    ~EndReplayCopies();
+    PrefetchLedger& ledger;
+  };
+  void replay_copy_to(Agent agent, const IntervalSet& bytes, IntervalSet& part);
   /// Whether device's allocations hold every byte of bytes (non-empty).
   [[nodiscard]] bool resident(std::size_t device, const IntervalSet& bytes) const;
   /// The allocation on device holding the rows of a rect copy (equal lengths, a constant stride:

@@ -46,21 +46,26 @@ PostWriteActions UpdatePolicy::after_device_writes(UpdateStrategy strategy, Devi
       }
       break;
     case UpdateStrategy::adaptive: {
-      AgentMask writers;
-      for (const auto& [agent, bytes] : writes) writers = writers.with(agent);
-      std::optional<DemandSequence> replay = history.open(kernel, writers);
-      if (!replay) break;
+      const DemandSequence* replay = adaptive_prediction(writes, kernel, history);
+      if (replay == nullptr) break;
       // Issued right away, the copies depend on the kernel's events, so they start the moment it
       // completes and overlap whatever runs next.
       out.replay = true;
-      for (Demand& d : *replay) {
-        if (d.bytes.bounds().end > buffer_size_ || d.agent > device_count_) continue;
-        out.copies.push_back({d.agent, std::move(d.bytes)});
+      for (const Demand& d : *replay) {
+        if (replays(d)) out.copies.push_back({d.agent, d.bytes});
       }
       break;
     }
   }
   return out;
+}
+
+const DemandSequence* UpdatePolicy::adaptive_prediction(DeviceWrites writes,
+                                                        const std::string& kernel,
+                                                        AdaptiveHistory& history) const {
+  AgentMask writers;
+  for (const auto& [agent, bytes] : writes) writers = writers.with(agent);
+  return history.open_prediction(kernel, writers);
 }
 
 PostWriteActions UpdatePolicy::after_host_write(UpdateStrategy strategy,

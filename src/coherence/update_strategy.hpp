@@ -52,6 +52,17 @@ class UpdatePolicy {
   [[nodiscard]] PostWriteActions after_device_writes(UpdateStrategy strategy, DeviceWrites writes,
                                                      const std::string& kernel,
                                                      AdaptiveHistory& history) const;
+  /// adaptive's half of after_device_writes without copying the prediction: opens the recording
+  /// and returns the history's stored sequence to replay (null when it has none), valid until the
+  /// history's next close() or open(). Its demands that fit (replays) are the copies
+  /// after_device_writes lists, in that order.
+  [[nodiscard]] const DemandSequence* adaptive_prediction(DeviceWrites writes,
+                                                          const std::string& kernel,
+                                                          AdaptiveHistory& history) const;
+  /// Whether a demand of a prediction still fits the buffer and names a known agent.
+  [[nodiscard]] bool replays(const Demand& d) const {
+    return d.bytes.bounds().end <= buffer_size_ && d.agent <= device_count_;
+  }
   /// The host wrote bytes (already recorded in the directory): batch pushes them to every
   /// device; the others do nothing.
   [[nodiscard]] PostWriteActions after_host_write(UpdateStrategy strategy,

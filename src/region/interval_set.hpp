@@ -28,6 +28,8 @@ class IntervalSet {
   static IntervalSet from_normalized(std::vector<Interval> intervals);
 
   [[nodiscard]] bool empty() const { return intervals_.empty(); }
+  /// The empty set, keeping the storage (a set refilled again and again allocates once).
+  void clear() { intervals_.clear(); }
   /// Number of maximal intervals.
   [[nodiscard]] std::size_t interval_count() const { return intervals_.size(); }
   /// Number of bytes in the set.

@@ -185,6 +185,65 @@ TEST(AdaptiveHistory, ARepeatAfterAReplayIsNotUnchanged) {
   EXPECT_FALSE(h.read_would_record(2, IntervalSet{{100, 104}}));
 }
 
+// A recording's replayed bytes are its own: open() starts the next recording with none (its
+// sets are emptied in place, keeping their storage), so a read of bytes an earlier recording
+// prefetched records a demand again instead of consuming them.
+TEST(AdaptiveHistory, ANewRecordingHoldsNoReplayedBytesOfTheLastOne) {
+  AdaptiveHistory h;
+  const IntervalSet halo{{13, 17}};
+  EXPECT_FALSE(h.open(kKey));
+  h.note_prefetched(2, halo);
+  h.note_prefetched(1, IntervalSet{{0, 4}});
+  EXPECT_TRUE(h.read_would_record(2, halo));
+  EXPECT_FALSE(h.open(kKey));  // no prediction stored: nothing replayed
+  EXPECT_FALSE(h.read_would_record(2, halo));
+  EXPECT_FALSE(h.read_would_record(1, IntervalSet{{0, 4}}));
+  h.observe_read(2, halo, halo);  // missing: a demand
+  EXPECT_FALSE(h.open(kKey));     // closes it: {agent 2: halo} followed one run
+  h.observe_read(2, halo, halo);
+  // The same demand after two runs: predicted; noting it after a clear gives exactly it.
+  ASSERT_TRUE(h.open(kKey)) << "the sequence {agent 2: halo} followed two runs";
+  h.note_prefetched(2, IntervalSet{{13, 15}});
+  h.note_prefetched(2, IntervalSet{{15, 17}});
+  EXPECT_TRUE(h.read_would_record(2, halo));
+  EXPECT_FALSE(h.read_would_record(2, IntervalSet{{0, 13}}));
+  EXPECT_NO_THROW(h.check_invariants());
+}
+
+// open_prediction is open() without the copy: on random runs, a history opened through it
+// replays exactly what a twin opened through open() replays, and both stay equal.
+TEST(AdaptiveHistory, OpenPredictionGivesTheSequenceOpenCopies) {
+  for (std::uint32_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    AdaptiveHistory copying;
+    AdaptiveHistory in_place;
+    int predictions = 0;
+    for (int op = 0; op < 200; ++op) {
+      const AdaptiveHistory::Key key{rng() % 4 == 0 ? "other" : "stencil", AgentMask::of(1)};
+      const std::optional<DemandSequence> a = copying.open(key);
+      const DemandSequence* b = in_place.open_prediction(key.kernel, key.writers);
+      ASSERT_EQ(a.has_value(), b != nullptr) << "op " << op;
+      if (a) {
+        ++predictions;
+        ASSERT_EQ(*a, *b) << "op " << op;
+        for (const Demand& d : *a) copying.note_prefetched(d.agent, d.bytes);
+        for (const Demand& d : *b) in_place.note_prefetched(d.agent, d.bytes);
+      }
+      const std::uint64_t row = 8 * (rng() % (rng() % 3 == 0 ? 8 : 2));
+      const IntervalSet bytes{{row, row + 8}};
+      const auto reader = static_cast<Agent>(rng() % 3);
+      const bool missing = rng() % 2 == 0;
+      for (AdaptiveHistory* h : {&copying, &in_place}) {
+        h->observe_read(reader, bytes, missing ? bytes : IntervalSet{});
+      }
+      ASSERT_TRUE(copying.acts_as(in_place)) << "op " << op;
+      ASSERT_EQ(copying.repeat_count(key), in_place.repeat_count(key)) << "op " << op;
+    }
+    EXPECT_GT(predictions, 0) << "the runs never replayed: the test compares nothing";
+  }
+}
+
 // Two histories fed the same random runs, readers and closes; whenever the first says a run
 // without readers changes only the count, it counts it (count_unchanged_repeat) while the second
 // runs it (open): both then agree on every count and every later replay.

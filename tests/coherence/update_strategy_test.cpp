@@ -295,10 +295,20 @@ TEST(UpdatePolicy, AdaptiveReplaysTheLearnedReadsThatFit) {
     history.observe_read(D2, read, read);  // agent 3: no such device for this policy
     history.observe_read(H, outside, outside);
   }
+  AdaptiveHistory twin = history;
   const PostWriteActions a =
       policy.after_device_writes(UpdateStrategy::adaptive, writes, "produce", history);
   EXPECT_TRUE(a.replay);
   EXPECT_EQ(a.copies, (std::vector<EagerCopy>{{D1, read}}));
+  // The same copies read in place (SharedBuffer's path): the prediction's demands that fit.
+  const DemandSequence* predicted = policy.adaptive_prediction(writes, "produce", twin);
+  ASSERT_NE(predicted, nullptr);
+  std::vector<EagerCopy> fitting;
+  for (const Demand& d : *predicted) {
+    if (policy.replays(d)) fitting.push_back({d.agent, d.bytes});
+  }
+  EXPECT_EQ(fitting, a.copies);
+  EXPECT_EQ(predicted->size(), 3U);  // two of them do not fit: an unknown agent, outside
   // Another kernel has no history yet.
   EXPECT_FALSE(
       policy.after_device_writes(UpdateStrategy::adaptive, writes, "other", history).replay);

@@ -87,6 +87,24 @@ TEST(IntervalSet, EmptySet) {
   EXPECT_EQ(IntervalSet(Interval{7, 7}), s);  // an empty interval gives the empty set
 }
 
+// clear() keeps the storage for the next contents (AdaptiveHistory's prefetched sets): the set is
+// then the empty set in every respect, and refilling it gives exactly the new contents.
+TEST(IntervalSet, ClearGivesTheEmptySetAndRefillsWithOnlyTheNewContents) {
+  IntervalSet s{{0, 8}, {16, 24}, {40, 48}};
+  s.clear();
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s, IntervalSet{});
+  EXPECT_EQ(s.total_size(), 0U);
+  EXPECT_FALSE(s.intersects(Interval{0, kMax}));
+  ASSERT_NO_THROW(s.check_invariants());
+  const IntervalSet next{{100, 104}};
+  s = next;
+  EXPECT_EQ(s, next);
+  s.clear();
+  s.insert(Interval{4, 6});
+  EXPECT_EQ(s, IntervalSet(Interval{4, 6}));
+}
+
 TEST(IntervalSet, SingleElement) {
   const IntervalSet s(Interval{41, 42});
   EXPECT_EQ(s.interval_count(), 1U);
