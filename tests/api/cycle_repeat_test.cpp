@@ -583,6 +583,19 @@ std::uint32_t first_seed() {
   return std::random_device{}();
 }
 
+// Runs `check(seed, devices)` for the seeds [first, first + count) on 1 and 2 devices, each under
+// a trace naming the seed; `first` is printed by the caller and UNIMEM_TEST_SEED reproduces it.
+template <typename Check>
+void for_seeds_on_1_and_2_devices(std::uint32_t first, std::uint32_t count, Check check) {
+  for (std::uint32_t seed = first; seed < first + count; ++seed) {
+    for (const std::size_t devices : {std::size_t{1}, std::size_t{2}}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " on " + std::to_string(devices) +
+                   " device(s) (UNIMEM_TEST_SEED=" + std::to_string(first) + " reproduces it)");
+      check(seed, devices);
+    }
+  }
+}
+
 // The set-up a seed of the random test runs on: its strategy, and a cap on every third seed
 // (both tests below: a seed that once failed must run as it did then).
 HostSetup random_setup(std::uint32_t seed, std::size_t devices) {
@@ -594,15 +607,11 @@ TEST(CycleRepeatRandomTest, RandomCyclesAndBreaksMatchTheLaunchesWithoutTheFastP
   const std::uint32_t first = first_seed();
   std::uint64_t cycle_repeats = 0;
   std::uint64_t skips = 0;
-  for (std::uint32_t seed = first; seed < first + 12; ++seed) {
-    for (const std::size_t devices : {std::size_t{1}, std::size_t{2}}) {
-      SCOPED_TRACE("seed " + std::to_string(seed) + " on " + std::to_string(devices) +
-                   " device(s) (UNIMEM_TEST_SEED=" + std::to_string(first) + " reproduces it)");
-      const Observed fast = check_script(random_script(seed), random_setup(seed, devices));
-      cycle_repeats += fast.cycle_repeats;
-      skips += fast.directory_skips;
-    }
-  }
+  for_seeds_on_1_and_2_devices(first, 12, [&](std::uint32_t seed, std::size_t devices) {
+    const Observed fast = check_script(random_script(seed), random_setup(seed, devices));
+    cycle_repeats += fast.cycle_repeats;
+    skips += fast.directory_skips;
+  });
   std::printf(
       "cycle repeat random test: first seed %u (UNIMEM_TEST_SEED), %llu cycle repeats, "
       "%llu directory skips\n",
@@ -617,11 +626,9 @@ TEST(CycleRepeatRandomTest, RandomCyclesAndBreaksMatchTheLaunchesWithoutTheFastP
 // its buffers made the cap evict another buffer than the launches without the fast path).
 TEST(CycleRepeatRandomTest, SeedsThatOnceFailedMatchTheLaunchesWithoutTheFastPath) {
   for (const std::uint32_t seed : {3411850818u}) {
-    for (const std::size_t devices : {std::size_t{1}, std::size_t{2}}) {
-      SCOPED_TRACE("seed " + std::to_string(seed) + " on " + std::to_string(devices) +
-                   " device(s)");
-      check_script(random_script(seed), random_setup(seed, devices));
-    }
+    for_seeds_on_1_and_2_devices(seed, 1, [](std::uint32_t s, std::size_t devices) {
+      check_script(random_script(s), random_setup(s, devices));
+    });
   }
 }
 
@@ -718,17 +725,13 @@ TEST(LeanRepeatRandomTest, RunsOfALaunchBrokenAtRandomLeaveWhatTheRepeatPathLeav
   const std::uint32_t first = first_seed();
   std::uint64_t lean_launches = 0;
   std::uint64_t evictions = 0;
-  for (std::uint32_t seed = first; seed < first + 10; ++seed) {
-    for (const std::size_t devices : {std::size_t{1}, std::size_t{2}}) {
-      const HostSetup setup{devices, static_cast<UpdateStrategy>(seed % 4),
-                            seed % 2 == 0 ? 2 * kGrid + kGrid / 2 : 0};
-      SCOPED_TRACE("seed " + std::to_string(seed) + " on " + std::to_string(devices) +
-                   " device(s) (UNIMEM_TEST_SEED=" + std::to_string(first) + " reproduces it)");
-      const Observed lean = check_lean_script(lean_script(seed), setup);
-      lean_launches += lean.lean_launches;
-      evictions += lean.evictions;
-    }
-  }
+  for_seeds_on_1_and_2_devices(first, 10, [&](std::uint32_t seed, std::size_t devices) {
+    const HostSetup setup{devices, static_cast<UpdateStrategy>(seed % 4),
+                          seed % 2 == 0 ? 2 * kGrid + kGrid / 2 : 0};
+    const Observed lean = check_lean_script(lean_script(seed), setup);
+    lean_launches += lean.lean_launches;
+    evictions += lean.evictions;
+  });
   std::printf(
       "lean repeat random test: first seed %u (UNIMEM_TEST_SEED), %llu lean launches, "
       "%llu evictions\n",
@@ -1060,8 +1063,7 @@ TEST_P(CycleRepeatProgramTest, ProgramCyclesOnPoclMatchTheLaunchesWithoutTheFast
   // On more devices the halo exchange is periodic: its rounds replay (RuntimeCore, "Periodic
   // cycles"), adaptive's cycle of three too since a directory-skipping repeat's count no longer
   // makes each captured round differ from the last (`AdaptiveHistory::acts_as`).
-  if (devices > 1 &&
-      (strategy == UpdateStrategy::lazy || strategy == UpdateStrategy::adaptive)) {
+  if (devices > 1 && (strategy == UpdateStrategy::lazy || strategy == UpdateStrategy::adaptive)) {
     EXPECT_GT(fast.periodic_replays, 10u) << "replays " << fast.periodic_replays;
   }
   EXPECT_EQ(slow.periodic_replays, 0u);
