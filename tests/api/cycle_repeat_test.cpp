@@ -30,6 +30,7 @@
 #include "device/host/host_kernel.hpp"
 #include "device/host/host_platform.hpp"
 #include "device/opencl/opencl_context.hpp"
+#include "history_counts.hpp"
 
 namespace unimem {
 namespace {
@@ -310,21 +311,8 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
   rt.finish();
   seen.stats = rt.stats().to_json();
   for (const BufferId id : slots) seen.directories.push_back(rt.core().directory_segments(id));
-  std::vector<AgentMask> writer_sets;  // every non-empty set of devices
-  for (std::uint64_t bits = 1; bits < (std::uint64_t{1} << setup.devices); ++bits) {
-    AgentMask writers;
-    for (std::size_t d = 0; d < setup.devices; ++d) {
-      if ((bits >> d & 1U) != 0) writers = writers.with(static_cast<Agent>(d + 1));
-    }
-    writer_sets.push_back(writers);
-  }
-  for (const BufferId id : slots) {
-    for (const char* kernel : {"scale", "smooth", "bump"}) {
-      for (const AgentMask writers : writer_sets) {
-        seen.history_counts.push_back(rt.core().history_repeat_count(id, kernel, writers));
-      }
-    }
-  }
+  seen.history_counts =
+      testing::history_counts(rt, slots, {"scale", "smooth", "bump"}, setup.devices);
   seen.repeats = rt.core().repeated_launches();
   seen.cycle_repeats = rt.core().cycle_repeats();
   seen.directory_skips = rt.core().repeats_leaving_directory();

@@ -26,6 +26,7 @@
 #include "api/program_core.hpp"
 #include "api/runtime_core.hpp"
 #include "device/opencl/opencl_context.hpp"
+#include "history_counts.hpp"
 
 namespace unimem {
 namespace {
@@ -217,21 +218,8 @@ Observed run(const std::vector<Action>& script, const TwinSetup& setup, Path pat
   }
   rt.finish();
   seen.stats = rt.stats().to_json();
-  std::vector<AgentMask> writer_sets;  // every non-empty set of devices
-  for (std::uint64_t bits = 1; bits < (std::uint64_t{1} << setup.devices); ++bits) {
-    AgentMask writers;
-    for (std::size_t d = 0; d < setup.devices; ++d) {
-      if ((bits >> d & 1U) != 0) writers = writers.with(static_cast<Agent>(d + 1));
-    }
-    writer_sets.push_back(writers);
-  }
-  for (const BufferId id : grids) {
-    for (const char* kernel : {"a_step", "c_step", "b_step", "window", "guarded"}) {
-      for (const AgentMask writers : writer_sets) {
-        seen.history_counts.push_back(rt.core().history_repeat_count(id, kernel, writers));
-      }
-    }
-  }
+  seen.history_counts = testing::history_counts(
+      rt, grids, {"a_step", "c_step", "b_step", "window", "guarded"}, setup.devices);
   seen.twins = program.core().twin_launches();
   seen.repeats = rt.core().repeated_launches();
   seen.periodic_replays = rt.core().periodic_replays();
