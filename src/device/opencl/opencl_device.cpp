@@ -444,16 +444,19 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     views.list.push_back(view);
     buffers[i] = view;
   }
+  // All three copied (OpenCL reads the first dims): fixed-size copies, no memcpy calls.
   std::array<size_t, 3> offset{}, global{}, local{};
-  bool local_given = false;
-  for (std::uint32_t d = 0; d < range.dims; ++d) {
+  for (std::uint32_t d = 0; d < 3; ++d) {
     offset[d] = range.offset[d];
     global[d] = range.global[d];
     local[d] = range.local[d];
-    local_given = local_given || range.local[d] != 0;
   }
+  bool local_given = false;
   bool empty = false;
-  for (std::uint32_t d = 0; d < range.dims; ++d) empty = empty || global[d] == 0;
+  for (std::uint32_t d = 0; d < range.dims; ++d) {
+    local_given = local_given || range.local[d] != 0;
+    empty = empty || global[d] == 0;
+  }
   if (empty) return when_all(deps);  // nothing to run; OpenCL would reject a zero size
 
   const auto detail = [&] {
