@@ -1658,7 +1658,9 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     if (partition_events != nullptr) partition_events->push_back(e);
     // The kernel lives until it has run.
     keep_kernel_locked(static_cast<std::size_t>(&pu - plan.data()), p.device, e,
-                       pitched ? p.pitched_kernel : rewritten ? p.rebased_kernel : p.kernel,
+                       pitched     ? p.pitched_kernel
+                       : rewritten ? p.rebased_kernel
+                                   : p.kernel,
                        deferred, coherent);
     if (plan.size() == 1) {
       only = std::move(e);

@@ -136,8 +136,8 @@ TEST(PlatformConcurrency, LaunchesOfOneKernelFromSeveralThreadsEachRunAndAreCoun
   constexpr int kLaunches = 300;  // per thread
   constexpr std::size_t kItems = 256;
   std::vector<int> zero(kItems, 0);
-  cl_mem buffer = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), zero.data(),
-                                 &e);
+  cl_mem buffer =
+      clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), zero.data(), &e);
   ASSERT_EQ(e, CL_SUCCESS);
   cl_kernel shared = clCreateKernel(program, "add_one", &e);
   ASSERT_EQ(clSetKernelArg(shared, 0, sizeof buffer, &buffer), CL_SUCCESS);
