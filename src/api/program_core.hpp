@@ -55,9 +55,7 @@ class ProgramCore {
   /// and RuntimeCore::launch_again takes it (the lean repeat; program_core.cpp says why this is
   /// the launch launch() would make); nullopt, with nothing done, otherwise. The caller passes
   /// no plan or partition events (it asks for none).
-  /// `after_previous`: as RuntimeCore::launch_again's.
-  std::optional<Event> launch_again(const std::shared_ptr<const void>& ticket,
-                                    std::uint64_t* after_previous = nullptr);
+  std::optional<Event> launch_again(const std::shared_ptr<const void>& ticket);
   [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
   [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
   [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }

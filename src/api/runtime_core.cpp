@@ -784,8 +784,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
 //   (done); no eviction can happen (nothing allocates), so repeatable_ is not trimmed.
 // The trace is off (a traced runtime never goes lean: its trace points are the normal path's).
 std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
-                                               std::span<const LaunchArg> args,
-                                               std::uint64_t* after_previous) {
+                                               std::span<const LaunchArg> args) {
   std::lock_guard lock(mutex_);
   lean_wanted_ = lean_repeats_;
   if (lean_after_ != operations_ || lean_entry_ == nullptr ||
@@ -847,9 +846,6 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
   repeat_after_operation_ = operations_;
   lean_after_ = operations_;
   ++lean_launches_;
-  // One kernel, after last_kernel_ of its device: the previous operation's (the entry's last run,
-  // on the same partitions), or null when that enqueued none there.
-  if (after_previous != nullptr) *after_previous = n == 1 ? number : 0;
   return n == 1 ? only : when_all(kernel_events);
 }
 

@@ -216,11 +216,7 @@ class RuntimeCore {
   /// the directory steps, and the same launch_partitioned call with that token would repeat it
   /// the same way again, enqueues that run's kernels again and returns the launch's event;
   /// nullopt (nothing done) otherwise. args: the launch's arguments (the token's promise).
-  /// `after_previous`, when given, receives the launch's operation number when its event
-  /// completes only after the runtime's previous operation's (one partition: its kernel waits for
-  /// its device's previous kernel, the previous operation's), else 0.
-  std::optional<Event> launch_again(const void* repeat_token, std::span<const LaunchArg> args,
-                                    std::uint64_t* after_previous = nullptr);
+  std::optional<Event> launch_again(const void* repeat_token, std::span<const LaunchArg> args);
   /// Launches that took launch_again (for tests and tools).
   [[nodiscard]] std::uint64_t lean_launches() const;
 

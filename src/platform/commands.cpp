@@ -180,10 +180,7 @@ std::optional<cl_int> submit_anonymous(cl_command_queue q, Submit& submit) {
   }
   std::lock_guard lock(q->mutex);
   prune_amortized(q);
-  if (!done.is_null()) {
-    q->anonymous.push_back(std::move(done));
-    q->lean_tail_operation = 0;
-  }
+  if (!done.is_null()) q->anonymous.push_back(std::move(done));
   return CL_SUCCESS;
 }
 
@@ -315,7 +312,6 @@ std::optional<cl_int> try_lean_repeat(cl_command_queue q, cl_kernel kernel, cl_u
                                       const size_t* local) {
   std::optional<Event> done;
   std::exception_ptr failure;
-  std::uint64_t operation = 0;  // see _cl_command_queue::lean_tail_operation
   {
     std::lock_guard lock(kernel->mutex);
     if (!kernel->lean || kernel->launch_args != kernel->lean->args ||
@@ -325,7 +321,7 @@ std::optional<cl_int> try_lean_repeat(cl_command_queue q, cl_kernel kernel, cl_u
     }
     _cl_kernel::LeanLaunch& lean = *kernel->lean;
     try {
-      done = kernel->built->core().launch_again(lean.ticket, &operation);
+      done = kernel->built->core().launch_again(lean.ticket);
       if (done) {
         if (!lean.tally) lean.tally = PlatformState::get().new_tally(kernel->name, lean.plan);
         lean.tally->launches.fetch_add(1, std::memory_order_relaxed);
@@ -344,18 +340,8 @@ std::optional<cl_int> try_lean_repeat(cl_command_queue q, cl_kernel kernel, cl_u
   }
   if (!done) return std::nullopt;
   std::lock_guard lock(q->mutex);
-  if (done->is_null()) return CL_SUCCESS;
-  // A loop of lean repeats on this queue keeps only its newest event: it completes after the one
-  // before (the runtime's previous operation, which put it last here), so clFinish and barriers
-  // wait for both by waiting for it, and the queue's list neither grows nor needs pruning.
-  if (operation != 0 && q->lean_tail_operation != 0 && q->lean_tail_operation + 1 == operation &&
-      !q->anonymous.empty()) {
-    q->anonymous.back() = std::move(*done);
-  } else {
-    prune_amortized(q);
-    q->anonymous.push_back(std::move(*done));
-  }
-  q->lean_tail_operation = operation;
+  prune_amortized(q);
+  if (!done->is_null()) q->anonymous.push_back(std::move(*done));
   return CL_SUCCESS;
 }
 

@@ -145,10 +145,6 @@ struct _cl_command_queue {
   /// (commands.cpp, enqueue's anonymous path).
   std::vector<unimem::Event> anonymous;
   std::size_t prune_at = 0;  ///< outstanding's + anonymous' size at which an enqueue prunes next
-  /// The runtime operation of anonymous.back() when a lean repeat put it there and its event
-  /// completes only after the previous operation's (ProgramCore::launch_again's after_previous);
-  /// 0 otherwise. The next lean repeat, operation number + 1, replaces it (commands.cpp).
-  std::uint64_t lean_tail_operation = 0;
   /// Commands waiting for a user event or an unsubmitted command, in enqueue order. While any
   /// is deferred, later commands of the queue are deferred behind it (in-order semantics).
   struct Deferred {

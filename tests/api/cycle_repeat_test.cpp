@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -218,12 +217,7 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
   std::vector<std::pair<LaunchSpec, std::shared_ptr<const BuiltLaunch>>> tokens;
   std::vector<std::string> kernels_seen;
   Observed seen;
-  std::optional<Event> previous_launch;  // the previous step's, when it was a launch
   for (const Step& step : script) {
-    const bool launch_step = step.kind == Step::Kind::launch ||
-                             step.kind == Step::Kind::launch_events ||
-                             step.kind == Step::Kind::untokened;
-    if (!launch_step) previous_launch.reset();
     switch (step.kind) {
       case Step::Kind::launch:
       case Step::Kind::launch_events:
@@ -237,28 +231,12 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
           if (step.kind != Step::Kind::untokened) tokens.emplace_back(step.spec, built);
         }
         std::vector<Event> events;
-        std::uint64_t after_previous = 0;
-        std::optional<Event> again;
-        if (lean && step.kind == Step::Kind::launch) {
-          again = rt.core().launch_again(built.get(), built->args, &after_previous);
-        }
-        const bool lean_done = again.has_value();
-        if (lean_done) {
-          // after_previous (the platform's queues keep only a lean loop's newest event on it):
-          // given exactly for a launch of one partition, whose event completes only after the
-          // previous operation's (asked in that order: completion is monotone).
-          EXPECT_EQ(after_previous != 0, built->partitions.size() == 1)
-              << "lean repeat of " << built->partitions.size() << " partitions";
-          if (after_previous != 0 && previous_launch && again->is_complete()) {
-            EXPECT_TRUE(previous_launch->is_complete())
-                << "a lean repeat finished before the operation it repeats";
-          }
-          previous_launch = *again;
-        } else {
-          previous_launch = rt.core().launch_partitioned(
-              built->args, built->partitions,
-              step.kind == Step::Kind::launch_events ? &events : nullptr,
-              step.kind != Step::Kind::untokened ? built : nullptr);
+        const bool lean_done = lean && step.kind == Step::Kind::launch &&
+                               rt.core().launch_again(built.get(), built->args).has_value();
+        if (!lean_done) {
+          rt.core().launch_partitioned(built->args, built->partitions,
+                                       step.kind == Step::Kind::launch_events ? &events : nullptr,
+                                       step.kind != Step::Kind::untokened ? built : nullptr);
         }
         if (step.kind == Step::Kind::launch_events && events.size() != built->partitions.size()) {
           ADD_FAILURE() << "a launch asking its partitions' events got " << events.size();
