@@ -161,7 +161,7 @@ UpdateStrategy RuntimeCore::strategy_for(const SharedBuffer& b) const {
   return b.strategy_override().value_or(strategy_);
 }
 
-void RuntimeCore::track(const Event& e, std::shared_ptr<const CompiledKernel> kernel) {
+void RuntimeCore::track(const Event& e, const std::shared_ptr<const CompiledKernel>& kernel) {
   // Finished events are dropped every kPruneInflightEvery operations: amortised O(1) completion
   // queries per operation instead of one per in-flight event (a driver call each). Operations
   // finish mostly in the order they were submitted, so the pass drops the finished ones in front
@@ -186,7 +186,46 @@ void RuntimeCore::track(const Event& e, std::shared_ptr<const CompiledKernel> ke
       inflight_head_ = 0;
     }
   }
-  if (!e.is_null()) inflight_.push_back({e, std::move(kernel)});
+  if (e.is_null()) return;
+  // A kernel launched again (a loop) is held by its newest entry only: moved there from the one
+  // before, no count changed. The entries go in order, each only once it and every one before it
+  // finished, so the newest outlives every earlier launch of the kernel.
+  if (kernel && inflight_.size() > inflight_head_ && inflight_.back().kernel == kernel) {
+    inflight_.push_back({e, std::move(inflight_.back().kernel)});
+  } else {
+    inflight_.push_back({e, kernel});
+  }
+}
+
+void RuntimeCore::keep_kernel_locked(std::size_t partition, std::size_t device, const Event& e,
+                                     const std::shared_ptr<const CompiledKernel>& kernel,
+                                     bool deferred, bool coherent) {
+  if (coherent) {
+    if (deferred) deferred_scratch_[partition] = e;
+    last_kernel_[device] = e;
+  }
+  track(e, kernel);
+}
+
+void RuntimeCore::record_failed_deferred_launch_locked(std::span<const PartitionUses> plan) {
+  settle_deferred_records_locked();
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (!deferred_scratch_[i].is_null()) record_accesses(plan[i], deferred_scratch_[i]);
+  }
+  deferred_scratch_.clear();
+}
+
+void RuntimeCore::keep_deferred_kernels_locked(RepeatableLaunch& entry, std::size_t partitions,
+                                               std::uint64_t number) {
+  // Moved one by one (the scratch list stays null-filled for the next launch): cheaper than
+  // swapping the lists and clearing and refilling the scratch one at every repeat.
+  if (entry.deferred_kernels.size() != partitions) entry.deferred_kernels.resize(partitions);
+  for (std::size_t i = 0; i < partitions; ++i) {
+    entry.deferred_kernels[i] = std::move(deferred_scratch_[i]);
+  }
+  entry.deferred_run = number;
+  deferred_pending_ = true;
+  ++deferred_record_launches_;
 }
 
 std::size_t RuntimeCore::inflight_operations() const {
@@ -650,15 +689,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   } catch (...) {
     lean_capture_ = nullptr;
     if (lean_next) entry->lean.clear();
-    if (ordering == Ordering::chained_deferred) {
-      // The kernels enqueued before the failure are the newest accesses: recorded after the
-      // deferred runs before them, so later operations wait for them.
-      settle_deferred_records_locked();
-      for (std::size_t i = 0; i < plan.size(); ++i) {
-        if (!deferred_scratch_[i].is_null()) record_accesses(plan[i], deferred_scratch_[i]);
-      }
-      deferred_scratch_.clear();
-    }
+    if (ordering == Ordering::chained_deferred) record_failed_deferred_launch_locked(plan);
     throw;
   }
   if (ordering == Ordering::hazards) chained_after_ = number;
@@ -673,16 +704,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (repeat) {
     entry->last_run = number;
     if (ordering == Ordering::chained_deferred) {
-      // Moved one by one (the scratch list stays null-filled for the next launch): cheaper than
-      // swapping the lists and clearing and refilling the scratch one at every repeat.
-      if (entry->deferred_kernels.size() != plan.size())
-        entry->deferred_kernels.resize(plan.size());
-      for (std::size_t i = 0; i < plan.size(); ++i) {
-        entry->deferred_kernels[i] = std::move(deferred_scratch_[i]);
-      }
-      entry->deferred_run = number;
-      deferred_pending_ = true;
-      ++deferred_record_launches_;
+      keep_deferred_kernels_locked(*entry, plan.size(), number);
     }
     ++repeated_launches_;
     if (found + 1 != repeatable_.size()) ++cycle_repeats_;
@@ -801,10 +823,8 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
           previous.is_null() ? std::span<const Event>() : std::span<const Event>(&previous, 1);
       ++kernel_waits_.kernels;
       kernel_waits_.events += deps.size();
-      Event e = registry_.at(p.device).launch_without_times(*lean.kernel, p.range, lean.args, deps);
-      deferred_scratch_[i] = e;
-      last_kernel_[p.device] = e;
-      track(e, lean.kernel);
+      Event e = lean.device->launch_without_times(*lean.kernel, p.range, lean.args, deps);
+      keep_kernel_locked(i, p.device, e, lean.kernel, true, true);
       if (n == 1) {
         only = std::move(e);
       } else {
@@ -813,22 +833,14 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
     }
   } catch (...) {
     // As launch_partitioned: the kernels enqueued before the failure are the newest accesses.
-    settle_deferred_records_locked();
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!deferred_scratch_[i].is_null()) record_accesses(entry.plan[i], deferred_scratch_[i]);
-    }
-    deferred_scratch_.clear();
+    record_failed_deferred_launch_locked(entry.plan);
     lean_entry_ = nullptr;
     throw;
   }
   context_.memory->settle();
   ++launches_leaving_directory_;
   entry.last_run = number;
-  if (entry.deferred_kernels.size() != n) entry.deferred_kernels.resize(n);
-  for (std::size_t i = 0; i < n; ++i) entry.deferred_kernels[i] = std::move(deferred_scratch_[i]);
-  entry.deferred_run = number;
-  deferred_pending_ = true;
-  ++deferred_record_launches_;
+  keep_deferred_kernels_locked(entry, n, number);
   ++repeated_launches_;
   ++repeats_leaving_directory_;
   repeat_after_operation_ = operations_;
@@ -1602,8 +1614,10 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
           break;
       }
     }
+    Device& device = registry_.at(p.device);
     if (lean_capture_ != nullptr) {
       LeanPartition& lean = (*lean_capture_)[static_cast<std::size_t>(&pu - plan.data())];
+      lean.device = &device;
       lean.kernel = pitched ? p.pitched_kernel : rewritten ? p.rebased_kernel : p.kernel;
       lean.args.assign(kargs.begin(), kargs.begin() + static_cast<std::ptrdiff_t>(arg_count));
     }
@@ -1612,7 +1626,6 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     kernel_waits_.events += deps.size();
     // Only the platform's profiled commands (partition_events) and the trace ask a kernel's
     // event when it ran: the others' drivers may leave their events without times.
-    Device& device = registry_.at(p.device);
     const std::span<const KernelArg> launch_args(kargs.data(), arg_count);
     Event e = partition_events != nullptr || trace_
                   ? device.launch(kernel, p.range, launch_args, deps)
@@ -1621,11 +1634,10 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
     }
     measurement_.record_kernel(p.device, e);
-    if (measurement_.coherent()) {
+    const bool coherent = measurement_.coherent();
+    if (coherent) {
       if (ordering == Ordering::periodic) period_.chain[pu.agent].assign(1, e);
-      if (deferred) {
-        deferred_scratch_[static_cast<std::size_t>(&pu - plan.data())] = e;
-      } else {
+      if (!deferred) {
         for (std::size_t i = 0; i < pu.uses.size(); ++i) {
           // The write shadows the read of the same bytes (record_write would cut them from the
           // read's record at once): only the bytes read and not written are recorded as a read.
@@ -1638,11 +1650,14 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
           tracker.record_write(pu.uses[i].written, e);
         }
       }
-      last_kernel_[p.device] = e;
     }
     if (partition_events != nullptr) partition_events->push_back(e);
     // The kernel lives until it has run.
-    track(e, pitched ? p.pitched_kernel : rewritten ? p.rebased_kernel : p.kernel);
+    keep_kernel_locked(static_cast<std::size_t>(&pu - plan.data()), p.device, e,
+                       pitched     ? p.pitched_kernel
+                       : rewritten ? p.rebased_kernel
+                                   : p.kernel,
+                       deferred, coherent);
     if (plan.size() == 1) {
       only = std::move(e);
     } else {

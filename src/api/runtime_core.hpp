@@ -311,11 +311,21 @@ class RuntimeCore {
   /// Remembers an operation until it has finished (finish() and the destructor wait for it);
   /// `kernel`, for a launch, is kept alive as long (a driver may use the kernel object until the
   /// launch has run), without a completion callback per launch.
-  void track(const Event& e, std::shared_ptr<const CompiledKernel> kernel = nullptr);
+  void track(const Event& e, const std::shared_ptr<const CompiledKernel>& kernel = nullptr);
+  /// Where a launch keeps a partition's kernel once enqueued (submit_kernels, launch_again): a
+  /// deferred launch's in deferred_scratch_[partition], in the coherent modes as its device's
+  /// last kernel, and in flight with its kernel object (track).
+  void keep_kernel_locked(std::size_t partition, std::size_t device, const Event& e,
+                          const std::shared_ptr<const CompiledKernel>& kernel, bool deferred,
+                          bool coherent);
 
   // The steps of launch_partitioned (runtime.cpp says what each does).
   struct BufferUse;
   struct PartitionUses;
+  /// A chained deferred launch whose driver failed after enqueuing some of its kernels (their
+  /// events in deferred_scratch_): they are the newest accesses, recorded after the deferred runs
+  /// before them so later operations wait for them.
+  void record_failed_deferred_launch_locked(std::span<const PartitionUses> plan);
   std::vector<PartitionUses> check_partitions(std::span<const LaunchArg> args,
                                               std::span<const LaunchPartition> partitions) const;
   static void check_disjoint_writes(std::span<const PartitionUses> plan);
@@ -397,6 +407,7 @@ class RuntimeCore {
   // The lean repeat (launch_again): a partition's kernel and driver arguments as its entry's
   // last run passed them to its device.
   struct LeanPartition {
+    Device* device = nullptr;  // the partition's (registry_'s devices live as long as this)
     std::shared_ptr<const CompiledKernel> kernel;
     std::vector<KernelArg> args;
   };
@@ -449,6 +460,10 @@ class RuntimeCore {
   std::vector<RepeatableLaunch*> settle_order_;  // scratch of settle_deferred_records_locked
   std::vector<Event> deferred_scratch_;          // a deferred launch's kernels, until all ran
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
+  // A chained deferred run `number` of entry enqueued all its kernels (deferred_scratch_): they
+  // become the entry's deferred records (launch_partitioned, launch_again).
+  void keep_deferred_kernels_locked(RepeatableLaunch& entry, std::size_t partitions,
+                                    std::uint64_t number);
   // The lean repeat (launch_again): the entry whose last run was the previous operation and may
   // run again lean, valid only while operations_ == lean_after_ (no operation since: entries are
   // destroyed only by launches, after they counted).

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <exception>
 #include <optional>
 
 #include <unimem/errors.hpp>
@@ -299,6 +300,49 @@ bool same_lean_launch(const _cl_kernel::LeanLaunch& lean, cl_device_id device, c
     }
   }
   return true;
+}
+
+// The lean repeat of EnqueueNDRangeKernel (see there): CL_SUCCESS or the launch's error when
+// the call was the kernel's LeanLaunch again and the runtime repeated it, nullopt when it goes the
+// normal way. The kernel's lock is held through the launch: the ticket and the tally are used
+// where they are (no copies), and no other thread replaces them meanwhile (the kernel's lock
+// comes before the runtime's; nothing takes them the other way round).
+std::optional<cl_int> try_lean_repeat(cl_command_queue q, cl_kernel kernel, cl_uint dims,
+                                      const size_t* offset, const size_t* global,
+                                      const size_t* local) {
+  std::optional<Event> done;
+  std::exception_ptr failure;
+  {
+    std::lock_guard lock(kernel->mutex);
+    if (!kernel->lean || kernel->launch_args != kernel->lean->args ||
+        kernel->args_live_at != mems_destroyed() ||
+        !same_lean_launch(*kernel->lean, q->device, dims, offset, global, local)) {
+      return std::nullopt;
+    }
+    _cl_kernel::LeanLaunch& lean = *kernel->lean;
+    try {
+      done = kernel->built->core().launch_again(lean.ticket);
+      if (done) {
+        if (!lean.tally) lean.tally = PlatformState::get().new_tally(kernel->name, lean.plan);
+        lean.tally->launches.fetch_add(1, std::memory_order_relaxed);
+      }
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  if (failure) {
+    // Outside the kernel's lock: the context's callback may call back into the platform.
+    try {
+      std::rethrow_exception(failure);
+    } catch (...) {
+      return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+    }
+  }
+  if (!done) return std::nullopt;
+  std::lock_guard lock(q->mutex);
+  prune_amortized(q);
+  if (!done->is_null()) q->anonymous.push_back(std::move(*done));
+  return CL_SUCCESS;
 }
 
 // The work-group size of a launch that leaves it to the implementation (local_work_size NULL)
@@ -696,34 +740,11 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   // else), and submit_anonymous runs launch_kernel: ProgramCore::launch, which repeats the
   // ticket's launch, and the run report. ProgramCore::launch_again makes that launch when the
   // runtime says it would be exactly the repeat of its previous operation, and this counts it in
-  // the report and keeps its event in the queue as submit_anonymous does; otherwise nothing was
-  // done and the call goes on as any other.
+  // the report (the LeanLaunch's tally) and keeps its event in the queue as submit_anonymous
+  // does; otherwise nothing was done and the call goes on as any other.
   if (event == nullptr && n == 0 && list == nullptr && !q->defers.load()) {
-    std::shared_ptr<const void> ticket;
-    std::shared_ptr<const LaunchPlan> plan;
-    {
-      std::lock_guard lock(kernel->mutex);
-      if (kernel->lean && kernel->launch_args == kernel->lean->args &&
-          kernel->args_live_at == mems_destroyed() &&
-          same_lean_launch(*kernel->lean, q->device, dims, offset, global, local)) {
-        ticket = kernel->lean->ticket;
-        plan = kernel->lean->plan;
-      }
-    }
-    if (ticket) {
-      std::optional<Event> done;
-      try {
-        done = kernel->built->core().launch_again(ticket);
-      } catch (...) {
-        return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
-      }
-      if (done) {
-        PlatformState::get().record_launch(kernel->name, plan);
-        std::lock_guard lock(q->mutex);
-        prune_amortized(q);
-        if (!done->is_null()) q->anonymous.push_back(std::move(*done));
-        return CL_SUCCESS;
-      }
+    if (const std::optional<cl_int> e = try_lean_repeat(q, kernel, dims, offset, global, local)) {
+      return *e;
     }
   }
   NDRange range;

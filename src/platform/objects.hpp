@@ -98,6 +98,15 @@ struct CommandRecord : std::enable_shared_from_this<CommandRecord> {
 const cl_icd_dispatch* dispatch_table();
 void register_object(const void* object, ObjectKind kind);
 
+/// The lean repeats of one kernel's LeanLaunch not yet in the run report: each adds one here (an
+/// atomic add, no lock) and PlatformState adds them to the report when it is read
+/// (PlatformState::new_tally, launch_counts, write_report).
+struct LaunchTally {
+  std::string kernel;
+  std::shared_ptr<const LaunchPlan> plan;
+  std::atomic<std::uint64_t> launches{0};
+};
+
 }  // namespace unimem::platform
 
 struct _cl_platform_id {
@@ -237,6 +246,8 @@ struct _cl_kernel {
     std::shared_ptr<const std::vector<unimem::Arg>> args;
     std::shared_ptr<const void> ticket;
     std::shared_ptr<const unimem::LaunchPlan> plan;
+    /// Its lean repeats for the run report (made by the first one).
+    std::shared_ptr<unimem::platform::LaunchTally> tally;
   };
   std::optional<LeanLaunch> lean;
 };

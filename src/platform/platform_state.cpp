@@ -2,6 +2,7 @@
 
 #include "platform/platform_state.hpp"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -240,16 +241,46 @@ void PlatformState::record_launch(const std::string& kernel,
 
 void PlatformState::launch_counts(std::uint64_t& launches, std::uint64_t& split) {
   std::lock_guard lock(report_mutex_);
-  count_pending_launches();
+  count_all_launches();
   launches = report_.launches;
   split = report_.split_launches;
+}
+
+std::shared_ptr<LaunchTally> PlatformState::new_tally(const std::string& kernel,
+                                                      std::shared_ptr<const LaunchPlan> plan) {
+  auto tally = std::make_shared<LaunchTally>();
+  tally->kernel = kernel;
+  tally->plan = std::move(plan);
+  std::lock_guard lock(report_mutex_);
+  if (tallies_.size() >= prune_tallies_at_) {
+    count_all_launches();  // drops the tallies nothing else holds
+    prune_tallies_at_ = 2 * tallies_.size() + 16;
+  }
+  tallies_.push_back(tally);
+  return tally;
 }
 
 void PlatformState::count_pending_launches() {
   const std::uint64_t n = pending_launches_;
   pending_launches_ = 0;
-  if (n == 0 || !pending_plan_) return;
-  const LaunchPlan& plan = *pending_plan_;
+  if (n != 0 && pending_plan_) count_launches(pending_kernel_, *pending_plan_, n);
+}
+
+void PlatformState::count_all_launches() {
+  count_pending_launches();
+  // A tally only this list holds gets no more launches: counted a last time, it goes. (The
+  // fence: its holder's adds happened before it let go, whose release the count read shows.)
+  std::erase_if(tallies_, [this](const std::shared_ptr<LaunchTally>& t) {
+    const bool last = t.use_count() == 1;
+    if (last) std::atomic_thread_fence(std::memory_order_acquire);
+    const std::uint64_t launches = t->launches.exchange(0, std::memory_order_relaxed);
+    if (launches != 0) count_launches(t->kernel, *t->plan, launches);
+    return last;
+  });
+}
+
+void PlatformState::count_launches(const std::string& kernel, const LaunchPlan& plan,
+                                   std::uint64_t n) {
   report_.launches += n;
   if (plan.partitions.size() > 1) report_.split_launches += n;
   for (const LaunchPartition& p : plan.partitions) {
@@ -257,13 +288,13 @@ void PlatformState::count_pending_launches() {
   }
   if (plan.fallback_reason.empty()) return;
   for (auto& f : report_.fallbacks) {
-    if (f.kernel == pending_kernel_ && f.reason == plan.fallback_reason) {
+    if (f.kernel == kernel && f.reason == plan.fallback_reason) {
       f.count += n;
       return;
     }
   }
   if (report_.fallbacks.size() < 100) {
-    report_.fallbacks.push_back({pending_kernel_, plan.fallback_reason, n});
+    report_.fallbacks.push_back({kernel, plan.fallback_reason, n});
   }
 }
 
@@ -286,7 +317,7 @@ void PlatformState::write_report() {
   const TransferStats stats = runtime_->stats();
   {
     std::lock_guard lock(report_mutex_);
-    count_pending_launches();
+    count_all_launches();
     j["launches"] = report_.launches;
     j["split_launches"] = report_.split_launches;
     j["partitions_per_device"] = report_.partitions_per_device;

@@ -82,6 +82,10 @@ class PlatformState {
 
   /// Counts a launch in the run report.
   void record_launch(const std::string& kernel, const std::shared_ptr<const LaunchPlan>& plan);
+  /// A tally for the lean repeats of one launch (kernel, plan): what it counts is in the report
+  /// whenever the report is read. The platform keeps it until its holder lets go of it.
+  [[nodiscard]] std::shared_ptr<LaunchTally> new_tally(const std::string& kernel,
+                                                       std::shared_ptr<const LaunchPlan> plan);
   /// The report's launches and split_launches so far (unimem_platform_launch_counts).
   void launch_counts(std::uint64_t& launches, std::uint64_t& split);
   /// Writes the report to UNIMEM_REPORT (when set). Called at exit.
@@ -103,6 +107,10 @@ class PlatformState {
   std::vector<cl_device_id> exposed_;
   /// Adds the pending launches of one plan to report_ (report_mutex_ held).
   void count_pending_launches();
+  /// The same and every tally's launches (report_mutex_ held).
+  void count_all_launches();
+  /// Adds n launches of `kernel` with `plan` to report_ (report_mutex_ held).
+  void count_launches(const std::string& kernel, const LaunchPlan& plan, std::uint64_t n);
 
   DeviceClocks device_clocks_;
   std::mutex report_mutex_;
@@ -112,6 +120,9 @@ class PlatformState {
   std::shared_ptr<const LaunchPlan> pending_plan_;
   std::string pending_kernel_;
   std::uint64_t pending_launches_ = 0;
+  // The lean repeats' tallies (new_tally); one only the platform holds is dropped once counted.
+  std::vector<std::shared_ptr<LaunchTally>> tallies_;
+  std::size_t prune_tallies_at_ = 16;
 };
 
 /// Answers a clGet*Info query with `n` bytes at `data` (OpenCL's param_value rules).

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <unimem/program.hpp>
@@ -707,6 +709,41 @@ std::vector<Step> lean_script(std::uint32_t seed) {
     }
   }
   return script;
+}
+
+// A kernel lives until its launches have run (RuntimeCore::track; a kernel launched again is
+// held by its newest in-flight entry only): launched twice in a row without a token (nothing but
+// the in-flight list keeps it then) and dropped by the caller while its first launch still
+// runs, it is alive until both have run.
+TEST(KernelLifetime, AKernelLaunchedTwiceLivesWhileItsLaunchesRun) {
+  Runtime rt(make_host_devices(1), RuntimeOptions{UpdateStrategy::lazy});
+  const BufferId b = rt.create_buffer(kGrid, "grid");
+  const std::vector<std::uint8_t> zeros(kGrid, 0);
+  rt.write_blocking(b, 0, std::as_bytes(std::span(zeros)));
+  std::atomic<bool> go{false};
+  auto kernel = std::make_shared<HostKernel>("wait", [&go](const HostKernelContext& ctx) {
+    while (!go.load()) std::this_thread::yield();
+    ctx.buffer<std::uint8_t>(0)[0] += 1;
+  });
+  const std::weak_ptr<const CompiledKernel> alive = kernel;
+  {
+    std::vector<LaunchArg> args = {LaunchArg::of_buffer(b, {}, {})};
+    LaunchPartition p;
+    p.device = 0;
+    p.kernel = kernel;
+    p.range.dims = 1;
+    p.range.global[0] = kGrid;
+    p.accesses[0] = AccessBytes{IntervalSet{{0, kGrid}}, IntervalSet{{0, kGrid}}, {}};
+    const std::vector<LaunchPartition> partitions{p};
+    rt.core().launch_partitioned(args, partitions);
+    rt.core().launch_partitioned(args, partitions);
+  }
+  kernel.reset();
+  EXPECT_FALSE(alive.expired()) << "the kernel went while its launches wait to run";
+  go.store(true);
+  std::uint8_t first = 0;
+  rt.read_blocking(b, 0, std::as_writable_bytes(std::span(&first, 1)));
+  EXPECT_EQ(first, 2);
 }
 
 TEST(LeanRepeatRandomTest, RunsOfALaunchBrokenAtRandomLeaveWhatTheRepeatPathLeaves) {

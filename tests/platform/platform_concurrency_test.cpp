@@ -4,10 +4,15 @@
 // (scripts/test.sh: label platform-concurrency).
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "platform/platform_test_environment.hpp"
@@ -27,6 +32,25 @@ cl_platform_id unimem_platform() {
     if (std::string(name) == "unimem") return p;
   }
   return nullptr;
+}
+
+// The platform's run report so far: {launches, lean repeats} (unimem_platform_launch_counts and
+// unimem_platform_lean_launches of the platform library the loader loaded).
+std::pair<std::uint64_t, std::uint64_t> platform_launches_and_lean() {
+  void* library = ::dlopen(UNIMEM_PLATFORM_LIBRARY_BUILD, RTLD_NOW | RTLD_NOLOAD);
+  EXPECT_NE(library, nullptr) << "the platform library is not loaded";
+  if (library == nullptr) return {0, 0};
+  using Counts = void (*)(std::uint64_t*, std::uint64_t*);
+  using Lean = std::uint64_t (*)();
+  auto counts = reinterpret_cast<Counts>(::dlsym(library, "unimem_platform_launch_counts"));
+  auto lean = reinterpret_cast<Lean>(::dlsym(library, "unimem_platform_lean_launches"));
+  EXPECT_NE(counts, nullptr);
+  EXPECT_NE(lean, nullptr);
+  std::uint64_t launches = 0, split = 0;
+  if (counts != nullptr) counts(&launches, &split);
+  const std::uint64_t repeats = lean != nullptr ? lean() : 0;
+  ::dlclose(library);
+  return {launches, repeats};
 }
 
 TEST(PlatformConcurrency, ThreadsWithTheirOwnAndSharedQueuesGetTheirOwnResults) {
@@ -86,6 +110,86 @@ TEST(PlatformConcurrency, ThreadsWithTheirOwnAndSharedQueuesGetTheirOwnResults) 
   for (auto& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
   clReleaseCommandQueue(shared);
+  clReleaseProgram(program);
+  clReleaseContext(context);
+}
+
+// Several threads launch one kernel over one buffer, each on its own queue: through a cl_kernel
+// they share and through their own, released and made again every 50 launches, while a reader
+// asks the run report meanwhile. The platform runs most of them as lean repeats (each thread's
+// kernel lock held through its launch; the report counts them per LeanLaunch, added when read,
+// also once the kernel is gone). Every launch runs once (each element counts them) and the report
+// counts each once. Runs under TSan (label platform-concurrency).
+TEST(PlatformConcurrency, LaunchesOfOneKernelFromSeveralThreadsEachRunAndAreCountedOnce) {
+  ASSERT_TRUE(kEnvironment);
+  cl_platform_id platform = unimem_platform();
+  ASSERT_NE(platform, nullptr);
+  cl_device_id device = nullptr;
+  ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
+  cl_int e = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  const char* source = "__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }";
+  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
+  ASSERT_EQ(clBuildProgram(program, 1, &device, "", nullptr, nullptr), CL_SUCCESS);
+  constexpr int kThreads = 4;
+  constexpr int kLaunches = 300;  // per thread
+  constexpr std::size_t kItems = 256;
+  std::vector<int> zero(kItems, 0);
+  cl_mem buffer =
+      clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), zero.data(), &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_kernel shared = clCreateKernel(program, "add_one", &e);
+  ASSERT_EQ(clSetKernelArg(shared, 0, sizeof buffer, &buffer), CL_SUCCESS);
+  const auto [launches_before, lean_before] = platform_launches_and_lean();
+  std::vector<int> failed_calls(kThreads, 0);
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done.load()) (void)platform_launches_and_lean();
+  });
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      cl_int err = CL_SUCCESS;
+      cl_command_queue queue = clCreateCommandQueue(context, device, 0, &err);
+      cl_kernel own = nullptr;
+      const std::size_t global = kItems, local = 64;
+      for (int i = 0; i < kLaunches; ++i) {
+        if (i % 50 == 0) {
+          if (own != nullptr) clReleaseKernel(own);
+          own = clCreateKernel(program, "add_one", &err);
+          failed_calls[t] += clSetKernelArg(own, 0, sizeof buffer, &buffer) != CL_SUCCESS;
+        }
+        cl_kernel kernel = (i / 25) % 2 == 0 ? shared : own;
+        failed_calls[t] += clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0,
+                                                  nullptr, nullptr) != CL_SUCCESS;
+      }
+      failed_calls[t] += clFinish(queue) != CL_SUCCESS;
+      clReleaseKernel(own);
+      clReleaseCommandQueue(queue);
+    });
+  }
+  for (auto& th : threads) th.join();
+  done.store(true);
+  reader.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failed_calls[t], 0) << "thread " << t;
+  cl_command_queue queue = clCreateCommandQueue(context, device, 0, &e);
+  std::vector<int> result(kItems, -1);
+  ASSERT_EQ(clEnqueueReadBuffer(queue, buffer, CL_TRUE, 0, kItems * sizeof(int), result.data(), 0,
+                                nullptr, nullptr),
+            CL_SUCCESS);
+  for (std::size_t i = 0; i < kItems; ++i) {
+    ASSERT_EQ(result[i], kThreads * kLaunches) << "element " << i;
+  }
+  const auto [launches_after, lean_after] = platform_launches_and_lean();
+  std::printf("platform concurrency: %llu of %d launches were lean repeats\n",
+              static_cast<unsigned long long>(lean_after - lean_before), kThreads * kLaunches);
+  EXPECT_EQ(launches_after - launches_before, static_cast<std::uint64_t>(kThreads * kLaunches))
+      << "the run report counts another number of launches than ran";
+  EXPECT_GT(lean_after - lean_before, 0U) << "no launch was a lean repeat";
+  clReleaseCommandQueue(queue);
+  clReleaseKernel(shared);
+  clReleaseMemObject(buffer);
   clReleaseProgram(program);
   clReleaseContext(context);
 }

@@ -395,7 +395,8 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   // use it are outstanding).
   // Kernels rarely take more than a few buffers: no allocation for them on every launch.
   constexpr std::size_t kInlineArgs = 16;
-  std::array<cl_mem, kInlineArgs> inline_buffers{};
+  // Not initialised: an entry is read only for a buffer argument, after the loop below set it.
+  std::array<cl_mem, kInlineArgs> inline_buffers;  // NOLINT(cppcoreguidelines-pro-type-member-init)
   std::vector<cl_mem> many_buffers;
   if (args.size() > kInlineArgs) many_buffers.assign(args.size(), nullptr);
   cl_mem* const buffers = args.size() > kInlineArgs ? many_buffers.data() : inline_buffers.data();
@@ -444,16 +445,19 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     views.list.push_back(view);
     buffers[i] = view;
   }
+  // All three copied (OpenCL reads the first dims): fixed-size copies, no memcpy calls.
   std::array<size_t, 3> offset{}, global{}, local{};
-  bool local_given = false;
-  for (std::uint32_t d = 0; d < range.dims; ++d) {
+  for (std::uint32_t d = 0; d < 3; ++d) {
     offset[d] = range.offset[d];
     global[d] = range.global[d];
     local[d] = range.local[d];
-    local_given = local_given || range.local[d] != 0;
   }
+  bool local_given = false;
   bool empty = false;
-  for (std::uint32_t d = 0; d < range.dims; ++d) empty = empty || global[d] == 0;
+  for (std::uint32_t d = 0; d < range.dims; ++d) {
+    local_given = local_given || range.local[d] != 0;
+    empty = empty || global[d] == 0;
+  }
   if (empty) return when_all(deps);  // nothing to run; OpenCL would reject a zero size
 
   const auto detail = [&] {
@@ -477,13 +481,6 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   // (POCL does not fail the later commands of an in-order queue, nor a marker after them), so a
   // kernel without a cl_event must have nothing in its wait list: then, by induction over the
   // queue, no dependency of a kernel without a cl_event can have failed.
-  std::optional<WaitList> wait_list;
-  if (!ordered) {
-    wait_list.emplace(context_->handle(), deps, *text, kernels_.get());
-    if (auto failed = wait_list->failed_dependency()) return failed_event(std::move(failed));
-  }
-  const cl_uint wait_count = wait_list ? wait_list->size() : 0;
-  const cl_event* const wait_events = wait_list ? wait_list->data() : nullptr;
   cl_event event = nullptr;
   std::uint64_t sequence = 0;
   void* event_block = nullptr;  // for the QueuedKernelEventState (event_blocks)
@@ -552,10 +549,18 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     lock.unlock();  // the arguments are captured
     return status;
   };
-  own_event = own_event || wait_count != 0;
-  check(enqueue(wait_count, wait_events, own_event ? &event : nullptr), "clEnqueueNDRangeKernel",
-        detail);
-  if (wait_list) wait_list->arm();
+  if (ordered) {
+    check(enqueue(0, nullptr, own_event ? &event : nullptr), "clEnqueueNDRangeKernel", detail);
+  } else {
+    // Built only here: an ordered launch (a chained one, the lean repeat's) does not even
+    // initialise one.
+    WaitList wait_list(context_->handle(), deps, *text, kernels_.get());
+    if (auto failed = wait_list.failed_dependency()) return failed_event(std::move(failed));
+    own_event = own_event || wait_list.size() != 0;
+    check(enqueue(wait_list.size(), wait_list.data(), own_event ? &event : nullptr),
+          "clEnqueueNDRangeKernel", detail);
+    wait_list.arm();
+  }
   Event result =
       own_event
           ? make_event(event, context_, text)
