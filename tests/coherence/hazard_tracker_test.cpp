@@ -745,10 +745,10 @@ TEST(HazardTrackerFoldedReads, RandomFoldedReadsWaitTransitivelyForWhatAByteMode
     std::vector<ByteModel> model(kBytes);
     std::uint64_t cursor = 0;  // where the ascending reads go on
     for (int op = 0; op < 400; ++op) {
-      const bool write = rng() % 4 == 0;
+      const bool write = rng() % 6 == 0;
       std::uint64_t begin = rng() % kBytes;
       std::uint64_t end = begin + 1 + rng() % std::min<std::uint64_t>(16, kBytes - begin);
-      if (!write && rng() % 3 != 0) {         // the next pivot row
+      if (!write && rng() % 6 != 0) {         // the next pivot row
         const std::uint64_t gap = rng() % 4;  // 0: touching the read before
         cursor = cursor + gap >= kBytes - 4 ? 0 : cursor + gap;
         begin = cursor;
@@ -828,7 +828,7 @@ TEST(HazardTrackerFoldedReads, RandomFoldedReadsWaitTransitivelyForWhatAByteMode
     for (auto& s : states) s->complete();
     EXPECT_TRUE(t.pending().empty());
   }
-  EXPECT_GT(folds, 500U);  // the test exercises the fold
+  EXPECT_GT(folds, 200U);  // the test exercises the fold
 }
 
 }  // namespace
