@@ -452,6 +452,7 @@ std::uint32_t HazardTracker::new_record(const Event& event, bool write) {
   rec.pieces = 0;
   rec.write = write;
   rec.ordered = false;
+  rec.in_tree = false;
   return r;
 }
 
@@ -473,6 +474,7 @@ void HazardTracker::add_piece(std::uint64_t begin, std::uint64_t end, std::uint3
   std::uint32_t& root = root_of(record);
   root = insert(root, p);
   ++records_[record].pieces;
+  records_[record].in_tree = true;
 }
 
 void HazardTracker::remove_piece(std::uint32_t p) {
@@ -529,7 +531,7 @@ bool HazardTracker::fold_into_run(const IntervalSet& bytes, const Event& event, 
   // A node of its own per interval that does not continue the last node: at most
   // kMaxFoldedNodes.
   const bool touches = bytes[0].begin == last.end;
-  if (rec.write || !rec.bytes.empty() ||
+  if (rec.write || rec.in_tree || !rec.bytes.empty() ||
       rec.pieces + bytes.interval_count() - (touches ? 1 : 0) > kMaxFoldedNodes) {
     return false;
   }

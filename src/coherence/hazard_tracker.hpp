@@ -122,6 +122,9 @@ class HazardTracker {
     // A read whose event waited for every write its bytes overlapped when it was recorded
     // (record_ordered_read, checked against the last deps_for_read).
     bool ordered = false;
+    // Some of its nodes sit in a tree (add_piece): a fold, which adds nodes after the run's last
+    // one only, may then not add to it (a tree node may lie beyond the run's last node).
+    bool in_tree = false;
     mutable std::uint64_t seen = 0;  // the query that last found it (one hit per query)
     mutable std::uint32_t hit = 0;   // its place in hits_ during that query
   };
@@ -149,8 +152,8 @@ class HazardTracker {
                       const std::span<const Event>* waited = nullptr);
   // The fold of record_ordered_read(bytes, event, waited): false (nothing done) unless bytes
   // (narrow) lie at or after the end of the run's last node, and that node's read record
-  // (narrow, at most kMaxFoldedNodes nodes after the fold) has an event in waited or known to
-  // have finished. Bytes touching the last node extend it.
+  // (narrow, every node in the run, at most kMaxFoldedNodes nodes after the fold) has an event
+  // in waited or known to have finished. Bytes touching the last node extend it.
   bool fold_into_run(const IntervalSet& bytes, const Event& event, bool ordered,
                      std::span<const Event> waited);
   // A folded record keeps every node it had: bounded, so that the run and the nodes kept alive

@@ -14,6 +14,8 @@ struct HazardTrackerTestAccess {
   static void append(HazardTracker& t, const IntervalSet& bytes, const Event& e, bool write) {
     t.append(bytes, e, write);
   }
+  // Sweeps the run's dead nodes now (as a tracker does once half of the run is dead).
+  static void compact_run(HazardTracker& t) { t.compact_run(); }
   // Sets the largest end the writes' tree's root holds for its subtree.
   static void set_write_root_bound(HazardTracker& t, std::uint64_t end) {
     t.pieces_.at(t.roots_[1]).max_end = end;
@@ -705,6 +707,29 @@ TEST(HazardTrackerFoldedReads, AdjacentRowsGrowOneNodeThatAWriteCuts) {
   for (auto& s : states) s->complete();
   sw->complete();
   EXPECT_TRUE(t.pending().empty());
+}
+
+// A write cutting a folded node leaves the rest in the reads' tree, possibly beyond the run's
+// last node once the cut node was swept out: no fold may then add a node touching it.
+TEST(HazardTrackerFoldedReads, ARecordWithNodesInTheTreeTakesNoFold) {
+  HazardTracker t;
+  auto [a, sa] = Event::make_manual();
+  auto [b, sb] = Event::make_manual();
+  auto [w, sw] = Event::make_manual();
+  auto [c, sc] = Event::make_manual();
+  t.record_ordered_read(IntervalSet{{100, 150}}, a, EventList{});
+  t.record_ordered_read(IntervalSet{{160, 191}}, b, EventList{a});  // folded: [100, 150) [160, 191)
+  EXPECT_EQ(t.folded_reads(), 1U);
+  t.record_write(IntervalSet{{155, 170}}, w);       // [170, 191) goes to the tree
+  detail::HazardTrackerTestAccess::compact_run(t);  // the run's last node is [100, 150) again
+  EXPECT_NO_THROW(t.check_invariants());
+  t.record_ordered_read(IntervalSet{{191, 192}}, c, EventList{b});
+  EXPECT_EQ(t.folded_reads(), 1U);
+  EXPECT_NO_THROW(t.check_invariants());
+  EventList deps;
+  t.deps_for_write(IntervalSet{{100, 200}}, deps);
+  EXPECT_EQ(deps, (EventList{b, w, c}));
+  for (auto* s : {&sa, &sb, &sw, &sc}) (*s)->complete();
 }
 
 TEST(HazardTrackerFoldedReads, AFoldedRecordStopsGrowingAtItsNodeLimit) {
