@@ -1644,9 +1644,12 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
           // Ordered: the kernel waited for what deps_for_read gave for them just above, so later
           // writes need not name the writes it waited for (the tracker checks that these bytes
           // lie within its last query and nothing was recorded since: split uses of one buffer
-          // may break that, and then the read is recorded as a plain one).
+          // may break that, and then the read is recorded as a plain one). deps is the kernel's
+          // whole wait list: the tracker may fold a read continuing its run of ascending reads
+          // into the newest one when that one's kernel is in the list (floyd-warshall's pivot
+          // rows: one record per tracker instead of one per launch).
           HazardTracker& tracker = pu.uses[i].buffer->tracker(pu.agent);
-          if (!read_only[i]->empty()) tracker.record_ordered_read(*read_only[i], e);
+          if (!read_only[i]->empty()) tracker.record_ordered_read(*read_only[i], e, deps);
           tracker.record_write(pu.uses[i].written, e);
         }
       }

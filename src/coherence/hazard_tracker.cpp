@@ -329,12 +329,21 @@ void HazardTracker::record_ordered_read(const IntervalSet& bytes, const Event& e
   record_read_as(bytes, event, ordered);
 }
 
-void HazardTracker::record_read_as(const IntervalSet& bytes, const Event& event, bool ordered) {
+void HazardTracker::record_ordered_read(const IntervalSet& bytes, const Event& event,
+                                        std::span<const Event> waited) {
+  const bool ordered = read_query_order_ == next_order_ && read_query_.contains(bytes);
+  record_read_as(bytes, event, ordered, &waited);
+}
+
+void HazardTracker::record_read_as(const IntervalSet& bytes, const Event& event, bool ordered,
+                                   const std::span<const Event>* waited) {
   prune();
   if (bytes.empty() || event.is_null()) return;
-  const std::uint32_t r = new_record(event, false);
-  records_[r].ordered = ordered;
-  if (!append_to_run(r, bytes)) add_bytes(r, bytes);
+  if (waited == nullptr || !fold_into_run(bytes, event, ordered, *waited)) {
+    const std::uint32_t r = new_record(event, false);
+    records_[r].ordered = ordered;
+    if (!append_to_run(r, bytes)) add_bytes(r, bytes);
+  }
   const Interval b = bounds_of(bytes);
   if (reads_after_write_.begin >= reads_after_write_.end) {
     reads_after_write_ = b;
@@ -443,6 +452,7 @@ std::uint32_t HazardTracker::new_record(const Event& event, bool write) {
   rec.pieces = 0;
   rec.write = write;
   rec.ordered = false;
+  rec.in_tree = false;
   return r;
 }
 
@@ -464,6 +474,7 @@ void HazardTracker::add_piece(std::uint64_t begin, std::uint64_t end, std::uint3
   std::uint32_t& root = root_of(record);
   root = insert(root, p);
   ++records_[record].pieces;
+  records_[record].in_tree = true;
 }
 
 void HazardTracker::remove_piece(std::uint32_t p) {
@@ -482,20 +493,65 @@ void HazardTracker::remove_piece(std::uint32_t p) {
 
 bool HazardTracker::append_to_run(std::uint32_t r, const IntervalSet& bytes) {
   if (!run_.empty() && bytes[0].begin < pieces_[run_.back()].end) return false;
-  const auto push = [&](std::uint64_t begin, std::uint64_t end) {
-    const std::uint32_t p = take_slot(pieces_, free_pieces_);
-    pieces_[p] = Piece{begin, end, end, r, 0, kNone, kNone, true};
-    run_.push_back(p);
-    ++records_[r].pieces;
-  };
   if (bytes.interval_count() > kWideIntervals) {  // one node over the bounds, as add_bytes
     records_[r].bytes = bytes;
     const Interval b = bounds_of(bytes);
-    push(b.begin, b.end);
+    push_run_node(r, b.begin, b.end);
   } else {
-    for (const Interval& i : bytes) push(i.begin, i.end);
+    for (const Interval& i : bytes) push_run_node(r, i.begin, i.end);
   }
   ++run_reads_;
+  return true;
+}
+
+void HazardTracker::push_run_node(std::uint32_t r, std::uint64_t begin, std::uint64_t end) {
+  const std::uint32_t p = take_slot(pieces_, free_pieces_);
+  pieces_[p] = Piece{begin, end, end, r, 0, kNone, kNone, true};
+  run_.push_back(p);
+  ++records_[r].pieces;
+}
+
+// Why a fold is sound. Let R be the run's newest read (event e_old, nodes N_old) and the new
+// read (event e, bytes B) start only after every event of waited. If e_old is in waited or has
+// finished, e finishes after e_old, so waiting for e waits for e_old: a later access that the
+// full path would order after R (it meets N_old) or after the new read (it meets B) is ordered
+// after both through the folded record, which holds N_old and B with e. Ordered (deps_for_write's
+// proof): a write W sharing a byte with N_old and older than the folded record is older than R
+// too (a write recorded after R would have cut R's bytes), so if R was ordered, e_old waited for
+// W and e does transitively; one sharing a byte of B is the new read's case. The folded record
+// is ordered only when both were. Its order is the new read's: nothing recorded before it is
+// taken for newer than it, and forget_before keeps it until e was waited for.
+bool HazardTracker::fold_into_run(const IntervalSet& bytes, const Event& event, bool ordered,
+                                  std::span<const Event> waited) {
+  if (run_.empty() || bytes.interval_count() > kWideIntervals) return false;
+  Piece& last = pieces_[run_.back()];
+  if (last.record == kNone || bytes[0].begin < last.end) return false;
+  const std::uint32_t r = last.record;
+  Record& rec = records_[r];
+  // A node of its own per interval that does not continue the last node: at most
+  // kMaxFoldedNodes.
+  const bool touches = bytes[0].begin == last.end;
+  if (rec.write || rec.in_tree || !rec.bytes.empty() ||
+      rec.pieces + bytes.interval_count() - (touches ? 1 : 0) > kMaxFoldedNodes) {
+    return false;
+  }
+  if (std::find(waited.begin(), waited.end(), rec.event) == waited.end() &&
+      !rec.event.known_complete()) {
+    return false;
+  }
+  rec.event = event;
+  rec.order = next_order_++;
+  rec.ordered = rec.ordered && ordered;
+  // A record's intervals never touch: bytes touching the last node extend it (pivot rows k and
+  // k + 1 of a matrix are adjacent), the others get nodes of their own.
+  auto i = bytes.begin();
+  if (touches) {
+    last.end = i->end;
+    last.max_end = i->end;
+    ++i;
+  }
+  for (; i != bytes.end(); ++i) push_run_node(r, i->begin, i->end);
+  ++folded_reads_;
   return true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include <unimem/event.hpp>
@@ -59,6 +60,15 @@ class HazardTracker {
   /// that query's (or the query had more than kRememberedIntervals intervals), the read is
   /// recorded as by record_read, and later writes wait for its writers themselves.
   void record_ordered_read(const IntervalSet& bytes, const Event& event);
+  /// record_ordered_read of a read whose event also starts only after every event of `waited`
+  /// (its whole wait list: a kernel's). A read that continues the run of ascending reads may
+  /// then be folded into the run's newest read when that read's event is in `waited` or known
+  /// to have finished: the record takes the new event and order and keeps the old nodes (a
+  /// device reading pivot row k, k + 1, ... of another device's half, each kernel after the
+  /// last: one record instead of one per row, which no prune pass has to ask). Later accesses
+  /// to the old bytes then wait for the newer event, which finishes after the old one.
+  void record_ordered_read(const IntervalSet& bytes, const Event& event,
+                           std::span<const Event> waited);
   void record_write(const IntervalSet& bytes, const Event& event);
 
   /// Every unfinished event (for waiting before the copy goes away).
@@ -73,6 +83,8 @@ class HazardTracker {
   [[nodiscard]] std::uint64_t covering_write_shortcuts() const { return shortcuts_; }
   /// Reads whose nodes went to the run (hazard_tracker.hpp: ascending reads; for tests).
   [[nodiscard]] std::uint64_t run_reads() const { return run_reads_; }
+  /// Reads folded into the run's newest read (record_ordered_read with a wait list; for tests).
+  [[nodiscard]] std::uint64_t folded_reads() const { return folded_reads_; }
   /// The recording order the next access gets: the accesses recorded so far are those before it.
   [[nodiscard]] std::uint64_t next_order() const { return next_order_; }
   /// Drops the accesses recorded before `order` (next_order() at some earlier time) without asking
@@ -110,6 +122,9 @@ class HazardTracker {
     // A read whose event waited for every write its bytes overlapped when it was recorded
     // (record_ordered_read, checked against the last deps_for_read).
     bool ordered = false;
+    // Some of its nodes sit in a tree (add_piece): a fold, which adds nodes after the run's last
+    // one only, may then not add to it (a tree node may lie beyond the run's last node).
+    bool in_tree = false;
     mutable std::uint64_t seen = 0;  // the query that last found it (one hit per query)
     mutable std::uint32_t hit = 0;   // its place in hits_ during that query
   };
@@ -132,7 +147,18 @@ class HazardTracker {
   void find_records(const IntervalSet& bytes, bool writes_only, bool with_pieces = false) const;
   // Whether nodes w (of a write) and r (of a read) share a byte, wide records' bytes checked.
   [[nodiscard]] bool nodes_share_bytes(std::uint32_t w, std::uint32_t r) const;
-  void record_read_as(const IntervalSet& bytes, const Event& event, bool ordered);
+  // waited: record_ordered_read's wait list (a fold may be tried), or null (none).
+  void record_read_as(const IntervalSet& bytes, const Event& event, bool ordered,
+                      const std::span<const Event>* waited = nullptr);
+  // The fold of record_ordered_read(bytes, event, waited): false (nothing done) unless bytes
+  // (narrow) lie at or after the end of the run's last node, and that node's read record
+  // (narrow, every node in the run, at most kMaxFoldedNodes nodes after the fold) has an event
+  // in waited or known to have finished. Bytes touching the last node extend it.
+  bool fold_into_run(const IntervalSet& bytes, const Event& event, bool ordered,
+                     std::span<const Event> waited);
+  // A folded record keeps every node it had: bounded, so that the run and the nodes kept alive
+  // by one unfinished event stay small (a new record starts after this many).
+  static constexpr std::uint32_t kMaxFoldedNodes = 64;
   // Fills piece_hits_ with the nodes (of both trees) that overlap bytes, each once.
   void find_pieces(const IntervalSet& bytes) const;
   // Calls f(node) for every node of tree `root` that overlaps bytes, at least once (a node that
@@ -165,6 +191,8 @@ class HazardTracker {
   // Gives read record r the nodes of bytes in the run if they all lie after its last node;
   // false (nothing done) otherwise.
   bool append_to_run(std::uint32_t r, const IntervalSet& bytes);
+  // Appends a node [begin, end) of read record r to the run (after its last node).
+  void push_run_node(std::uint32_t r, std::uint64_t begin, std::uint64_t end);
   // Drops the run's dead nodes and those of freed records (their nodes become free).
   void compact_run();
 
@@ -204,7 +232,8 @@ class HazardTracker {
   // of the one before it), dead ones (record kNone) included until compact_run.
   std::vector<std::uint32_t> run_;
   std::size_t run_dead_ = 0;
-  std::uint64_t run_reads_ = 0;  // run_reads()
+  std::uint64_t run_reads_ = 0;     // run_reads()
+  std::uint64_t folded_reads_ = 0;  // folded_reads()
   [[nodiscard]] std::uint32_t& root_of(std::uint32_t record) {
     return roots_[records_[record].write ? 1 : 0];
   }

@@ -14,6 +14,8 @@ struct HazardTrackerTestAccess {
   static void append(HazardTracker& t, const IntervalSet& bytes, const Event& e, bool write) {
     t.append(bytes, e, write);
   }
+  // Sweeps the run's dead nodes now (as a tracker does once half of the run is dead).
+  static void compact_run(HazardTracker& t) { t.compact_run(); }
   // Sets the largest end the writes' tree's root holds for its subtree.
   static void set_write_root_bound(HazardTracker& t, std::uint64_t end) {
     t.pieces_.at(t.roots_[1]).max_end = end;
@@ -602,6 +604,256 @@ TEST(HazardTrackerOrderedReads, RandomAccessesWaitTransitivelyForWhatAByteModelR
     for (auto& s : states) s->complete();
     EXPECT_TRUE(t.pending().empty());
   }
+}
+
+// A device reading pivot rows k = 0, 1, 2, ... of another device's half, each kernel waiting for
+// the last (floyd-warshall): the reads fold into one record, whose event is the newest.
+TEST(HazardTrackerFoldedReads, AChainOfAscendingReadsKeepsOneRecordWithTheNewestEvent) {
+  HazardTracker t;
+  std::vector<std::shared_ptr<ManualEventState>> states;
+  Event previous;
+  for (std::uint64_t k = 0; k < 10; ++k) {
+    const IntervalSet row{{k * 100, k * 100 + 10}};
+    EventList deps;
+    t.deps_for_read(row, deps);
+    if (!previous.is_null()) deps.push_back(previous);  // the device's last kernel
+    auto [e, s] = Event::make_manual();
+    states.push_back(s);
+    t.record_ordered_read(row, e, deps);
+    previous = e;
+  }
+  EXPECT_EQ(t.record_count(), 1U);
+  EXPECT_EQ(t.folded_reads(), 9U);
+  EXPECT_EQ(t.run_reads(), 1U);
+  EventList deps;
+  t.deps_for_write(IntervalSet{{0, 1000}}, deps);
+  EXPECT_EQ(deps, EventList{previous});  // which finishes after every read before it
+  // A write cutting the first row leaves the other rows to the folded record.
+  auto [w, sw] = Event::make_manual();
+  t.record_write(IntervalSet{{0, 10}}, w);
+  deps.clear();
+  t.deps_for_write(IntervalSet{{500, 510}}, deps);
+  EXPECT_EQ(deps, EventList{previous});
+  EXPECT_NO_THROW(t.check_invariants());
+  for (auto& s : states) s->complete();
+  sw->complete();
+  EXPECT_TRUE(t.pending().empty());
+}
+
+TEST(HazardTrackerFoldedReads, AReadWhoseEventDidNotWaitForTheNewestReadGetsItsOwnRecord) {
+  HazardTracker t;
+  auto [a, sa] = Event::make_manual();
+  auto [b, sb] = Event::make_manual();
+  auto [c, sc] = Event::make_manual();
+  auto [d, sd] = Event::make_manual();
+  auto [f, sf] = Event::make_manual();
+  t.record_ordered_read(IntervalSet{{0, 10}}, a, EventList{});
+  t.record_ordered_read(IntervalSet{{20, 30}}, b, EventList{c});  // waited for c, not a
+  EXPECT_EQ(t.record_count(), 2U);
+  EXPECT_EQ(t.folded_reads(), 0U);
+  EventList deps;
+  t.deps_for_write(IntervalSet{{0, 30}}, deps);
+  EXPECT_EQ(deps, (EventList{a, b}));
+  // Touching the last node after waiting for its read: the node grows.
+  t.record_ordered_read(IntervalSet{{30, 40}}, c, EventList{b});
+  EXPECT_EQ(t.record_count(), 2U);
+  EXPECT_EQ(t.folded_reads(), 1U);
+  deps.clear();
+  t.deps_for_write(IntervalSet{{25, 26}}, deps);
+  EXPECT_EQ(deps, EventList{c});
+  // A finished newest read may be folded into without being waited for.
+  sc->complete();
+  t.record_ordered_read(IntervalSet{{50, 60}}, d, EventList{});
+  EXPECT_EQ(t.folded_reads(), 2U);
+  // Not ascending: a record of its own (in the tree).
+  t.record_ordered_read(IntervalSet{{55, 65}}, f, EventList{d});
+  EXPECT_EQ(t.folded_reads(), 2U);
+  EXPECT_EQ(t.record_count(), 3U);
+  // The plain record_ordered_read never folds.
+  auto [g, sg] = Event::make_manual();
+  t.record_ordered_read(IntervalSet{{100, 110}}, g);
+  EXPECT_EQ(t.folded_reads(), 2U);
+  EXPECT_NO_THROW(t.check_invariants());
+  for (auto* s : {&sa, &sb, &sd, &sf, &sg}) (*s)->complete();
+}
+
+// floyd-warshall's rows are adjacent: one node grows over them, and a write cuts it as any node.
+TEST(HazardTrackerFoldedReads, AdjacentRowsGrowOneNodeThatAWriteCuts) {
+  HazardTracker t;
+  std::vector<std::shared_ptr<ManualEventState>> states;
+  Event previous;
+  for (std::uint64_t k = 0; k < 1000; ++k) {
+    EventList waited;
+    if (!previous.is_null()) waited.push_back(previous);
+    auto [e, s] = Event::make_manual();
+    states.push_back(s);
+    t.record_ordered_read(IntervalSet{{k * 64, (k + 1) * 64}}, e, waited);
+    previous = e;
+  }
+  EXPECT_EQ(t.record_count(), 1U);
+  EXPECT_EQ(t.folded_reads(), 999U);
+  auto [w, sw] = Event::make_manual();
+  EventList deps;
+  t.deps_for_write(IntervalSet{{500 * 64, 501 * 64}}, deps);
+  EXPECT_EQ(deps, EventList{previous});
+  t.record_write(IntervalSet{{500 * 64, 501 * 64}}, w);
+  EXPECT_NO_THROW(t.check_invariants());
+  deps.clear();
+  t.deps_for_write(IntervalSet{{500 * 64, 501 * 64}}, deps);
+  EXPECT_EQ(deps, EventList{w});
+  deps.clear();
+  t.deps_for_write(IntervalSet{{700 * 64, 701 * 64}}, deps);
+  EXPECT_EQ(deps, EventList{previous});
+  for (auto& s : states) s->complete();
+  sw->complete();
+  EXPECT_TRUE(t.pending().empty());
+}
+
+// A write cutting a folded node leaves the rest in the reads' tree, possibly beyond the run's
+// last node once the cut node was swept out: no fold may then add a node touching it.
+TEST(HazardTrackerFoldedReads, ARecordWithNodesInTheTreeTakesNoFold) {
+  HazardTracker t;
+  auto [a, sa] = Event::make_manual();
+  auto [b, sb] = Event::make_manual();
+  auto [w, sw] = Event::make_manual();
+  auto [c, sc] = Event::make_manual();
+  t.record_ordered_read(IntervalSet{{100, 150}}, a, EventList{});
+  t.record_ordered_read(IntervalSet{{160, 191}}, b, EventList{a});  // folded: [100, 150) [160, 191)
+  EXPECT_EQ(t.folded_reads(), 1U);
+  t.record_write(IntervalSet{{155, 170}}, w);       // [170, 191) goes to the tree
+  detail::HazardTrackerTestAccess::compact_run(t);  // the run's last node is [100, 150) again
+  EXPECT_NO_THROW(t.check_invariants());
+  t.record_ordered_read(IntervalSet{{191, 192}}, c, EventList{b});
+  EXPECT_EQ(t.folded_reads(), 1U);
+  EXPECT_NO_THROW(t.check_invariants());
+  EventList deps;
+  t.deps_for_write(IntervalSet{{100, 200}}, deps);
+  EXPECT_EQ(deps, (EventList{b, w, c}));
+  for (auto* s : {&sa, &sb, &sw, &sc}) (*s)->complete();
+}
+
+TEST(HazardTrackerFoldedReads, AFoldedRecordStopsGrowingAtItsNodeLimit) {
+  HazardTracker t;
+  std::vector<std::shared_ptr<ManualEventState>> states;
+  Event previous;
+  for (std::uint64_t k = 0; k < 100; ++k) {
+    EventList waited;
+    if (!previous.is_null()) waited.push_back(previous);
+    auto [e, s] = Event::make_manual();
+    states.push_back(s);
+    t.record_ordered_read(IntervalSet{{k * 10, k * 10 + 5}}, e, waited);
+    previous = e;
+  }
+  EXPECT_EQ(t.record_count(), 2U);  // 64 nodes, then a new record for the other 36
+  EXPECT_EQ(t.folded_reads(), 98U);
+  EXPECT_NO_THROW(t.check_invariants());
+  for (auto& s : states) s->complete();
+}
+
+// RandomAccessesWaitTransitivelyForWhatAByteModelRequires with reads that often continue a run
+// of ascending reads and often wait for the operation before them (a device's last kernel), so
+// that they fold: whatever a byte's model requires is still reached through the waits.
+TEST(HazardTrackerFoldedReads, RandomFoldedReadsWaitTransitivelyForWhatAByteModelRequires) {
+  constexpr std::uint64_t kBytes = 256;
+  std::uint64_t folds = 0;
+  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    HazardTracker t;
+    std::vector<std::shared_ptr<ManualEventState>> states;
+    std::vector<EventList> waited;  // per operation, the list it was submitted with
+    std::vector<Event> events;
+    struct ByteModel {
+      Event last_write;
+      std::vector<Event> reads_since;
+    };
+    std::vector<ByteModel> model(kBytes);
+    std::uint64_t cursor = 0;  // where the ascending reads go on
+    for (int op = 0; op < 400; ++op) {
+      const bool write = rng() % 6 == 0;
+      std::uint64_t begin = rng() % kBytes;
+      std::uint64_t end = begin + 1 + rng() % std::min<std::uint64_t>(16, kBytes - begin);
+      if (!write && rng() % 6 != 0) {         // the next pivot row
+        const std::uint64_t gap = rng() % 4;  // 0: touching the read before
+        cursor = cursor + gap >= kBytes - 4 ? 0 : cursor + gap;
+        begin = cursor;
+        end = begin + 1 + rng() % 3;
+        cursor = end;
+      }
+      const IntervalSet bytes{{begin, end}};
+      EventList deps;
+      if (write) {
+        t.deps_for_write(bytes, deps);
+      } else {
+        t.deps_for_read(bytes, deps);
+      }
+      const auto reach = [&](const EventList& from) {
+        std::vector<const void*> reached;
+        std::vector<Event> todo = from;
+        while (!todo.empty()) {
+          const Event e = todo.back();
+          todo.pop_back();
+          if (std::find(reached.begin(), reached.end(), e.state().get()) != reached.end()) {
+            continue;
+          }
+          reached.push_back(e.state().get());
+          const auto it = std::find(events.begin(), events.end(), e);
+          if (it != events.end()) {
+            const EventList& w = waited[static_cast<std::size_t>(it - events.begin())];
+            todo.insert(todo.end(), w.begin(), w.end());
+          }
+        }
+        return reached;
+      };
+      const std::vector<const void*> reached = reach(deps);
+      const auto waits_for = [&](const Event& e) {
+        return std::find(reached.begin(), reached.end(), e.state().get()) != reached.end();
+      };
+      for (std::uint64_t x = begin; x < end; ++x) {
+        const ByteModel& m = model[x];
+        if (!m.last_write.is_null() && !m.last_write.is_complete()) {
+          ASSERT_TRUE(waits_for(m.last_write)) << "op " << op << " byte " << x;
+        }
+        if (!write) continue;
+        for (const Event& r : m.reads_since) {
+          if (!r.is_complete()) {
+            ASSERT_TRUE(waits_for(r)) << "op " << op << " byte " << x;
+          }
+        }
+      }
+      // Often after the operation before it too, as a kernel after its device's last one.
+      if (!events.empty() && rng() % 4 != 0) deps.push_back(events.back());
+      auto [e, s] = Event::make_manual();
+      states.push_back(s);
+      events.push_back(e);
+      waited.push_back(deps);
+      if (write) {
+        ASSERT_NO_THROW(t.record_write(bytes, e)) << "op " << op;
+      } else {
+        ASSERT_NO_THROW(t.record_ordered_read(bytes, e, deps)) << "op " << op;
+      }
+      for (std::uint64_t x = begin; x < end; ++x) {
+        if (write) {
+          model[x] = ByteModel{e, {}};
+        } else {
+          model[x].reads_since.push_back(e);
+        }
+      }
+      // Finish a random earlier operation now and then, if what it waited for has finished.
+      if (rng() % 2 == 0) {
+        const std::size_t k = rng() % states.size();
+        const EventList& w = waited[k];
+        if (std::all_of(w.begin(), w.end(), [](const Event& d) { return d.is_complete(); })) {
+          states[k]->complete();
+        }
+      }
+      ASSERT_NO_THROW(t.check_invariants()) << "op " << op;
+    }
+    folds += t.folded_reads();
+    for (auto& s : states) s->complete();
+    EXPECT_TRUE(t.pending().empty());
+  }
+  EXPECT_GT(folds, 200U);  // the test exercises the fold
 }
 
 }  // namespace
