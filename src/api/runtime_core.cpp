@@ -1751,14 +1751,13 @@ void RuntimeCore::set_measurement(MeasurementMode mode) {
 }
 
 void RuntimeCore::finish() {
-  EventList all;  // finish_events_'s storage (taken and given back under mutex_)
+  EventList all;
   // Per buffer, the accesses its trackers held when `all` was gathered: all finished once it
   // has been waited for, so the trackers can drop them without asking each event (a buffer's
   // trackers hold about a thousand after a floyd-warshall run, and its release would ask again).
   std::vector<std::pair<std::uint32_t, SharedBuffer::AccessMarks>> marks;
   {
     std::lock_guard lock(mutex_);
-    all.swap(finish_events_);
     if (period_.phase == PeriodPhase::replaying) {
       // A replayed cycle stays replayed (finish() changes no state): its copies are in no
       // tracker yet, so the last replay of each step is waited for here (earlier ones ran
@@ -1773,10 +1772,8 @@ void RuntimeCore::finish() {
     } else {
       settle_deferred_records_locked();  // finish() forgets what it waited for: records first
     }
-    all.reserve(all.size() + inflight_.size() - inflight_head_);
-    for (std::size_t i = inflight_head_; i < inflight_.size(); ++i) {
-      all.push_back(inflight_[i].event);  // complete ones too: a failure is reported
-    }
+    const EventList running = inflight_events();  // complete ones too: a failure is reported
+    all.insert(all.end(), running.begin(), running.end());
     // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
     // an event costs a driver call even when it has finished, so each is listed once (its
     // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
@@ -1799,10 +1796,8 @@ void RuntimeCore::finish() {
     if (all.size() != inflight_count) all = first_occurrences(std::move(all));
   }
   wait_all(all);
-  all.clear();
   // Everything issued so far has finished: boxes merged away can go.
   std::lock_guard lock(mutex_);
-  if (all.capacity() > finish_events_.capacity()) finish_events_.swap(all);
   for (const auto& [id, b] : buffers_) b->reap_retired();
   for (const auto& [id, m] : marks) {
     if (auto it = buffers_.find(id); it != buffers_.end()) it->second->forget_accesses_before(m);

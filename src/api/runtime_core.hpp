@@ -387,10 +387,6 @@ class RuntimeCore {
   };
   std::vector<InFlight> inflight_;  // live from inflight_head_ on (track)
   std::size_t inflight_head_ = 0;
-  // The storage of the last finish()'s list of events to wait for, empty between calls: a run's
-  // finish lists a few hundred events, and a new list of that size each time made the C
-  // allocator merge its small free chunks (malloc_consolidate) at every call.
-  EventList finish_events_;
   // Every call that may change a buffer, the directory, residency or strategies counts here
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
