@@ -5,19 +5,15 @@
 // doubled). What must hold, with a backlog of launches held behind a gate on a host device:
 // - while the gate is closed, no launch behind it leaves the list;
 // - after the gate opens and finish(), one period of launches leaves only those launches;
-// - the results are those of the launches in order;
-// - finish() waits for every launch issued before it each time it is called, also when its list
-//   of events reuses the storage of the call before (RuntimeCore::finish_events_).
+// - the results are those of the launches in order.
 
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 #include <future>
 #include <memory>
 #include <span>
-#include <thread>
 #include <vector>
 
 #include <unimem/runtime.hpp>
@@ -90,38 +86,6 @@ TEST(InflightList, KeepsRunningLaunchesAndDropsFinishedOnesWithinOnePeriod) {
   const auto expected = static_cast<std::uint8_t>((backlog + period) & 0xFF);
   for (std::uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(host[i], expected) << "byte " << i;
   EXPECT_EQ(gated.runs.load(), static_cast<int>(backlog + period));
-}
-
-TEST(InflightList, FinishWaitsForEveryLaunchEachTimeItReusesItsList) {
-  Runtime rt(make_host_devices(1));
-  const BufferId buffer = rt.create_buffer(kBytes, "counts");
-  std::vector<std::uint8_t> host(kBytes, 0);
-  rt.write_blocking(buffer, 0, std::as_bytes(std::span(host)));
-  RuntimeCore& core = rt.core();
-  int total = 0;
-  // Each round's backlog is longer than the last, so finish() reuses and grows its list.
-  for (std::size_t round = 0; round < 3; ++round) {
-    GatedIncrement gated;
-    const auto launch = increment_launch(buffer, gated.kernel);
-    const std::size_t launches = (round + 1) * RuntimeCore::kPruneInflightEvery + 3;
-    for (std::size_t i = 0; i < launches; ++i) {
-      core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
-    }
-    std::thread opener([&gated] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      gated.open.set_value();
-    });
-    rt.finish();
-    const int ran = gated.runs.load();
-    opener.join();
-    EXPECT_EQ(ran, static_cast<int>(launches))
-        << "finish() returned before round " << round << "'s launches ran";
-    total += static_cast<int>(launches);
-  }
-  rt.read_blocking(buffer, 0, std::as_writable_bytes(std::span(host)));
-  for (std::uint64_t i = 0; i < kBytes; ++i) {
-    ASSERT_EQ(host[i], static_cast<std::uint8_t>(total & 0xFF)) << "byte " << i;
-  }
 }
 
 }  // namespace
