@@ -2018,8 +2018,10 @@ std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(Buf
 // Ordering (Ordering::periodic, replay_copy). A replayed operation waits for exactly the last
 // operation on each agent it touches (chain, per agent: a kernel on d touches d; a copy from s
 // to t touches s and t, the host being agent 0), and becomes that agent's last; the chains
-// start from everything the agents' trackers hold on the cycle's buffers (deps_for_write of
-// each whole buffer: every access a write would wait for) and each device's last kernel. Every
+// start from everything the agents' trackers hold on the cycle's buffers (each tracker's held
+// events, HazardTracker::append_held_events: every access a write of the whole buffer would wait
+// for and the writes its ordered reads cover; invariant builds check the first part,
+// check_replay_chains) and each device's last kernel. Every
 // replayed operation thus runs after every earlier operation on each agent it touches, which is
 // a superset of what the hazard trackers would give it: trackers are per agent (a kernel on d
 // or a copy into or out of d records only in d's tracker, and the host's), so two operations
@@ -2140,16 +2142,20 @@ void RuntimeCore::begin_period_replay() {
   PeriodicCycle& c = period_;
   settle_deferred_records_locked();  // (not replaying yet: only the repeat path's records)
   c.chain.assign(context_.agent_count(), EventList{});
+  // Every access the trackers hold on the cycle's buffers (a superset of what deps_for_write of
+  // each whole buffer gives, without its queries).
   for (SharedBuffer* b : c.buffers) {
-    const IntervalSet all(Interval{0, b->size()});
     for (std::size_t a = 0; a < context_.agent_count(); ++a) {
-      b->tracker(static_cast<Agent>(a)).deps_for_write(all, c.chain[a]);
+      b->tracker(static_cast<Agent>(a)).append_held_events(c.chain[a]);
     }
   }
   for (std::size_t d = 0; d < last_kernel_.size(); ++d) {
     if (!last_kernel_[d].is_null()) c.chain[agent_of_device(d)].push_back(last_kernel_[d]);
   }
   for (EventList& chain : c.chain) chain = first_occurrences(std::move(chain));
+#if UNIMEM_INVARIANTS_ENABLED
+  check_replay_chains();
+#endif
   for (PeriodicStep& step : c.steps) step.replayed_at = 0;
   c.replayed = 0;
   c.position = 0;
@@ -2160,6 +2166,26 @@ void RuntimeCore::begin_period_replay() {
   }
 #endif
   c.phase = PeriodPhase::replaying;
+}
+
+void RuntimeCore::check_replay_chains() {
+  PeriodicCycle& c = period_;
+  EventList deps;
+  for (SharedBuffer* b : c.buffers) {
+    const IntervalSet all(Interval{0, b->size()});
+    for (std::size_t a = 0; a < context_.agent_count(); ++a) {
+      deps.clear();
+      b->tracker(static_cast<Agent>(a)).deps_for_write(all, deps);
+      for (const Event& e : deps) {
+        if (std::find(c.chain[a].begin(), c.chain[a].end(), e) == c.chain[a].end()) {
+          detail::throw_invariant(b->describe() + ": the replay's chain of agent " +
+                                      std::to_string(a) +
+                                      " misses an access a write of the buffer waits for",
+                                  __FILE__, __LINE__);
+        }
+      }
+    }
+  }
 }
 
 bool RuntimeCore::replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,

@@ -519,6 +519,9 @@ class RuntimeCore {
                          bool coherent);
   void end_period_step();
   void begin_period_replay();
+  // Invariant builds: each agent's chain holds every event deps_for_write of a whole buffer
+  // of the cycle gives on that agent (begin_period_replay lists the trackers' events instead).
+  void check_replay_chains();
   void reset_period_storage() const;
   [[nodiscard]] bool replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,
                                   bool coherent) const;

@@ -308,6 +308,12 @@ EventList HazardTracker::pending() const {
   return unique_pending(std::move(out));
 }
 
+void HazardTracker::append_held_events(EventList& out) const {
+  for (const Record& rec : records_) {
+    if (rec.pieces > 0 && !rec.event.known_complete()) out.push_back(rec.event);
+  }
+}
+
 EventList HazardTracker::pending_on(const IntervalSet& bytes) const {
   find_records(bytes, false);
   EventList out;

@@ -73,6 +73,11 @@ class HazardTracker {
 
   /// Every unfinished event (for waiting before the copy goes away).
   [[nodiscard]] EventList pending() const;
+  /// Appends the events of every access it holds that are not known to have finished, in no
+  /// particular order and possibly more than once, asking no query: a superset of
+  /// deps_for_write over every byte (which leaves out the writes ordered reads cover) at the cost
+  /// of one pass over the records (a periodic replay's chains, RuntimeCore::begin_period_replay).
+  void append_held_events(EventList& out) const;
   /// The unfinished events of the accesses that overlap bytes, each once: deps_for_write's
   /// events in O(n log n) (a tracker may hold a thousand readers of a pivot row).
   [[nodiscard]] EventList pending_on(const IntervalSet& bytes) const;

@@ -244,6 +244,46 @@ TEST(HazardTracker, PendingOnGivesTheUnfinishedAccessesOfTheBytesOnce) {
   sw->complete();
 }
 
+// A periodic replay's chains start from every access the trackers hold (append_held_events):
+// what a write of every byte waits for, the writes its ordered reads cover too, none shadowed
+// or finished.
+TEST(HazardTracker, HeldEventsAreEveryUnfinishedAccessItHolds) {
+  HazardTracker t;
+  auto [w, sw] = Event::make_manual();
+  auto [r, sr] = Event::make_manual();
+  auto [r2, sr2] = Event::make_manual();
+  auto [w2, sw2] = Event::make_manual();
+  auto [old, sold] = Event::make_manual();
+  auto [w3, sw3] = Event::make_manual();
+  t.record_write(IntervalSet{{0, 10}}, w);
+  EventList deps;
+  t.deps_for_read(IntervalSet{{0, 10}}, deps);
+  t.record_ordered_read(IntervalSet{{0, 10}}, r);  // covers w: a write waits for r only
+  t.record_read(IntervalSet{{20, 30}}, r2);
+  t.record_write(IntervalSet{{40, 50}}, w2);
+  t.record_write(IntervalSet{{60, 70}}, old);
+  t.record_write(IntervalSet{{60, 70}}, w3);  // shadows old
+  EventList held;
+  t.append_held_events(held);
+  held = first_occurrences(std::move(held));
+  EXPECT_EQ(held.size(), 5U);
+  for (const Event& e : {w, r, r2, w2, w3}) EXPECT_TRUE(has(held, e));
+  EXPECT_FALSE(has(held, old)) << "a shadowed write is no longer held";
+  deps.clear();
+  t.deps_for_write(IntervalSet{{0, 100}}, deps);
+  EXPECT_FALSE(has(deps, w));
+  for (const Event& e : deps) EXPECT_TRUE(has(held, e));
+  sr2->complete();
+  held.clear();
+  t.append_held_events(held);
+  EXPECT_FALSE(has(held, r2)) << "a finished access is left out";
+  EXPECT_TRUE(has(held, w2));
+  for (const auto& s : {sw, sr, sw2, sold, sw3}) s->complete();
+  held.clear();
+  t.append_held_events(held);
+  EXPECT_TRUE(held.empty());
+}
+
 // RuntimeCore::finish waits for every access a tracker held, then drops them by recording order
 // without asking their events: older accesses go (even with events that never finished, as
 // here), newer ones stay and still order what comes after them.
