@@ -181,10 +181,6 @@ void ProgramCore::check_twin_plan(const std::string& kernel, const NDRange& rang
 // failed, as launch() would have made it before).
 std::optional<Event> ProgramCore::launch_again(const std::shared_ptr<const void>& ticket) {
   const auto& last = *static_cast<const RepeatableLaunch*>(ticket.get());
-#if UNIMEM_INVARIANTS_ENABLED
-  const std::uint64_t begun = launch_calls_begun_.load();
-  const bool alone = launch_calls_running_.load() == 0;
-#endif
   std::optional<Event> e;
   try {
     e = runtime_.core().launch_again(ticket.get(), *last.launch_args);
@@ -194,8 +190,9 @@ std::optional<Event> ProgramCore::launch_again(const std::shared_ptr<const void>
   }
   if (!e) return e;
 #if UNIMEM_INVARIANTS_ENABLED
-  // Checked when no launch() ran beside this one (see launch_calls_begun_).
-  if (alone && launch_calls_begun_.load() == begun) {
+  // Checked while no two launch() calls ever overlapped (see launch_calls_overlapped_), and not
+  // while one runs: it has put its entry last and not yet reached the runtime.
+  if (!launch_calls_overlapped_.load() && launch_calls_running_.load() == 0) {
     std::lock_guard lock(mutex_);
     if (recent_launches_.empty() || recent_launches_.back().get() != &last ||
         last_plan_ != last.cached.plan) {
@@ -215,8 +212,7 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
                           std::vector<Event>* partition_events,
                           std::shared_ptr<const void>* ticket) {
 #if UNIMEM_INVARIANTS_ENABLED
-  ++launch_calls_begun_;
-  ++launch_calls_running_;
+  if (++launch_calls_running_ > 1) launch_calls_overlapped_ = true;
   struct Running {
     std::atomic<std::uint32_t>& count;
     ~Running() { --count; }

@@ -187,12 +187,14 @@ class ProgramCore {
   /// again; as many as the runtime keeps (RuntimeCore's kRepeatCycle).
   static constexpr std::size_t kRecentLaunches = 4;
   std::vector<std::shared_ptr<const RepeatableLaunch>> recent_launches_;
-  /// Invariant builds: launch() calls begun and not yet returned. launch_again's check that its
-  /// ticket is the program's last launch holds only when no launch() of another thread ran
-  /// between the two: such a call puts its entry last before its runtime launch, so the runtime
-  /// may still see the ticket's launch as its previous operation (a valid order of the two).
-  std::atomic<std::uint64_t> launch_calls_begun_{0};
+  /// Invariant builds: launch() calls running, and whether two ever ran at once. launch_again's
+  /// check that its ticket is the program's last launch holds only while they never did: two
+  /// launch() calls of different threads may put their entries in recent_launches_ in one order
+  /// and reach the runtime in the other, which leaves the list's last entry another than the
+  /// runtime's previous launch (harmless: the order only decides which entry a search finds
+  /// first and what last_plan() answers, and both are an order the calls could have run in).
   std::atomic<std::uint32_t> launch_calls_running_{0};
+  std::atomic<bool> launch_calls_overlapped_{false};
   /// How a launch relates to a recent one: not at all, the same launch (every argument equal),
   /// or its scalar twin (equal but for values of free scalars; RuntimeOptions::scalar_twins).
   enum class Recurrence : std::uint8_t { none, same, twin };
