@@ -207,14 +207,6 @@ void RuntimeCore::keep_kernel_locked(std::size_t partition, std::size_t device, 
   track(e, kernel);
 }
 
-void RuntimeCore::record_failed_deferred_launch_locked(std::span<const PartitionUses> plan) {
-  settle_deferred_records_locked();
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    if (!deferred_scratch_[i].is_null()) record_accesses(plan[i], deferred_scratch_[i]);
-  }
-  deferred_scratch_.clear();
-}
-
 void RuntimeCore::keep_deferred_kernels_locked(RepeatableLaunch& entry, std::size_t partitions,
                                                std::uint64_t number) {
   // Moved one by one (the scratch list stays null-filled for the next launch): cheaper than
@@ -476,6 +468,14 @@ struct RuntimeCore::PartitionUses {
   Agent agent = kHostAgent;
   std::vector<BufferUse> uses;  // one entry per distinct buffer
 };
+
+void RuntimeCore::record_failed_deferred_launch_locked(std::span<const PartitionUses> plan) {
+  settle_deferred_records_locked();
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    if (!deferred_scratch_[i].is_null()) record_accesses(plan[i], deferred_scratch_[i]);
+  }
+  deferred_scratch_.clear();
+}
 
 // The buffers of a launch in use on their partitions' devices (SharedBuffer::begin_use), released
 // when the launch has published its writes or failed.
