@@ -550,24 +550,118 @@ TEST(HazardTrackerOrderedReads, WideRecordsAreComparedByTheirBytes) {
   sr->complete();
 }
 
-// Random ordered reads and writes against the per-byte model of
-// RandomAccessesWaitForWhatAByteModelRequires, where each operation waits for the tracker's list
-// and the model's events must be reached through those waits.
+// The random tests' model: per byte the last write and the reads since (what an access of the
+// byte must wait for), and every operation submitted with the list it waited for, so that a list
+// can be followed through those waits (what waiting for it reaches).
+class ByteModelRun {
+ public:
+  explicit ByteModelRun(std::uint64_t bytes) : model_(bytes) {}
+
+  // Whether `deps`, the list an access of `bytes` is to wait for, reaches everything the model
+  // requires: the last unfinished write of every byte, for a write also every unfinished read
+  // since (named in `deps` itself when `reads_named`, else reached through the waits).
+  // Counts in left_out() the writes a write's list reached without naming them.
+  ::testing::AssertionResult waits_enough(const IntervalSet& bytes, bool write,
+                                          const EventList& deps, bool reads_named) {
+    const std::vector<const void*> reached = reach(deps);
+    const auto waits_for = [&](const Event& e) {
+      return std::find(reached.begin(), reached.end(), e.state().get()) != reached.end();
+    };
+    for (const Interval& i : bytes) {
+      for (std::uint64_t x = i.begin; x < i.end; ++x) {
+        const Byte& m = model_[x];
+        if (!m.last_write.is_null() && !m.last_write.is_complete()) {
+          if (!waits_for(m.last_write)) {
+            return ::testing::AssertionFailure() << "byte " << x << ": its last write is missed";
+          }
+          left_out_ += write && !has(deps, m.last_write) ? 1 : 0;
+        }
+        if (!write) continue;
+        for (const Event& r : m.reads_since) {
+          if (!r.is_complete() && !(reads_named ? has(deps, r) : waits_for(r))) {
+            return ::testing::AssertionFailure() << "byte " << x << ": a read since is missed";
+          }
+        }
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  // A new operation on `bytes` that waited for `deps`: its event, now the model's newest access.
+  Event submit(const IntervalSet& bytes, bool write, EventList deps) {
+    auto [e, s] = Event::make_manual();
+    states_.push_back(s);
+    events_.push_back(e);
+    waited_.push_back(std::move(deps));
+    for (const Interval& i : bytes) {
+      for (std::uint64_t x = i.begin; x < i.end; ++x) {
+        if (write) {
+          model_[x] = Byte{e, {}};
+        } else {
+          model_[x].reads_since.push_back(e);
+        }
+      }
+    }
+    return e;
+  }
+
+  // Now and then finishes a random earlier operation whose waits have finished.
+  void maybe_finish_one(std::mt19937& rng) {
+    if (rng() % 2 != 0) return;
+    const std::size_t k = rng() % states_.size();
+    const EventList& w = waited_[k];
+    if (std::all_of(w.begin(), w.end(), [](const Event& d) { return d.is_complete(); })) {
+      states_[k]->complete();
+    }
+  }
+
+  void finish_all() {
+    for (auto& s : states_) s->complete();
+  }
+  [[nodiscard]] const std::vector<Event>& events() const { return events_; }
+  [[nodiscard]] int left_out() const { return left_out_; }
+
+ private:
+  struct Byte {
+    Event last_write;
+    std::vector<Event> reads_since;
+  };
+
+  // What waiting for `from` reaches, through what each operation waited for.
+  [[nodiscard]] std::vector<const void*> reach(const EventList& from) const {
+    std::vector<const void*> reached;
+    std::vector<Event> todo = from;
+    while (!todo.empty()) {
+      const Event e = todo.back();
+      todo.pop_back();
+      if (std::find(reached.begin(), reached.end(), e.state().get()) != reached.end()) continue;
+      reached.push_back(e.state().get());
+      const auto it = std::find(events_.begin(), events_.end(), e);
+      if (it != events_.end()) {
+        const EventList& w = waited_[static_cast<std::size_t>(it - events_.begin())];
+        todo.insert(todo.end(), w.begin(), w.end());
+      }
+    }
+    return reached;
+  }
+
+  std::vector<Byte> model_;
+  std::vector<std::shared_ptr<ManualEventState>> states_;
+  std::vector<Event> events_;
+  std::vector<EventList> waited_;  // per operation, the list it was submitted with
+  int left_out_ = 0;
+};
+
+// Random ordered reads and writes against the per-byte model (ByteModelRun), where each
+// operation waits for the tracker's list and the model's events must be reached through those
+// waits; a write's list names every unfinished read since the last write itself.
 TEST(HazardTrackerOrderedReads, RandomAccessesWaitTransitivelyForWhatAByteModelRequires) {
   constexpr std::uint64_t kBytes = 64;
   for (std::uint32_t seed = 1; seed <= 30; ++seed) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937 rng(seed);
     HazardTracker t;
-    std::vector<std::shared_ptr<ManualEventState>> states;
-    std::vector<EventList> waited;  // per operation, the list it was submitted with
-    std::vector<Event> events;
-    struct ByteModel {
-      Event last_write;
-      std::vector<Event> reads_since;
-    };
-    std::vector<ByteModel> model(kBytes);
-    int left_out = 0;  // writes the tracker did not name (so the test exercises the rule)
+    ByteModelRun run(kBytes);
     for (int op = 0; op < 400; ++op) {
       const std::uint64_t begin = rng() % kBytes;
       const std::uint64_t end = begin + 1 + rng() % (kBytes - begin);
@@ -580,68 +674,18 @@ TEST(HazardTrackerOrderedReads, RandomAccessesWaitTransitivelyForWhatAByteModelR
       } else {
         t.deps_for_read(bytes, deps);
       }
-      // What waiting for deps reaches, through what each operation waited for.
-      std::vector<const void*> reached;
-      std::vector<Event> todo = deps;
-      while (!todo.empty()) {
-        const Event e = todo.back();
-        todo.pop_back();
-        if (std::find(reached.begin(), reached.end(), e.state().get()) != reached.end()) continue;
-        reached.push_back(e.state().get());
-        const auto it = std::find(events.begin(), events.end(), e);
-        if (it != events.end()) {
-          const EventList& w = waited[static_cast<std::size_t>(it - events.begin())];
-          todo.insert(todo.end(), w.begin(), w.end());
-        }
-      }
-      const auto waits_for = [&](const Event& e) {
-        return std::find(reached.begin(), reached.end(), e.state().get()) != reached.end();
-      };
-      for (const Interval& i : bytes) {
-        for (std::uint64_t x = i.begin; x < i.end; ++x) {
-          const ByteModel& m = model[x];
-          if (!m.last_write.is_null() && !m.last_write.is_complete()) {
-            ASSERT_TRUE(waits_for(m.last_write)) << "op " << op << " byte " << x;
-            left_out += write && !has(deps, m.last_write) ? 1 : 0;
-          }
-          if (!write) continue;
-          for (const Event& r : m.reads_since) {
-            if (!r.is_complete()) {
-              ASSERT_TRUE(has(deps, r)) << "op " << op << " byte " << x;
-            }
-          }
-        }
-      }
-      auto [e, s] = Event::make_manual();
-      states.push_back(s);
-      events.push_back(e);
-      waited.push_back(deps);
+      ASSERT_TRUE(run.waits_enough(bytes, write, deps, true)) << "op " << op;
+      const Event e = run.submit(bytes, write, deps);
       if (write) {
         ASSERT_NO_THROW(t.record_write(bytes, e)) << "op " << op;
       } else {
         ASSERT_NO_THROW(t.record_ordered_read(bytes, e)) << "op " << op;
       }
-      for (const Interval& i : bytes) {
-        for (std::uint64_t x = i.begin; x < i.end; ++x) {
-          if (write) {
-            model[x] = ByteModel{e, {}};
-          } else {
-            model[x].reads_since.push_back(e);
-          }
-        }
-      }
-      // Finish a random earlier operation now and then, if what it waited for has finished.
-      if (rng() % 2 == 0) {
-        const std::size_t k = rng() % states.size();
-        const EventList& w = waited[k];
-        if (std::all_of(w.begin(), w.end(), [](const Event& d) { return d.is_complete(); })) {
-          states[k]->complete();
-        }
-      }
+      run.maybe_finish_one(rng);
       ASSERT_NO_THROW(t.check_invariants()) << "op " << op;
     }
-    EXPECT_GT(left_out, 0);
-    for (auto& s : states) s->complete();
+    EXPECT_GT(run.left_out(), 0);  // writes the tracker did not name (the test exercises the rule)
+    run.finish_all();
     EXPECT_TRUE(t.pending().empty());
   }
 }
@@ -800,14 +844,7 @@ TEST(HazardTrackerFoldedReads, RandomFoldedReadsWaitTransitivelyForWhatAByteMode
     SCOPED_TRACE("seed " + std::to_string(seed));
     std::mt19937 rng(seed);
     HazardTracker t;
-    std::vector<std::shared_ptr<ManualEventState>> states;
-    std::vector<EventList> waited;  // per operation, the list it was submitted with
-    std::vector<Event> events;
-    struct ByteModel {
-      Event last_write;
-      std::vector<Event> reads_since;
-    };
-    std::vector<ByteModel> model(kBytes);
+    ByteModelRun run(kBytes);
     std::uint64_t cursor = 0;  // where the ascending reads go on
     for (int op = 0; op < 400; ++op) {
       const bool write = rng() % 6 == 0;
@@ -827,70 +864,20 @@ TEST(HazardTrackerFoldedReads, RandomFoldedReadsWaitTransitivelyForWhatAByteMode
       } else {
         t.deps_for_read(bytes, deps);
       }
-      const auto reach = [&](const EventList& from) {
-        std::vector<const void*> reached;
-        std::vector<Event> todo = from;
-        while (!todo.empty()) {
-          const Event e = todo.back();
-          todo.pop_back();
-          if (std::find(reached.begin(), reached.end(), e.state().get()) != reached.end()) {
-            continue;
-          }
-          reached.push_back(e.state().get());
-          const auto it = std::find(events.begin(), events.end(), e);
-          if (it != events.end()) {
-            const EventList& w = waited[static_cast<std::size_t>(it - events.begin())];
-            todo.insert(todo.end(), w.begin(), w.end());
-          }
-        }
-        return reached;
-      };
-      const std::vector<const void*> reached = reach(deps);
-      const auto waits_for = [&](const Event& e) {
-        return std::find(reached.begin(), reached.end(), e.state().get()) != reached.end();
-      };
-      for (std::uint64_t x = begin; x < end; ++x) {
-        const ByteModel& m = model[x];
-        if (!m.last_write.is_null() && !m.last_write.is_complete()) {
-          ASSERT_TRUE(waits_for(m.last_write)) << "op " << op << " byte " << x;
-        }
-        if (!write) continue;
-        for (const Event& r : m.reads_since) {
-          if (!r.is_complete()) {
-            ASSERT_TRUE(waits_for(r)) << "op " << op << " byte " << x;
-          }
-        }
-      }
+      ASSERT_TRUE(run.waits_enough(bytes, write, deps, false)) << "op " << op;
       // Often after the operation before it too, as a kernel after its device's last one.
-      if (!events.empty() && rng() % 4 != 0) deps.push_back(events.back());
-      auto [e, s] = Event::make_manual();
-      states.push_back(s);
-      events.push_back(e);
-      waited.push_back(deps);
+      if (!run.events().empty() && rng() % 4 != 0) deps.push_back(run.events().back());
+      const Event e = run.submit(bytes, write, deps);
       if (write) {
         ASSERT_NO_THROW(t.record_write(bytes, e)) << "op " << op;
       } else {
         ASSERT_NO_THROW(t.record_ordered_read(bytes, e, deps)) << "op " << op;
       }
-      for (std::uint64_t x = begin; x < end; ++x) {
-        if (write) {
-          model[x] = ByteModel{e, {}};
-        } else {
-          model[x].reads_since.push_back(e);
-        }
-      }
-      // Finish a random earlier operation now and then, if what it waited for has finished.
-      if (rng() % 2 == 0) {
-        const std::size_t k = rng() % states.size();
-        const EventList& w = waited[k];
-        if (std::all_of(w.begin(), w.end(), [](const Event& d) { return d.is_complete(); })) {
-          states[k]->complete();
-        }
-      }
+      run.maybe_finish_one(rng);
       ASSERT_NO_THROW(t.check_invariants()) << "op " << op;
     }
     folds += t.folded_reads();
-    for (auto& s : states) s->complete();
+    run.finish_all();
     EXPECT_TRUE(t.pending().empty());
   }
   EXPECT_GT(folds, 200U);  // the test exercises the fold

@@ -53,20 +53,47 @@ std::pair<std::uint64_t, std::uint64_t> platform_launches_and_lean() {
   return {launches, repeats};
 }
 
+// The unimem platform's first device, a context on it and `source` built there: what each test
+// starts from, released at the end of the test.
+struct BuiltProgram {
+  explicit BuiltProgram(const char* source) {
+    cl_platform_id platform = unimem_platform();
+    if (platform == nullptr ||
+        clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) {
+      return;
+    }
+    cl_int e = CL_SUCCESS;
+    context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
+    if (e != CL_SUCCESS) return;
+    program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
+    if (e == CL_SUCCESS &&
+        clBuildProgram(program, 1, &device, "", nullptr, nullptr) == CL_SUCCESS) {
+      built = true;
+    }
+  }
+  ~BuiltProgram() {
+    if (program != nullptr) clReleaseProgram(program);
+    if (context != nullptr) clReleaseContext(context);
+  }
+  BuiltProgram(const BuiltProgram&) = delete;
+  BuiltProgram& operator=(const BuiltProgram&) = delete;
+
+  cl_device_id device = nullptr;
+  cl_context context = nullptr;
+  cl_program program = nullptr;
+  bool built = false;  // the platform, its device, the context and the build all there
+};
+
 TEST(PlatformConcurrency, ThreadsWithTheirOwnAndSharedQueuesGetTheirOwnResults) {
   ASSERT_TRUE(kEnvironment);
-  cl_platform_id platform = unimem_platform();
-  ASSERT_NE(platform, nullptr);
-  cl_device_id device = nullptr;
-  ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
-  cl_int e = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
-  ASSERT_EQ(e, CL_SUCCESS);
-  const char* source =
+  const BuiltProgram built(
       "__kernel void axpb(__global int* v, int a, int b) {"
-      "  const size_t i = get_global_id(0); v[i] = a * v[i] + b; }";
-  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
-  ASSERT_EQ(clBuildProgram(program, 1, &device, "", nullptr, nullptr), CL_SUCCESS);
+      "  const size_t i = get_global_id(0); v[i] = a * v[i] + b; }");
+  ASSERT_TRUE(built.built);
+  cl_device_id device = built.device;
+  cl_context context = built.context;
+  cl_program program = built.program;
+  cl_int e = CL_SUCCESS;
   cl_command_queue shared = clCreateCommandQueue(context, device, 0, &e);
 
   constexpr int kThreads = 4;
@@ -110,8 +137,6 @@ TEST(PlatformConcurrency, ThreadsWithTheirOwnAndSharedQueuesGetTheirOwnResults) 
   for (auto& th : threads) th.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
   clReleaseCommandQueue(shared);
-  clReleaseProgram(program);
-  clReleaseContext(context);
 }
 
 // Several threads launch one kernel over one buffer, each on its own queue: through a cl_kernel
@@ -122,16 +147,12 @@ TEST(PlatformConcurrency, ThreadsWithTheirOwnAndSharedQueuesGetTheirOwnResults) 
 // counts each once. Runs under TSan (label platform-concurrency).
 TEST(PlatformConcurrency, LaunchesOfOneKernelFromSeveralThreadsEachRunAndAreCountedOnce) {
   ASSERT_TRUE(kEnvironment);
-  cl_platform_id platform = unimem_platform();
-  ASSERT_NE(platform, nullptr);
-  cl_device_id device = nullptr;
-  ASSERT_EQ(clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
+  const BuiltProgram built("__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }");
+  ASSERT_TRUE(built.built);
+  cl_device_id device = built.device;
+  cl_context context = built.context;
+  cl_program program = built.program;
   cl_int e = CL_SUCCESS;
-  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
-  ASSERT_EQ(e, CL_SUCCESS);
-  const char* source = "__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }";
-  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
-  ASSERT_EQ(clBuildProgram(program, 1, &device, "", nullptr, nullptr), CL_SUCCESS);
   constexpr int kThreads = 4;
   constexpr int kLaunches = 300;  // per thread
   constexpr std::size_t kItems = 256;
@@ -190,8 +211,6 @@ TEST(PlatformConcurrency, LaunchesOfOneKernelFromSeveralThreadsEachRunAndAreCoun
   clReleaseCommandQueue(queue);
   clReleaseKernel(shared);
   clReleaseMemObject(buffer);
-  clReleaseProgram(program);
-  clReleaseContext(context);
 }
 
 }  // namespace
