@@ -30,6 +30,16 @@ std::shared_ptr<const CompiledProgram> Device::build_program(const std::string& 
                           ") does not compile OpenCL C programs");
 }
 
+std::uint64_t Device::launch_in_order(const CompiledKernel& kernel, const NDRange& /*range*/,
+                                      std::span<const KernelArg> /*args*/) {
+  throw DeviceError("launch of kernel \"" + kernel.name() + "\" on device " + name() +
+                    ": the driver has no in-order launches without events");
+}
+
+Event Device::in_order_event(std::uint64_t /*sequence*/) {
+  throw DeviceError("device " + name() + ": the driver has no in-order launches without events");
+}
+
 Event Device::copy_from_peer(const Device& source, DeviceAllocation src, std::uint64_t src_offset,
                              DeviceAllocation dst, std::uint64_t dst_offset, std::uint64_t bytes,
                              std::span<const Event> deps) {

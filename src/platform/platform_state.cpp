@@ -424,9 +424,27 @@ void release_context(cl_context context) {
   delete context;
 }
 
+void take_eventless_launches(cl_command_queue queue) {
+  if (!queue->eventless.exchange(false, std::memory_order_acq_rel)) return;
+  Event e;
+  try {
+    e = PlatformState::get().core().close_eventless();
+  } catch (...) {
+    queue->eventless.store(true, std::memory_order_release);
+    throw;
+  }
+  if (e.is_null()) return;
+  std::lock_guard lock(queue->mutex);
+  queue->anonymous.push_back(std::move(e));
+}
+
 void release_queue(cl_command_queue queue) {
   if (!release(queue->header)) return;
   forget_object(queue);
+  try {
+    take_eventless_launches(queue);
+  } catch (...) {  // the runtime's own finish waits for them (they are in flight there)
+  }
   std::vector<std::shared_ptr<CommandRecord>> pending;
   std::vector<Event> anonymous;
   {

@@ -15,6 +15,9 @@ namespace unimem::opencl {
 
 namespace {
 
+// launch_in_order flushes the kernel queue after every this many of its kernels (see there).
+constexpr std::uint64_t kInOrderFlushEvery = 32;
+
 std::string pointer_text(const void* p) {
   std::ostringstream out;
   out << p;
@@ -357,9 +360,25 @@ Event OpenCLDevice::launch_without_times(const CompiledKernel& kernel, const NDR
   return launch_kernel(kernel, range, args, deps, false);
 }
 
+bool OpenCLDevice::orders_after(const Event& previous) const {
+  return WaitList::empty_for(std::span<const Event>(&previous, 1), kernels_.get());
+}
+
+std::uint64_t OpenCLDevice::launch_in_order(const CompiledKernel& kernel, const NDRange& range,
+                                            std::span<const KernelArg> args) {
+  std::uint64_t sequence = 0;
+  launch_kernel(kernel, range, args, {}, false, &sequence);
+  return sequence;
+}
+
+Event OpenCLDevice::in_order_event(std::uint64_t sequence) {
+  check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
+  return Event(std::make_shared<QueuedKernelEventState>(kernels_, sequence));
+}
+
 Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& range,
                                   std::span<const KernelArg> args, std::span<const Event> deps,
-                                  bool own_event) {
+                                  bool own_event, std::uint64_t* in_order) {
   // OpenCLKernel is final: comparing types is enough (cheaper than dynamic_cast, every launch).
   const auto* cl_kernel_object =
       typeid(kernel) == typeid(OpenCLKernel) ? static_cast<const OpenCLKernel*>(&kernel) : nullptr;
@@ -458,7 +477,10 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     local_given = local_given || range.local[d] != 0;
     empty = empty || global[d] == 0;
   }
-  if (empty) return when_all(deps);  // nothing to run; OpenCL would reject a zero size
+  if (empty) {  // nothing to run; OpenCL would reject a zero size
+    if (in_order != nullptr) *in_order = kernels_->enqueued();  // its predecessors stand for it
+    return when_all(deps);
+  }
 
   const auto detail = [&] {
     return "launch of kernel \"" + k.name() + "\" over global " + triple_text(range.global) +
@@ -544,7 +566,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
         local_given ? local.data() : nullptr, n, wait, event_out);
     if (status == CL_SUCCESS) {
       sequence = kernels_->next_locked();
-      if (event_out == nullptr) event_block = kernels_->event_block_locked();
+      if (event_out == nullptr && in_order == nullptr) event_block = kernels_->event_block_locked();
     }
     lock.unlock();  // the arguments are captured
     return status;
@@ -560,6 +582,17 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     check(enqueue(wait_list.size(), wait_list.data(), own_event ? &event : nullptr),
           "clEnqueueNDRangeKernel", detail);
     wait_list.arm();
+  }
+  if (in_order != nullptr) {
+    // No event state and, but every kInOrderFlushEvery launches, no flush: whoever asks for the
+    // kernel's event gets it from in_order_event, which flushes (POCL's pthread driver starts a
+    // command at enqueue anyway; the periodic flush keeps a long run of them going on drivers
+    // that hold commands until one).
+    *in_order = sequence;
+    if (sequence % kInOrderFlushEvery == 0) {
+      check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
+    }
+    return Event{};
   }
   Event result =
       own_event
