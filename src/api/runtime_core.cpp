@@ -955,7 +955,8 @@ void RuntimeCore::close_streak_locked() {
   }
   // The events first: the only step that may throw (a flush), and then nothing has changed.
   EventList last(n);
-  for (std::size_t i = 0; i < n; ++i) last[i] = entry.lean[i].device->in_order_event(streak_.last[i]);
+  for (std::size_t i = 0; i < n; ++i)
+    last[i] = entry.lean[i].device->in_order_event(streak_.last[i]);
   streak_.entry = nullptr;
   if (deferred_scratch_.size() < n) deferred_scratch_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {

@@ -25,7 +25,7 @@ void for_each_rect_row(const RectCopy& rect,
 }  // namespace
 
 std::shared_ptr<const CompiledProgram> Device::build_program(const std::string& /*source*/,
-                                                            const std::string& /*options*/) const {
+                                                             const std::string& /*options*/) const {
   throw PreconditionError("device '" + name() + "' (driver " + driver() +
                           ") does not compile OpenCL C programs");
 }

@@ -441,10 +441,9 @@ void take_eventless_launches(cl_command_queue queue) {
 void release_queue(cl_command_queue queue) {
   if (!release(queue->header)) return;
   forget_object(queue);
-  try {
-    take_eventless_launches(queue);
-  } catch (...) {  // the runtime's own finish waits for them (they are in flight there)
-  }
+  // Its eventless launches are not taken (the last release may come from a completion callback,
+  // which must not wait for the runtime's lock): they are the runtime's, in flight there until
+  // they have run, and started (flushed) by the next runtime operation at the latest.
   std::vector<std::shared_ptr<CommandRecord>> pending;
   std::vector<Event> anonymous;
   {

@@ -706,9 +706,9 @@ TEST_F(PlatformApi, WhatFollowsARunOfOneLaunchSeesItsLastLaunch) {
           break;
         case 4: {
           const std::vector<cl_uint> w(16, 99u);
-          EXPECT_EQ(clEnqueueWriteBuffer(s.queue, a, CL_FALSE, 64, 64, w.data(), 0, nullptr,
-                                         nullptr),
-                    CL_SUCCESS);
+          EXPECT_EQ(
+              clEnqueueWriteBuffer(s.queue, a, CL_FALSE, 64, 64, w.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
           EXPECT_EQ(clFinish(s.queue), CL_SUCCESS);
           break;
         }
@@ -719,8 +719,8 @@ TEST_F(PlatformApi, WhatFollowsARunOfOneLaunchSeesItsLastLaunch) {
           read(other, b);
           break;
         case 6: {
-          auto* mapped = static_cast<cl_uint*>(clEnqueueMapBuffer(
-              other, a, CL_TRUE, CL_MAP_READ, 0, n * 4, 0, nullptr, nullptr, &e));
+          auto* mapped = static_cast<cl_uint*>(clEnqueueMapBuffer(other, a, CL_TRUE, CL_MAP_READ, 0,
+                                                                  n * 4, 0, nullptr, nullptr, &e));
           EXPECT_EQ(e, CL_SUCCESS);
           if (mapped != nullptr) out.insert(out.end(), mapped, mapped + n);
           EXPECT_EQ(clEnqueueUnmapMemObject(other, a, mapped, 0, nullptr, nullptr), CL_SUCCESS);
@@ -825,9 +825,9 @@ TEST_F(PlatformApi, FinishAndAMarkerWaitForARunOfOneLaunch) {
     SCOPED_TRACE(how == 0 ? "clFinish" : "marker");
     const Clock::time_point start = Clock::now();
     for (int i = 0; i < 20; ++i) {
-      ASSERT_EQ(clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr,
-                                       nullptr),
-                CL_SUCCESS);
+      ASSERT_EQ(
+          clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+          CL_SUCCESS);
     }
     if (how == 0) {
       ASSERT_EQ(clFinish(s.queue), CL_SUCCESS);
@@ -850,8 +850,8 @@ TEST_F(PlatformApi, FinishAndAMarkerWaitForARunOfOneLaunch) {
     // The run took its time before the wait returned, the read almost none after it.
     EXPECT_LT(read - waited, (waited - start) / 4)
         << "wait " << std::chrono::duration<double, std::milli>(waited - start).count()
-        << " ms, read after it "
-        << std::chrono::duration<double, std::milli>(read - waited).count() << " ms";
+        << " ms, read after it " << std::chrono::duration<double, std::milli>(read - waited).count()
+        << " ms";
   }
   clReleaseKernel(k);
   clReleaseMemObject(a);
