@@ -179,11 +179,12 @@ void ProgramCore::check_twin_plan(const std::string& kernel, const NDRange& rang
 // does then is report_fallback and launch_partitioned with the token; the runtime part is
 // launch_again's, and the report is made here, after it (before the exception of a launch that
 // failed, as launch() would have made it before).
-std::optional<Event> ProgramCore::launch_again(const std::shared_ptr<const void>& ticket) {
+std::optional<Event> ProgramCore::launch_again(const std::shared_ptr<const void>& ticket,
+                                               bool eventless) {
   const auto& last = *static_cast<const RepeatableLaunch*>(ticket.get());
   std::optional<Event> e;
   try {
-    e = runtime_.core().launch_again(ticket.get(), *last.launch_args);
+    e = runtime_.core().launch_again(ticket.get(), *last.launch_args, eventless);
   } catch (...) {
     report_fallback(*last.cached.plan, last.cached.analysis_note);
     throw;

@@ -54,8 +54,10 @@ class ProgramCore {
   /// The launch behind ticket (from launch) again, when it was the runtime's previous operation
   /// and RuntimeCore::launch_again takes it (the lean repeat; program_core.cpp says why this is
   /// the launch launch() would make); nullopt, with nothing done, otherwise. The caller passes
-  /// no plan or partition events (it asks for none).
-  std::optional<Event> launch_again(const std::shared_ptr<const void>& ticket);
+  /// no plan or partition events (it asks for none). eventless: as RuntimeCore::launch_again's
+  /// (a null Event then may stand for a launch made: RuntimeCore::close_eventless).
+  std::optional<Event> launch_again(const std::shared_ptr<const void>& ticket,
+                                    bool eventless = false);
   [[nodiscard]] bool analyzed() const { return analysis_ != nullptr; }
   [[nodiscard]] const std::string& analysis_error() const { return analysis_error_; }
   [[nodiscard]] const ProgramBuildReport& build_report() const { return build_report_; }

@@ -97,6 +97,7 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
   lean_repeats_ =
       options.lean_repeats && (lean_env == nullptr || std::string_view(lean_env) != "0");
   last_kernel_.resize(registry_.size());
+  eventless_through_.resize(registry_.size());
   // Gamma's kernels are in no tracker: a box merged away waits for its device's last kernel
   // (they run in order there) before it is freed. Called under mutex_, from a launch.
   context_.untracked_kernels = [this](std::size_t device, EventList& users) {
@@ -784,8 +785,22 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
 //   (done); no eviction can happen (nothing allocates), so repeatable_ is not trimmed.
 // The trace is off (a traced runtime never goes lean: its trace points are the normal path's).
 std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
-                                               std::span<const LaunchArg> args) {
-  std::lock_guard lock(mutex_);
+                                               std::span<const LaunchArg> args, bool eventless) {
+  mutex_.lock_keeping_streak();
+  const std::lock_guard lock(mutex_, std::adopt_lock);
+  if (streak_.entry != nullptr) {
+    // Nothing ran since the streak's last launch (any other operation would have closed it):
+    // this launch continues it when it is the same entry's again and needs no event.
+    if (eventless && streak_.entry->token.get() == repeat_token &&
+        streak_.launches < kStreakLimit) {
+#if UNIMEM_INVARIANTS_ENABLED
+      check_lean_repeat(*streak_.entry, args);
+#endif
+      launch_in_streak_locked();
+      return Event{};
+    }
+    close_streak_locked();
+  }
   lean_wanted_ = lean_repeats_;
   if (lean_after_ != operations_ || lean_entry_ == nullptr ||
       lean_entry_->token.get() != repeat_token) {
@@ -804,6 +819,21 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
 #else
   (void)args;
 #endif
+  const std::size_t partitions = entry.plan.size();
+  // An eventless call whose kernels every device runs after its previous kernel without being
+  // told (Device::orders_after) opens a streak with this launch.
+  bool in_order = eventless;
+  for (std::size_t i = 0; i < partitions && in_order; ++i) {
+    in_order = entry.lean[i].device->orders_after(last_kernel_[entry.plan[i].source->device]);
+  }
+  if (in_order) {
+    streak_.entry = &entry;
+    streak_.launches = 0;
+    streak_.waits = 0;
+    streak_.last.assign(partitions, 0);
+    launch_in_streak_locked();
+    return Event{};
+  }
   const std::uint64_t number = ++operations_;
   period_.streak = 0;  // a cycle of one without directory steps captures no round
   for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite();
@@ -847,6 +877,152 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
   lean_after_ = operations_;
   ++lean_launches_;
   return n == 1 ? only : when_all(kernel_events);
+}
+
+// The eventless streak. A run of lean repeats of one entry E (launch_again's conditions held
+// for the first; each later one is launch_again again right after the one before, which those
+// conditions need of it: nothing but these launches ran since, so they still hold) whose callers
+// need no event, on devices whose kernels run in their launch order (Device::orders_after: each
+// kernel after its device's previous kernel without a wait list: the OpenCL driver's in-order
+// KernelQueue). launch_again would enqueue each partition's kernel after its device's previous
+// kernel (the streak's own previous launch, or last_kernel_ for the first: orders_after says it
+// needs no wait) and then leave for whoever comes next: the event, last_kernel_, the deferred
+// records, the in-flight entry holding the kernel, the counters and the adaptive histories'
+// counts, the settled device memory. A launch in the streak only enqueues (launch_in_order, no
+// event, no flush) and notes the kernel's number; close_streak_locked does the rest once, for
+// the launches so far, before anything else looks: locking mutex_ closes it
+// (StreakClosingMutex::lock), so every other operation, query and the destructor find the state
+// launch_again would have left after the streak's last launch. Why that state is right:
+// - ordering: launch i+1's kernels run after launch i's on each device (the device's order), so
+//   the last launch's kernel on a device finishes after every streak kernel there: its event
+//   (Device::in_order_event) stands for all of them. The deferred records, last_kernel_ and the
+//   in-flight entry are the last launch's, as launch_again leaves them (each launch replaced the
+//   previous one's: keep_deferred_kernels_locked keeps only an entry's last run). Waiting for the
+//   streak's first kernel would be wrong (the later ones write the same bytes afterwards): every
+//   later operation waits for the last, through these records.
+// - lifetime: the streak's kernel objects are held by E's lean partitions while it is open (E is
+//   destroyed only by a launch, which closes the streak first) and then by the in-flight entry
+//   of the last launch's event, which finishes after the earlier ones.
+// - counters: operations_, the launch counters, kernel_waits_, deferred_record_launches_ and each
+//   adaptive written buffer's unchanged repeats grow by what each launch would have added
+//   (exact: every query of them takes mutex_ and so closes the streak first).
+// - failure: a launch_in_order that throws has enqueued the partitions before it; the streak is
+//   closed (its complete launches), then that launch is treated as launch_again treats a failed
+//   one (its kernels enqueued so far recorded as the newest accesses, the error thrown).
+// - threads: everything above is under mutex_; the caller's own lists (the platform queue's)
+//   take the streak's kernels as one event from close_eventless.
+void RuntimeCore::launch_in_streak_locked() {
+  RepeatableLaunch& entry = *streak_.entry;
+  const std::size_t n = entry.plan.size();
+  if (streak_scratch_.size() < n) streak_scratch_.resize(n);
+  std::size_t done = 0;
+  try {
+    for (; done < n; ++done) {
+      const LeanPartition& lean = entry.lean[done];
+      streak_scratch_[done] =
+          lean.device->launch_in_order(*lean.kernel, entry.plan[done].source->range, lean.args);
+    }
+  } catch (...) {
+    fail_streak_launch_locked(done);
+    throw;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    streak_.last[i] = streak_scratch_[i];
+    eventless_through_[entry.plan[i].source->device] = streak_scratch_[i];
+  }
+  streak_.waits += previous_kernels_locked(n);
+  ++streak_.launches;
+}
+
+std::uint64_t RuntimeCore::previous_kernels_locked(std::size_t partitions) const {
+  // After the streak's first launch each partition waited for its device's previous kernel, the
+  // streak's own; the first one for last_kernel_'s (null: no wait).
+  if (streak_.launches != 0) return partitions;
+  std::uint64_t waits = 0;
+  for (std::size_t i = 0; i < partitions; ++i) {
+    if (!last_kernel_[streak_.entry->plan[i].source->device].is_null()) ++waits;
+  }
+  return waits;
+}
+
+void RuntimeCore::close_streak_locked() {
+  RepeatableLaunch& entry = *streak_.entry;
+  const std::uint64_t runs = streak_.launches;
+  const std::size_t n = entry.plan.size();
+  if (runs == 0) {  // its first launch failed (fail_streak_launch_locked does the rest)
+    streak_.entry = nullptr;
+    return;
+  }
+  // The events first: the only step that may throw (a flush), and then nothing has changed.
+  EventList last(n);
+  for (std::size_t i = 0; i < n; ++i)
+    last[i] = entry.lean[i].device->in_order_event(streak_.last[i]);
+  streak_.entry = nullptr;
+  if (deferred_scratch_.size() < n) deferred_scratch_.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    keep_kernel_locked(i, entry.plan[i].source->device, last[i], entry.lean[i].kernel, true, true);
+  }
+  operations_ += runs;
+  period_.streak = 0;
+  for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite(static_cast<int>(runs));
+  kernel_waits_.kernels += runs * n;
+  kernel_waits_.events += streak_.waits;
+  context_.memory->settle();
+  launches_leaving_directory_ += runs;
+  entry.last_run = operations_;
+  keep_deferred_kernels_locked(entry, n, operations_);
+  deferred_record_launches_ += runs - 1;
+  repeated_launches_ += runs;
+  repeats_leaving_directory_ += runs;
+  repeat_after_operation_ = operations_;
+  lean_after_ = operations_;
+  lean_launches_ += runs;
+}
+
+// A launch of the streak whose partition `done` failed to enqueue: the streak closed, then the
+// launch as launch_again leaves a failed one (its number counted, the entry's adaptive histories
+// counted, its enqueued kernels the newest accesses, no lean repeat after it).
+void RuntimeCore::fail_streak_launch_locked(std::size_t done) {
+  RepeatableLaunch& entry = *streak_.entry;
+  // Each partition up to the failed one counted its wait for its device's previous kernel.
+  const std::uint64_t waited = previous_kernels_locked(done + 1);
+  close_streak_locked();
+  ++operations_;
+  period_.streak = 0;
+  for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite();
+  kernel_waits_.kernels += done + 1;
+  kernel_waits_.events += waited;
+  if (deferred_scratch_.size() < entry.plan.size()) deferred_scratch_.resize(entry.plan.size());
+  for (std::size_t i = 0; i < done; ++i) {
+    const LeanPartition& lean = entry.lean[i];
+    const Event e = lean.device->in_order_event(streak_scratch_[i]);
+    eventless_through_[entry.plan[i].source->device] = streak_scratch_[i];
+    keep_kernel_locked(i, entry.plan[i].source->device, e, lean.kernel, true, true);
+  }
+  record_failed_deferred_launch_locked(entry.plan);
+  lean_entry_ = nullptr;
+}
+
+Event RuntimeCore::close_eventless() {
+  const std::lock_guard lock(mutex_);  // closes an open streak
+  EventList parts;
+  for (std::size_t d = 0; d < eventless_through_.size(); ++d) {
+    if (eventless_through_[d] != 0) {
+      parts.push_back(registry_.at(d).in_order_event(eventless_through_[d]));
+    }
+  }
+  return parts.size() == 1 ? parts[0] : when_all(parts);
+}
+
+void RuntimeCore::StreakClosingMutex::lock() {
+  mutex_.lock();
+  if (owner_.streak_.entry == nullptr) return;
+  try {
+    owner_.close_streak_locked();
+  } catch (...) {
+    mutex_.unlock();
+    throw;
+  }
 }
 
 #if UNIMEM_INVARIANTS_ENABLED

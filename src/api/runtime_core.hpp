@@ -216,7 +216,16 @@ class RuntimeCore {
   /// the directory steps, and the same launch_partitioned call with that token would repeat it
   /// the same way again, enqueues that run's kernels again and returns the launch's event;
   /// nullopt (nothing done) otherwise. args: the launch's arguments (the token's promise).
-  std::optional<Event> launch_again(const void* repeat_token, std::span<const LaunchArg> args);
+  /// eventless: the caller needs no event for this launch (the OpenCL platform's anonymous
+  /// NDRange). Then, on devices that order their kernels (Device::orders_after), the launch may
+  /// join an eventless streak (runtime_core.cpp, "The eventless streak") and return a null
+  /// Event: the caller gets the streak's commands as an event from close_eventless().
+  std::optional<Event> launch_again(const void* repeat_token, std::span<const LaunchArg> args,
+                                    bool eventless = false);
+  /// An event complete once every launch that returned a null Event from an eventless
+  /// launch_again before this call has run (it may also wait for later kernels on those
+  /// devices); closes an open streak. Null when there were none.
+  Event close_eventless();
   /// Launches that took launch_again (for tests and tools).
   [[nodiscard]] std::uint64_t lean_launches() const;
 
@@ -381,7 +390,22 @@ class RuntimeCore {
   // buffers' context, which points to it.
   std::unique_ptr<TraceRecorder> trace_;
   CoherenceContext context_;
-  mutable std::mutex mutex_;
+  // mutex_: locking it closes an open eventless streak first (close_streak_locked), so every
+  // operation, query and the destructor find the state as if each of the streak's launches had
+  // run launch_again in full; only launch_again takes it without (lock_keeping_streak) to extend
+  // the streak. One place for all of the runtime's entry points: none can forget the close.
+  class StreakClosingMutex {
+   public:
+    explicit StreakClosingMutex(RuntimeCore& owner) : owner_(owner) {}
+    void lock();
+    void unlock() { mutex_.unlock(); }
+    void lock_keeping_streak() { mutex_.lock(); }
+
+   private:
+    std::mutex mutex_;
+    RuntimeCore& owner_;
+  };
+  mutable StreakClosingMutex mutex_{*this};
   UpdateStrategy strategy_;
   Measurement measurement_;
   std::map<std::uint32_t, std::unique_ptr<SharedBuffer>> buffers_;
@@ -478,6 +502,30 @@ class RuntimeCore {
   // its buffers in plan order with one DeviceMemory::use each.
   bool held_in_plan_order_ = false;
   std::uint64_t lean_launches_ = 0;
+  // The eventless streak (runtime_core.cpp, "The eventless streak"): open while entry is set;
+  // launches: its launches so far, each partition's kernels enqueued through launch_in_order
+  // with last[i] the newest's number; waits: the device waits those launches would have counted
+  // (kernel_waits_.events).
+  struct EventlessStreak {
+    RepeatableLaunch* entry = nullptr;
+    std::uint64_t launches = 0;
+    std::uint64_t waits = 0;
+    std::vector<std::uint64_t> last;
+  };
+  EventlessStreak streak_;
+  // A streak is closed and another opened after this many launches (the adaptive histories count
+  // them in an int).
+  static constexpr std::uint64_t kStreakLimit = std::uint64_t{1} << 24;
+  // Per device: the number of its newest kernel launched in order without an event (0: none).
+  std::vector<std::uint64_t> eventless_through_;
+  // Does at once what the streak's launches left to whoever comes next (see there).
+  void close_streak_locked();
+  // One launch of the open streak (its entry's lean partitions, launch_in_order).
+  void launch_in_streak_locked();
+  void fail_streak_launch_locked(std::size_t done);
+  // The waits for previous kernels the streak's next launch counts for its first partitions.
+  [[nodiscard]] std::uint64_t previous_kernels_locked(std::size_t partitions) const;
+  std::vector<std::uint64_t> streak_scratch_;  // a streak launch's kernel numbers
   // Invariant builds: what the repeat path would decide for launch_again's launch, and its holds.
   void check_lean_repeat(RepeatableLaunch& entry, std::span<const LaunchArg> args);
 

@@ -134,9 +134,9 @@ bool AdaptiveHistory::repeat_changes_only_count(const std::string& kernel,
   return it != entries_.end() && it->second.repeats >= 1 && it->second.sequence.empty();
 }
 
-void AdaptiveHistory::count_unchanged_repeat() {
+void AdaptiveHistory::count_unchanged_repeat(int runs) {
   UNIMEM_REQUIRE(open_, "AdaptiveHistory: an unchanged repeat needs a recording");
-  ++recording_.unchanged_repeats;
+  recording_.unchanged_repeats += runs;
 }
 
 bool AdaptiveHistory::read_would_record(Agent agent, const IntervalSet& bytes) const {

@@ -66,7 +66,7 @@ class AdaptiveHistory {
   [[nodiscard]] bool repeat_changes_only_count(const std::string& kernel, AgentMask writers) const;
   /// Such a run happened (repeat_changes_only_count held): counted as close() and open() would
   /// have, without doing them.
-  void count_unchanged_repeat();
+  void count_unchanged_repeat(int runs = 1);
   /// Whether the open recording holds replayed bytes on agent that a read of bytes would use
   /// (observe_read would record them).
   [[nodiscard]] bool read_would_record(Agent agent, const IntervalSet& bytes) const;

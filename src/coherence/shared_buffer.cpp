@@ -734,7 +734,7 @@ bool SharedBuffer::rewrite_changes_nothing(DeviceWrites writes, const std::strin
   return history_.repeat_changes_only_count(kernel, writers);
 }
 
-void SharedBuffer::count_unchanged_rewrite() { history_.count_unchanged_repeat(); }
+void SharedBuffer::count_unchanged_rewrite(int runs) { history_.count_unchanged_repeat(runs); }
 
 bool SharedBuffer::make_current_resident(Agent agent, const IntervalSet& bytes, IntervalSet& part) {
   // One allocation holding all of bytes (a halo's rows inside the device's box: every replay of

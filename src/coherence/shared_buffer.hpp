@@ -246,8 +246,8 @@ class SharedBuffer final : public EvictionClient {
   [[nodiscard]] bool rewrite_changes_nothing(DeviceWrites writes, const std::string& kernel,
                                              UpdateStrategy strategy) const;
   /// Such a rewrite happened under adaptive without begin_write and after_device_writes: counted
-  /// in the history.
-  void count_unchanged_rewrite();
+  /// in the history (`runs` such rewrites in a row).
+  void count_unchanged_rewrite(int runs = 1);
 
   /// Periodic cycles (RuntimeCore, "Periodic cycles" in runtime_core.cpp): the parts of the
   /// buffer's state that a launch's directory steps change, as one value. The counters in it

@@ -25,9 +25,19 @@ void for_each_rect_row(const RectCopy& rect,
 }  // namespace
 
 std::shared_ptr<const CompiledProgram> Device::build_program(const std::string& /*source*/,
-                                                            const std::string& /*options*/) const {
+                                                             const std::string& /*options*/) const {
   throw PreconditionError("device '" + name() + "' (driver " + driver() +
                           ") does not compile OpenCL C programs");
+}
+
+std::uint64_t Device::launch_in_order(const CompiledKernel& kernel, const NDRange& /*range*/,
+                                      std::span<const KernelArg> /*args*/) {
+  throw DeviceError("launch of kernel \"" + kernel.name() + "\" on device " + name() +
+                    ": the driver has no in-order launches without events");
+}
+
+Event Device::in_order_event(std::uint64_t /*sequence*/) {
+  throw DeviceError("device " + name() + ": the driver has no in-order launches without events");
 }
 
 Event Device::copy_from_peer(const Device& source, DeviceAllocation src, std::uint64_t src_offset,

@@ -186,6 +186,25 @@ class Device {
     return launch(kernel, range, args, deps);
   }
 
+  /// In-order launches without events (optional; the runtime's eventless streak,
+  /// RuntimeCore::launch_again). Whether a kernel launched now runs after `previous` without
+  /// being told to wait for it: previous is null, known finished, or a kernel of this device's
+  /// in-order kernel order. Default false (no such order): launch_in_order is then never called.
+  [[nodiscard]] virtual bool orders_after(const Event& previous) const {
+    (void)previous;
+    return false;
+  }
+  /// Only for a device whose orders_after answered true: launches kernel after every kernel
+  /// launched on this device before it, with no event and no flush, and returns its number in
+  /// that order (for in_order_event). Errors detected at call time throw as for launch, and then
+  /// nothing was enqueued. The default throws DeviceError.
+  virtual std::uint64_t launch_in_order(const CompiledKernel& kernel, const NDRange& range,
+                                        std::span<const KernelArg> args);
+  /// The event of the kernel launch_in_order numbered `sequence`: complete once it and every
+  /// kernel before it on this device are (it may also wait for later ones). Starts the kernels
+  /// launched so far (a flush). The default throws DeviceError.
+  virtual Event in_order_event(std::uint64_t sequence);
+
   /// Blocks until every operation submitted so far has finished.
   virtual void finish() = 0;
 

@@ -321,7 +321,7 @@ std::optional<cl_int> try_lean_repeat(cl_command_queue q, cl_kernel kernel, cl_u
     }
     _cl_kernel::LeanLaunch& lean = *kernel->lean;
     try {
-      done = kernel->built->core().launch_again(lean.ticket);
+      done = kernel->built->core().launch_again(lean.ticket, true);
       if (done) {
         if (!lean.tally) lean.tally = PlatformState::get().new_tally(kernel->name, lean.plan);
         lean.tally->launches.fetch_add(1, std::memory_order_relaxed);
@@ -339,9 +339,17 @@ std::optional<cl_int> try_lean_repeat(cl_command_queue q, cl_kernel kernel, cl_u
     }
   }
   if (!done) return std::nullopt;
+  if (done->is_null()) {
+    // An eventless launch (RuntimeCore::launch_again): the queue asks for its event only when
+    // something waits for the queue's commands (take_eventless_launches). No lock: the flag only.
+    if (!q->eventless.load(std::memory_order_relaxed)) {
+      q->eventless.store(true, std::memory_order_release);
+    }
+    return CL_SUCCESS;
+  }
   std::lock_guard lock(q->mutex);
   prune_amortized(q);
-  if (!done->is_null()) q->anonymous.push_back(std::move(*done));
+  q->anonymous.push_back(std::move(*done));
   return CL_SUCCESS;
 }
 
@@ -891,6 +899,11 @@ cl_int marker(cl_command_queue q, cl_command_type type, cl_uint n, const cl_even
   if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
   std::vector<Event> before;
   if (n == 0) {
+    try {
+      take_eventless_launches(q);
+    } catch (...) {
+      return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+    }
     std::lock_guard lock(q->mutex);
     prune(q);
     before = pending_of(q);
@@ -925,12 +938,25 @@ cl_int CL_API_CALL EnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_
   return marker(q, CL_COMMAND_BARRIER, n, list, nullptr);
 }
 
+// The runtime's devices flush every command but the eventless launches' (flushed now and then,
+// and when their event is made): taking them flushes them.
 cl_int CL_API_CALL Flush(cl_command_queue q) {
-  return is_live(q, ObjectKind::queue) ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE;
+  if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+  try {
+    take_eventless_launches(q);
+  } catch (...) {
+    return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+  }
+  return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL Finish(cl_command_queue q) {
   if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
+  try {
+    take_eventless_launches(q);
+  } catch (...) {
+    return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+  }
   EventList pending;
   {
     std::lock_guard lock(q->mutex);

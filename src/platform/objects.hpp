@@ -144,6 +144,10 @@ struct _cl_command_queue {
   /// deferred, no host memory): only the runtime's event is kept, no CommandRecord
   /// (commands.cpp, enqueue's anonymous path).
   std::vector<unimem::Event> anonymous;
+  /// Lean NDRanges went to the runtime's eventless streak since anonymous last took them
+  /// (commands.cpp, try_lean_repeat): take_eventless_launches adds their event to anonymous
+  /// before anything waits for the queue's commands. Set without the mutex (atomic).
+  std::atomic<bool> eventless{false};
   std::size_t prune_at = 0;  ///< outstanding's + anonymous' size at which an enqueue prunes next
   /// Commands waiting for a user event or an unsubmitted command, in enqueue order. While any
   /// is deferred, later commands of the queue are deferred behind it (in-order semantics).

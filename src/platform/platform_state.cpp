@@ -424,9 +424,26 @@ void release_context(cl_context context) {
   delete context;
 }
 
+void take_eventless_launches(cl_command_queue queue) {
+  if (!queue->eventless.exchange(false, std::memory_order_acq_rel)) return;
+  Event e;
+  try {
+    e = PlatformState::get().core().close_eventless();
+  } catch (...) {
+    queue->eventless.store(true, std::memory_order_release);
+    throw;
+  }
+  if (e.is_null()) return;
+  std::lock_guard lock(queue->mutex);
+  queue->anonymous.push_back(std::move(e));
+}
+
 void release_queue(cl_command_queue queue) {
   if (!release(queue->header)) return;
   forget_object(queue);
+  // Its eventless launches are not taken (the last release may come from a completion callback,
+  // which must not wait for the runtime's lock): they are the runtime's, in flight there until
+  // they have run, and started (flushed) by the next runtime operation at the latest.
   std::vector<std::shared_ptr<CommandRecord>> pending;
   std::vector<Event> anonymous;
   {

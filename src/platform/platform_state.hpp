@@ -167,6 +167,10 @@ inline bool release(ObjectHeader& h) { return h.references.fetch_sub(1) == 1; }
 /// Releases objects (and what they hold) when their count reaches zero.
 void release_context(cl_context context);
 void release_queue(cl_command_queue queue);
+/// The queue's eventless launches (_cl_command_queue::eventless) as one event among its
+/// anonymous ones (RuntimeCore::close_eventless), for what waits for the queue's commands next.
+/// Call without queue->mutex held. Throws what the runtime throws (the flag is then set again).
+void take_eventless_launches(cl_command_queue queue);
 void release_mem(cl_mem mem);
 void release_program(cl_program program);
 void release_kernel(cl_kernel kernel);

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -23,6 +24,8 @@
 #include <span>
 #include <string>
 #include <thread>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <unimem/program.hpp>
@@ -1172,6 +1175,145 @@ TEST(CycleRepeatPlacementTest, RepeatedSmallLaunchGoesWhereItsBuffersAreNowAsWit
   EXPECT_EQ(fast.stats, slow.stats);
   EXPECT_GT(fast.cycle_repeats, 10u);
 }
+
+// The eventless streak (RuntimeCore::launch_again with eventless; "The eventless streak" in
+// runtime_core.cpp): the same runs of launches through ProgramCore::launch_again, once asking for
+// no events (the streak's launches only enqueue, and whatever comes next closes it) and once
+// asking for events (each lean repeat does its bookkeeping), broken by host reads and writes,
+// other launches, finish(), counter queries and a released buffer. Both must read what the host
+// computes and leave the same statistics, directories, adaptive histories, counters and device
+// memory lists.
+struct StreakObserved {
+  std::vector<std::vector<std::uint32_t>> reads;
+  std::string stats;
+  std::vector<std::vector<IntervalMap<AgentMask>::Segment>> directories;
+  std::vector<int> history_counts;
+  std::vector<std::uint64_t> counters;
+  std::vector<std::vector<std::uint64_t>> device_lists;
+};
+
+StreakObserved run_streaks(std::size_t devices, UpdateStrategy strategy, bool eventless,
+                           std::vector<std::vector<std::uint32_t>>* oracle) {
+  RuntimeOptions options{strategy};
+  options.min_split_bytes = 0;  // split even these small grids over both devices
+  Runtime rt(opencl::make_opencl_devices(devices == 1 ? "0" : "0-" + std::to_string(devices - 1)),
+             options);
+  Program program(rt, kSource);
+  program.set_log([](const std::string&) {});
+  std::vector<BufferId> grids;
+  std::vector<std::vector<std::uint32_t>> flat(3, std::vector<std::uint32_t>(kItems));
+  for (std::size_t b = 0; b < 3; ++b) {
+    for (std::uint32_t i = 0; i < kItems; ++i) flat[b][i] = i * static_cast<std::uint32_t>(b + 1);
+    grids.push_back(rt.create_buffer(kItems * sizeof(std::uint32_t)));
+    rt.write_blocking(grids[b], 0, std::as_bytes(std::span(flat[b])));
+  }
+  NDRange range;
+  range.global[0] = kItems;
+  range.local[0] = 64;
+  // Per (in, out, c): its ticket, as the OpenCL platform keeps one per kernel.
+  std::vector<std::pair<std::array<std::uint32_t, 3>, std::shared_ptr<const void>>> tickets;
+  std::uint64_t lean = 0;
+  const auto scale = [&](std::size_t in, std::size_t out, std::uint32_t c, int times) {
+    const std::array<std::uint32_t, 3> key{static_cast<std::uint32_t>(in),
+                                           static_cast<std::uint32_t>(out), c};
+    for (int t = 0; t < times; ++t) {
+      std::shared_ptr<const void>* ticket = nullptr;
+      for (auto& [k, tk] : tickets) {
+        if (k == key) ticket = &tk;
+      }
+      if (ticket == nullptr) ticket = &tickets.emplace_back(key, nullptr).second;
+      if (*ticket && program.core().launch_again(*ticket, eventless)) {
+        ++lean;
+      } else {
+        const std::vector<Arg> args{Arg::buffer(grids[in]), Arg::buffer(grids[out]),
+                                    Arg::scalar(c)};
+        program.core().launch("scale", range, args, {}, nullptr, nullptr, ticket);
+      }
+      const std::vector<std::uint32_t> src = flat[in];
+      for (std::uint32_t i = 0; i < kItems; ++i) flat[out][i] = 3u * src[i] + c;
+    }
+  };
+  StreakObserved seen;
+  const auto read = [&](std::size_t b, std::uint32_t at, std::uint32_t count) {
+    std::vector<std::uint32_t> out(count);
+    rt.read_blocking(grids[b], at * sizeof(std::uint32_t), std::as_writable_bytes(std::span(out)));
+    seen.reads.push_back(out);
+    if (oracle != nullptr) {
+      oracle->emplace_back(flat[b].begin() + at, flat[b].begin() + at + count);
+    }
+  };
+  scale(0, 1, 1, 30);
+  read(1, 2040, 16);  // a host read right after a streak
+  scale(0, 1, 1, 20);
+  scale(2, 2, 5, 25);  // in place: reads and writes what it wrote
+  scale(1, 0, 2, 5);   // another launch reading the streak's buffer (2 was its last writes)
+  read(0, 0, kItems);
+  scale(2, 2, 5, 12);
+  {
+    std::vector<std::uint32_t> values(6, 77u);
+    rt.write_blocking(grids[2], 4 * 2045, std::as_bytes(std::span(values)));
+    std::fill(flat[2].begin() + 2045, flat[2].begin() + 2051, 77u);
+  }
+  scale(2, 2, 5, 12);
+  rt.finish();  // finish right after a streak
+  scale(2, 2, 5, 8);
+  seen.counters.push_back(rt.core().lean_launches());  // a query right after a streak
+  scale(2, 2, 5, 8);
+  {
+    const BufferId spare = rt.create_buffer(kItems * sizeof(std::uint32_t));
+    program.launch("scale", range, {Arg::buffer(grids[0]), Arg::buffer(spare), Arg::scalar(1u)});
+    rt.release_buffer(spare);
+  }
+  scale(0, 1, 1, 10);
+  for (std::size_t b = 0; b < 3; ++b) read(b, 0, kItems);
+  rt.finish();
+  seen.stats = rt.stats().to_json();
+  for (const BufferId id : grids) seen.directories.push_back(rt.core().directory_segments(id));
+  for (const BufferId id : grids) {
+    for (const AgentMask writers : {AgentMask::of(1), AgentMask::of(1).with(2)}) {
+      seen.history_counts.push_back(rt.core().history_repeat_count(id, "scale", writers));
+    }
+  }
+  const RuntimeCore::KernelWaits waits = rt.core().kernel_waits();
+  for (const std::uint64_t v :
+       {lean, rt.core().lean_launches(), rt.core().repeated_launches(),
+        rt.core().repeats_leaving_directory(), rt.core().cycle_repeats(),
+        rt.core().deferred_record_launches(), rt.core().directory_version(), waits.kernels}) {
+    seen.counters.push_back(v);
+  }
+  seen.device_lists = rt.core().device_lists();
+  return seen;
+}
+
+class EventlessStreakTest
+    : public ::testing::TestWithParam<std::tuple<UpdateStrategy, std::size_t>> {};
+
+TEST_P(EventlessStreakTest, RunsWithoutEventsLeaveWhatRunsWithEventsLeave) {
+  const auto [strategy, devices] = GetParam();
+  if (opencl::make_opencl_devices("").size() < devices) {
+    GTEST_SKIP() << "needs " << devices << " OpenCL devices";
+  }
+  std::vector<std::vector<std::uint32_t>> oracle;
+  const StreakObserved eventless = run_streaks(devices, strategy, true, &oracle);
+  const StreakObserved with_events = run_streaks(devices, strategy, false, nullptr);
+  ASSERT_EQ(eventless.reads.size(), oracle.size());
+  for (std::size_t i = 0; i < oracle.size(); ++i) {
+    EXPECT_EQ(eventless.reads[i], oracle[i]) << "host read " << i << " (eventless)";
+    EXPECT_EQ(with_events.reads[i], oracle[i]) << "host read " << i << " (with events)";
+  }
+  EXPECT_EQ(eventless.stats, with_events.stats);
+  EXPECT_EQ(eventless.directories, with_events.directories);
+  EXPECT_EQ(eventless.history_counts, with_events.history_counts);
+  EXPECT_EQ(eventless.counters, with_events.counters);
+  EXPECT_EQ(eventless.device_lists, with_events.device_lists);
+  ASSERT_GE(eventless.counters.size(), 2u);
+  EXPECT_GT(eventless.counters[1], 60u) << "the runs did not take the lean repeat";
+}
+
+INSTANTIATE_TEST_SUITE_P(StrategiesAndDevices, EventlessStreakTest,
+                         ::testing::Combine(::testing::Values(UpdateStrategy::lazy,
+                                                              UpdateStrategy::adaptive),
+                                            ::testing::Values(std::size_t{1}, std::size_t{2})));
 
 }  // namespace
 }  // namespace unimem

@@ -633,6 +633,244 @@ TEST_F(PlatformApi, RunsOfOneLaunchBrokenAtRandomGiveWhatPoclGives) {
   EXPECT_GT(lean, 5u) << "no launch took the lean repeat";
 }
 
+// A run of one anonymous launch is the runtime's eventless streak (RuntimeCore::launch_again with
+// eventless: its launches only enqueue, and whatever comes next closes it). Each case runs 40
+// launches, then one operation that must see the last of them, then reads every buffer: a read,
+// another kernel reading the buffer, a marker waited for, clFinish, a write into the buffer, a
+// kernel on a second queue, a map, the same launch asking for an event, and the kernel released
+// in the middle of the run. Every result equals the host's (POCL orders no two queues: the cases
+// with a second queue are left unordered there, so the oracle is the host).
+TEST_F(PlatformApi, WhatFollowsARunOfOneLaunchSeesItsLastLaunch) {
+  const std::uint64_t lean_before = platform_lean_launches();
+  constexpr int kCases = 9;
+  for (int what = 0; what < kCases; ++what) {
+    SCOPED_TRACE("case " + std::to_string(what));
+    const auto f = [what](OnePlatform& s) {
+      constexpr int n = 1024;
+      cl_int e = CL_SUCCESS;
+      // Some work per item, so that the launches are still running when the next call comes.
+      const char* source =
+          "__kernel void advance(__global uint* v) {\n"
+          "  size_t i = get_global_id(0); uint x = v[i];\n"
+          "  for (int k = 0; k < 200; ++k) x = x * 1103515245u + 12345u;\n"
+          "  v[i] = x + 1u; }\n"
+          "__kernel void copy(__global const uint* a, __global uint* b) {\n"
+          "  size_t i = get_global_id(0); b[i] = a[i] ^ 0x5a5au; }\n";
+      cl_program p = s.build(source, &e);
+      EXPECT_EQ(e, CL_SUCCESS);
+      std::vector<cl_uint> init(n);
+      std::iota(init.begin(), init.end(), 7u);
+      cl_mem a = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, init.data(), &e);
+      cl_mem b = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, n * 4, init.data(), &e);
+      cl_kernel step = clCreateKernel(p, "advance", &e);
+      cl_kernel copy = clCreateKernel(p, "copy", &e);
+      EXPECT_EQ(clSetKernelArg(step, 0, sizeof a, &a), CL_SUCCESS);
+      EXPECT_EQ(clSetKernelArg(copy, 0, sizeof a, &a), CL_SUCCESS);
+      EXPECT_EQ(clSetKernelArg(copy, 1, sizeof b, &b), CL_SUCCESS);
+      cl_command_queue other = clCreateCommandQueue(s.context, s.device, 0, &e);
+      const std::size_t global = n;
+      std::vector<cl_uint> out;
+      const auto read = [&](cl_command_queue q, cl_mem m) {
+        std::vector<cl_uint> r(n);
+        EXPECT_EQ(clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, r.data(), 0, nullptr, nullptr),
+                  CL_SUCCESS);
+        out.insert(out.end(), r.begin(), r.end());
+      };
+      const auto run = [&](int launches) {
+        for (int i = 0; i < launches; ++i) {
+          EXPECT_EQ(clEnqueueNDRangeKernel(s.queue, step, 1, nullptr, &global, nullptr, 0, nullptr,
+                                           nullptr),
+                    CL_SUCCESS);
+        }
+      };
+      run(what == 8 ? 20 : 40);
+      switch (what) {
+        case 0:
+          read(s.queue, a);
+          break;
+        case 1:
+          EXPECT_EQ(clEnqueueNDRangeKernel(s.queue, copy, 1, nullptr, &global, nullptr, 0, nullptr,
+                                           nullptr),
+                    CL_SUCCESS);
+          read(s.queue, b);
+          break;
+        case 2: {
+          cl_event marker = nullptr;
+          EXPECT_EQ(clEnqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker), CL_SUCCESS);
+          EXPECT_EQ(clWaitForEvents(1, &marker), CL_SUCCESS);
+          clReleaseEvent(marker);
+          break;
+        }
+        case 3:
+          EXPECT_EQ(clFinish(s.queue), CL_SUCCESS);
+          break;
+        case 4: {
+          const std::vector<cl_uint> w(16, 99u);
+          EXPECT_EQ(
+              clEnqueueWriteBuffer(s.queue, a, CL_FALSE, 64, 64, w.data(), 0, nullptr, nullptr),
+              CL_SUCCESS);
+          EXPECT_EQ(clFinish(s.queue), CL_SUCCESS);
+          break;
+        }
+        case 5:
+          EXPECT_EQ(clEnqueueNDRangeKernel(other, copy, 1, nullptr, &global, nullptr, 0, nullptr,
+                                           nullptr),
+                    CL_SUCCESS);
+          read(other, b);
+          break;
+        case 6: {
+          auto* mapped = static_cast<cl_uint*>(clEnqueueMapBuffer(other, a, CL_TRUE, CL_MAP_READ, 0,
+                                                                  n * 4, 0, nullptr, nullptr, &e));
+          EXPECT_EQ(e, CL_SUCCESS);
+          if (mapped != nullptr) out.insert(out.end(), mapped, mapped + n);
+          EXPECT_EQ(clEnqueueUnmapMemObject(other, a, mapped, 0, nullptr, nullptr), CL_SUCCESS);
+          EXPECT_EQ(clFinish(other), CL_SUCCESS);
+          break;
+        }
+        case 7: {
+          cl_event ev = nullptr;
+          EXPECT_EQ(
+              clEnqueueNDRangeKernel(s.queue, step, 1, nullptr, &global, nullptr, 0, nullptr, &ev),
+              CL_SUCCESS);
+          EXPECT_EQ(clWaitForEvents(1, &ev), CL_SUCCESS);
+          clReleaseEvent(ev);
+          break;
+        }
+        case 8:
+          // Released with launches of it still queued, then another kernel of the same name.
+          clReleaseKernel(step);
+          step = clCreateKernel(p, "advance", &e);
+          EXPECT_EQ(clSetKernelArg(step, 0, sizeof a, &a), CL_SUCCESS);
+          run(20);
+          break;
+        default:
+          break;
+      }
+      read(s.queue, a);
+      read(s.queue, b);
+      clReleaseCommandQueue(other);
+      clReleaseKernel(step);
+      clReleaseKernel(copy);
+      clReleaseMemObject(a);
+      clReleaseMemObject(b);
+      clReleaseProgram(p);
+      return out;
+    };
+    // The oracle: the same steps on the host.
+    constexpr int n = 1024;
+    std::vector<cl_uint> a(n), b(n), expected;
+    std::iota(a.begin(), a.end(), 7u);
+    std::iota(b.begin(), b.end(), 7u);
+    const auto run = [&](int launches) {
+      for (int l = 0; l < launches; ++l) {
+        for (cl_uint& x : a) {
+          for (int k = 0; k < 200; ++k) x = x * 1103515245u + 12345u;
+          x += 1u;
+        }
+      }
+    };
+    const auto copy = [&] {
+      for (int i = 0; i < n; ++i) b[i] = a[i] ^ 0x5a5au;
+    };
+    run(what == 8 ? 20 : 40);
+    if (what == 0) expected.insert(expected.end(), a.begin(), a.end());
+    if (what == 1 || what == 5) {
+      copy();
+      expected.insert(expected.end(), b.begin(), b.end());
+    }
+    if (what == 4) std::fill(a.begin() + 16, a.begin() + 32, 99u);
+    if (what == 6) expected.insert(expected.end(), a.begin(), a.end());
+    if (what == 7) run(1);
+    if (what == 8) run(20);
+    expected.insert(expected.end(), a.begin(), a.end());
+    expected.insert(expected.end(), b.begin(), b.end());
+    OnePlatform unimem(unimem_);
+    const std::vector<cl_uint> actual = f(unimem);
+    ASSERT_EQ(actual.size(), expected.size());
+    int mismatches = 0;
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      if (actual[i] != expected[i] && ++mismatches <= 4) {
+        ADD_FAILURE() << "result " << i << ": unimem platform " << actual[i] << ", host "
+                      << expected[i];
+      }
+    }
+  }
+  EXPECT_GT(platform_lean_launches() - lean_before, 30u * kCases)
+      << "the runs did not take the lean repeat";
+}
+
+// clFinish and a marker waited for return only once the run of launches before them has run:
+// the read after them finds nothing left to wait for (20 launches of about 5 ms of work each
+// before, one small copy after; a wait that did not cover the run leaves it to the read).
+TEST_F(PlatformApi, FinishAndAMarkerWaitForARunOfOneLaunch) {
+  OnePlatform s(unimem_);
+  cl_int e = CL_SUCCESS;
+  const char* source =
+      "__kernel void spin(__global uint* v) {\n"
+      "  uint x = v[get_global_id(0)];\n"
+      "  for (uint k = 0; k < (1u << 15); ++k) x = x * 1103515245u + 12345u;\n"
+      "  v[get_global_id(0)] = x; }\n";
+  cl_program p = s.build(source, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  std::vector<cl_uint> init(256, 1u);
+  cl_mem a = clCreateBuffer(s.context, CL_MEM_COPY_HOST_PTR, 4 * init.size(), init.data(), &e);
+  cl_kernel k = clCreateKernel(p, "spin", &e);
+  ASSERT_EQ(clSetKernelArg(k, 0, sizeof a, &a), CL_SUCCESS);
+  // About 10 ms of work per launch on this machine's cores.
+  const std::size_t global = init.size();
+  const std::uint64_t lean_before = platform_lean_launches();
+  using Clock = std::chrono::steady_clock;
+  // Round 0 is not timed: a kernel's first launches go the full way and the queue keeps their
+  // events; waiting for those covers everything before on the device (see the marker above).
+  for (int round = 0; round < 3; ++round) {
+    const int how = round == 2 ? 1 : 0;
+    SCOPED_TRACE(how == 0 ? "clFinish" : "marker");
+    // A few launches first, waited for: the launches after any other operation start with full
+    // ones, whose events the queue keeps (a wait for those would cover the run by itself: their
+    // events are markers on the device's in-order queue, made when asked).
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_EQ(
+          clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+          CL_SUCCESS);
+    }
+    ASSERT_EQ(clFinish(s.queue), CL_SUCCESS);
+    const Clock::time_point start = Clock::now();
+    for (int i = 0; i < 20; ++i) {
+      ASSERT_EQ(
+          clEnqueueNDRangeKernel(s.queue, k, 1, nullptr, &global, nullptr, 0, nullptr, nullptr),
+          CL_SUCCESS);
+    }
+    if (how == 0) {
+      ASSERT_EQ(clFinish(s.queue), CL_SUCCESS);
+    } else {
+      cl_event marker = nullptr;
+      ASSERT_EQ(clEnqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker), CL_SUCCESS);
+      ASSERT_EQ(clWaitForEvents(1, &marker), CL_SUCCESS);
+      cl_int status = 0;
+      EXPECT_EQ(clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status,
+                               nullptr),
+                CL_SUCCESS);
+      EXPECT_EQ(status, CL_COMPLETE);
+      clReleaseEvent(marker);
+    }
+    const Clock::time_point waited = Clock::now();
+    cl_uint r[4] = {};
+    ASSERT_EQ(clEnqueueReadBuffer(s.queue, a, CL_TRUE, 0, sizeof r, r, 0, nullptr, nullptr),
+              CL_SUCCESS);
+    const Clock::time_point read = Clock::now();
+    // The run took its time before the wait returned, the read almost none after it.
+    if (round == 0) continue;
+    EXPECT_LT(read - waited, (waited - start) / 4)
+        << "wait " << std::chrono::duration<double, std::milli>(waited - start).count()
+        << " ms, read after it " << std::chrono::duration<double, std::milli>(read - waited).count()
+        << " ms";
+  }
+  EXPECT_GE(platform_lean_launches() - lean_before, 60u) << "the runs did not take the lean repeat";
+  clReleaseKernel(k);
+  clReleaseMemObject(a);
+  clReleaseProgram(p);
+}
+
 // An enqueue remembers the last queue and kernel it found live on its thread (are_live) until any
 // object is released: a kernel or queue released after many launches is still refused. The
 // released handles go to the platform's entry point directly (through the ICD loader they would

@@ -15,6 +15,9 @@ namespace unimem::opencl {
 
 namespace {
 
+// launch_in_order flushes the kernel queue after every this many of its kernels (see there).
+constexpr std::uint64_t kInOrderFlushEvery = 32;
+
 std::string pointer_text(const void* p) {
   std::ostringstream out;
   out << p;
@@ -357,9 +360,94 @@ Event OpenCLDevice::launch_without_times(const CompiledKernel& kernel, const NDR
   return launch_kernel(kernel, range, args, deps, false);
 }
 
+bool OpenCLDevice::orders_after(const Event& previous) const {
+  return WaitList::empty_for(std::span<const Event>(&previous, 1), kernels_.get());
+}
+
+namespace {
+
+// Whether the cl_kernel holds exactly args from its last launch, as launch_kernel set them (so
+// launch_kernel would set none again and check no buffer: see there).
+bool holds_arguments(const OpenCLKernel::ArgumentsSet& set, std::span<const KernelArg> args) {
+  if (set.values.size() != args.size()) return false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const OpenCLKernel::ArgumentsSet::Value& value = set.values[i];
+    const KernelArg& arg = args[i];
+    if (!value.known || value.kind != arg.kind) return false;
+    switch (arg.kind) {
+      case KernelArg::Kind::buffer:
+        if (arg.buffer_offset != 0 || arg.allocation_base != 0 ||
+            value.mem != static_cast<cl_mem>(arg.buffer.handle)) {
+          return false;
+        }
+        break;
+      case KernelArg::Kind::null_buffer:
+        break;
+      case KernelArg::Kind::scalar:
+        if (value.bytes != arg.scalar_bytes) return false;
+        break;
+      case KernelArg::Kind::local_memory:
+        if (value.local_bytes != arg.local_bytes) return false;
+        break;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::uint64_t OpenCLDevice::launch_in_order(const CompiledKernel& kernel, const NDRange& range,
+                                            std::span<const KernelArg> args) {
+  // The common case, a streak's repeat: the kernel's last launch was on this device with these
+  // arguments, no buffer of the context released since. Then launch_kernel would check nothing
+  // new and set no argument: only the enqueue is left (under the kernel's lock, as there).
+  if (typeid(kernel) == typeid(OpenCLKernel)) {
+    const auto& k = static_cast<const OpenCLKernel&>(kernel);
+    auto lock = k.launch_lock();
+    const OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
+    bool empty = false;
+    for (std::uint32_t d = 0; d < range.dims; ++d) empty = empty || range.global[d] == 0;
+    if (set.device == this && set.released_at == context_->buffers_released() && !empty &&
+        range.dims >= 1 && range.dims <= 3 && holds_arguments(set, args)) {
+      std::array<size_t, 3> offset{}, global{}, local{};
+      bool local_given = false;
+      for (std::uint32_t d = 0; d < 3; ++d) {
+        offset[d] = range.offset[d];
+        global[d] = range.global[d];
+        local[d] = range.local[d];
+        local_given = local_given || range.local[d] != 0;
+      }
+      std::uint64_t sequence = 0;
+      {
+        const auto queue_lock = kernels_->lock();
+        const cl_int status = clEnqueueNDRangeKernel(
+            kernels_->handle(), k.handle(), range.dims, offset.data(), global.data(),
+            local_given ? local.data() : nullptr, 0, nullptr, nullptr);
+        check(status, "clEnqueueNDRangeKernel", [&] {
+          return "launch of kernel \"" + k.name() + "\" over global " + triple_text(range.global) +
+                 " on device " + name_;
+        });
+        sequence = kernels_->next_locked();
+      }
+      if (sequence % kInOrderFlushEvery == 0) {
+        check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
+      }
+      return sequence;
+    }
+  }
+  std::uint64_t sequence = 0;
+  launch_kernel(kernel, range, args, {}, false, &sequence);
+  return sequence;
+}
+
+Event OpenCLDevice::in_order_event(std::uint64_t sequence) {
+  check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
+  return Event(std::make_shared<QueuedKernelEventState>(kernels_, sequence));
+}
+
 Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& range,
                                   std::span<const KernelArg> args, std::span<const Event> deps,
-                                  bool own_event) {
+                                  bool own_event, std::uint64_t* in_order) {
   // OpenCLKernel is final: comparing types is enough (cheaper than dynamic_cast, every launch).
   const auto* cl_kernel_object =
       typeid(kernel) == typeid(OpenCLKernel) ? static_cast<const OpenCLKernel*>(&kernel) : nullptr;
@@ -458,7 +546,10 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     local_given = local_given || range.local[d] != 0;
     empty = empty || global[d] == 0;
   }
-  if (empty) return when_all(deps);  // nothing to run; OpenCL would reject a zero size
+  if (empty) {  // nothing to run; OpenCL would reject a zero size
+    if (in_order != nullptr) *in_order = kernels_->enqueued();  // its predecessors stand for it
+    return when_all(deps);
+  }
 
   const auto detail = [&] {
     return "launch of kernel \"" + k.name() + "\" over global " + triple_text(range.global) +
@@ -544,7 +635,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
         local_given ? local.data() : nullptr, n, wait, event_out);
     if (status == CL_SUCCESS) {
       sequence = kernels_->next_locked();
-      if (event_out == nullptr) event_block = kernels_->event_block_locked();
+      if (event_out == nullptr && in_order == nullptr) event_block = kernels_->event_block_locked();
     }
     lock.unlock();  // the arguments are captured
     return status;
@@ -560,6 +651,17 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     check(enqueue(wait_list.size(), wait_list.data(), own_event ? &event : nullptr),
           "clEnqueueNDRangeKernel", detail);
     wait_list.arm();
+  }
+  if (in_order != nullptr) {
+    // No event state and, but every kInOrderFlushEvery launches, no flush: whoever asks for the
+    // kernel's event gets it from in_order_event, which flushes (POCL's pthread driver starts a
+    // command at enqueue anyway; the periodic flush keeps a long run of them going on drivers
+    // that hold commands until one).
+    *in_order = sequence;
+    if (sequence % kInOrderFlushEvery == 0) {
+      check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
+    }
+    return Event{};
   }
   Event result =
       own_event

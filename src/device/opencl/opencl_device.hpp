@@ -86,6 +86,15 @@ class OpenCLDevice final : public Device {
   /// device (or finished commands): a QueuedKernelEventState (no times()).
   Event launch_without_times(const CompiledKernel& kernel, const NDRange& range,
                              std::span<const KernelArg> args, std::span<const Event> deps) override;
+  /// Null, known finished, or a kernel of this device's KernelQueue (WaitList::empty_for).
+  [[nodiscard]] bool orders_after(const Event& previous) const override;
+  /// launch_without_times after this device's earlier kernels, with no event state at all: only
+  /// the sequence number of the KernelQueue. Flushed every kInOrderFlushEvery launches (and by
+  /// in_order_event), not at each one.
+  std::uint64_t launch_in_order(const CompiledKernel& kernel, const NDRange& range,
+                                std::span<const KernelArg> args) override;
+  /// A QueuedKernelEventState of the kernel numbered sequence; flushes the kernel queue.
+  Event in_order_event(std::uint64_t sequence) override;
 
   void finish() override;
   /// Replaces the command queue by one with (or without) CL_QUEUE_PROFILING_ENABLE, after the
@@ -122,9 +131,12 @@ class OpenCLDevice final : public Device {
   template <typename Enqueue, typename Detail>
   Event submit_shared(std::string_view call, std::shared_ptr<const std::string> operation,
                       const Detail& detail, std::span<const Event> deps, Enqueue&& enqueue);
-  // Both launches: own_event says whether the kernel gets a cl_event of its own.
+  // The launches: own_event says whether the kernel gets a cl_event of its own; in_order (then
+  // deps is empty and own_event false) receives the kernel's sequence number instead of an event
+  // state (launch_in_order: the result is null).
   Event launch_kernel(const CompiledKernel& kernel, const NDRange& range,
-                      std::span<const KernelArg> args, std::span<const Event> deps, bool own_event);
+                      std::span<const KernelArg> args, std::span<const Event> deps, bool own_event,
+                      std::uint64_t* in_order = nullptr);
   // buffer() with the operation's name built only for an error.
   template <typename Where>
   [[nodiscard]] cl_mem checked_buffer(DeviceAllocation allocation, std::uint64_t offset,
