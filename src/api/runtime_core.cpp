@@ -1462,6 +1462,8 @@ PartitionFootprint RuntimeCore::footprint(std::span<const LaunchArg> args,
 // finds nothing Modified and the copies long finished, instead of issuing the write-back then
 // and waiting for it at once. Not a demand read: the adaptive history does not learn it.
 void RuntimeCore::write_back_chunks(std::span<const PartitionUses> plan) {
+  // The acquire_inputs right before it found no chunk: nothing to write back.
+  if (!launch_has_chunks_) return;
   for (const PartitionUses& pu : plan) {
     if (!pu.source->out_of_core) continue;
     for (const BufferUse& u : pu.uses) {
@@ -1565,12 +1567,17 @@ void RuntimeCore::note_touched(std::span<const PartitionUses> plan) {
 // acquired as usual, in plan order (buffers are independent of each other).
 void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
   rewriting_buffers_.clear();
+  rewriting_all_written_ = false;
+  bool chunks = false;  // split uses: a buffer may have several per partition
   for (PartitionUses& pu : plan) {
     for (BufferUse& u : pu.uses) u.read_only = nullptr;
+    chunks = chunks || pu.source->out_of_core;
   }
-  const bool chunks = std::any_of(plan.begin(), plan.end(), [](const PartitionUses& pu) {
-    return pu.source->out_of_core;  // split uses: a buffer may have several per partition
-  });
+  launch_has_chunks_ = chunks;
+  if (!chunks && !plan.empty() && uses_aligned(plan)) {
+    acquire_aligned_inputs(plan);
+    return;
+  }
   for (std::size_t i = 0; !chunks && i < plan.size(); ++i) {
     for (const BufferUse& first : plan[i].uses) {
       SharedBuffer* b = first.buffer;
@@ -1608,6 +1615,63 @@ void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
           rewriting_buffers_.end()) {
         u.buffer->acquire(pu.agent, u.needed);
       }
+    }
+  }
+}
+
+// Aligned uses: every partition has the same buffers at the same places of its uses, each buffer
+// once (check_partitions builds each partition's uses from the same arguments in argument order;
+// only split_uses, which gives a buffer several uses, and chunks break that). Buffer j's uses in
+// plan order are then use j of each partition, so acquire_inputs groups them without searching.
+bool RuntimeCore::uses_aligned(std::span<const PartitionUses> plan) {
+  const std::vector<BufferUse>& first = plan.front().uses;
+  for (std::size_t j = 0; j < first.size(); ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      if (first[i].buffer == first[j].buffer) return false;
+    }
+  }
+  for (const PartitionUses& pu : plan.subspan(1)) {
+    if (pu.uses.size() != first.size()) return false;
+    for (std::size_t j = 0; j < first.size(); ++j) {
+      if (pu.uses[j].buffer != first[j].buffer) return false;
+    }
+  }
+  return true;
+}
+
+// acquire_inputs of an aligned plan: the same calls in the same order as the general loops above
+// (each buffer's rewrite decided in the order of first use, then the other buffers' acquires in
+// plan order), each buffer's uses found by their place. rewriting_all_written_ tells
+// publish_writes that every written buffer took the rewrite, so it need not search either.
+void RuntimeCore::acquire_aligned_inputs(std::span<PartitionUses> plan) {
+  const std::size_t buffers = plan.front().uses.size();
+  rewriting_use_.assign(buffers, 0);
+  std::vector<SharedBuffer::LaunchUse>& uses = rewriting_uses_;
+  bool all_written = true;
+  for (std::size_t j = 0; j < buffers; ++j) {
+    uses.clear();
+    bool writes = false;
+    for (PartitionUses& pu : plan) {
+      const BufferUse& u = pu.uses[j];
+      uses.push_back({pu.agent, &u.needed, &u.written});
+      writes = writes || !u.written.empty();
+    }
+    SharedBuffer* b = plan.front().uses[j].buffer;
+    if (b->acquire_rewriting_last_writes(uses)) {
+      rewriting_buffers_.push_back(b);
+      ++rewriting_launch_buffers_;
+      rewriting_use_[j] = 1;
+      for (std::size_t k = 0; k < plan.size(); ++k) {
+        plan[k].uses[j].read_only = &b->rewrite_missing(k);
+      }
+    } else if (writes) {
+      all_written = false;
+    }
+  }
+  rewriting_all_written_ = all_written;
+  for (PartitionUses& pu : plan) {
+    for (std::size_t j = 0; j < buffers; ++j) {
+      if (rewriting_use_[j] == 0) pu.uses[j].buffer->acquire(pu.agent, pu.uses[j].needed);
     }
   }
 }
@@ -1889,6 +1953,19 @@ void RuntimeCore::begin_operation_locked() {
 
 // Step 5: the directory learns the writes, buffer by buffer, and the strategies act on them.
 void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std::string& kernel) {
+  if (rewriting_all_written_) {
+    // acquire_aligned_inputs: every written buffer took the rewrite, and each of those writes
+    // (condition (b) of acquire_rewriting_last_writes: it has last writes, all written again),
+    // so the buffers the loops below would find are rewriting_buffers_, in the same order (of
+    // first use in the aligned plan).
+    rewriting_all_written_ = false;
+    for (SharedBuffer* b : rewriting_buffers_) {
+      b->begin_write();
+      b->after_device_rewrites(kernel, strategy_for(*b));
+    }
+    rewriting_buffers_.clear();
+    return;
+  }
   std::vector<SharedBuffer*>& written_buffers = publish_buffers_;
   written_buffers.clear();
   for (const PartitionUses& pu : plan) {

@@ -362,6 +362,8 @@ class RuntimeCore {
   void begin_operation_locked();
   void publish_writes(std::span<const PartitionUses> plan, const std::string& kernel);
   void write_back_chunks(std::span<const PartitionUses> plan);
+  [[nodiscard]] static bool uses_aligned(std::span<const PartitionUses> plan);
+  void acquire_aligned_inputs(std::span<PartitionUses> plan);
   /// probe: sizing a chunk (footprint) may choose packed boxes freely; a launch packs only the
   /// boxes its partition's pitched kernel was built for (LaunchPartition::pitched_shapes).
   void choose_boxes(std::span<const LaunchArg> args, PartitionUses& pu, bool probe = false) const;
@@ -599,6 +601,12 @@ class RuntimeCore {
   // publishes them with after_device_rewrites), the uses it passed, and their count so far.
   std::vector<SharedBuffer*> rewriting_buffers_;
   std::vector<SharedBuffer::LaunchUse> rewriting_uses_;
+  // acquire_aligned_inputs: per buffer (its place in each partition's uses) whether it took the
+  // rewrite, and whether every written buffer did (publish_writes then searches nothing).
+  std::vector<std::uint8_t> rewriting_use_;
+  bool rewriting_all_written_ = false;
+  // Whether the plan of the last acquire_inputs had a chunk (write_back_chunks, right after it).
+  bool launch_has_chunks_ = false;
   std::uint64_t rewriting_launch_buffers_ = 0;
   std::vector<std::pair<Agent, IntervalSet>> publish_writes_;
   [[nodiscard]] EventList inflight_events() const;

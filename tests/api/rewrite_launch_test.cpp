@@ -221,5 +221,102 @@ TEST(RewriteLaunch, HostAccessesAndOtherLaunchesInBetweenMatchFlatMemory) {
   EXPECT_GT(shortcuts, 0U);  // the interleaved runs took the shortcut between their disruptions
 }
 
+// A launch of three buffers, each partition using each once (an aligned plan: acquire_inputs
+// groups a buffer's uses by their place, RuntimeCore::acquire_aligned_inputs): `dist` rewrites
+// its last writes (the shortcut), `slots` is written at a new place every launch (partition d of
+// launch k writes slot k * devices + d: never the last writes, so the directory publishes it)
+// and `bias` is only read (acquired as usual). Every launch after the first takes the shortcut
+// for dist alone, and the host reads of all three must equal the oracle; with `slots` left out
+// (every written buffer rewrites) publish_writes takes the rewriting buffers as they are.
+std::uint64_t run_three_buffers(std::size_t devices, UpdateStrategy strategy, bool with_slots) {
+  Runtime rt(make_host_devices(devices), RuntimeOptions{strategy});
+  std::vector<std::uint32_t> flat(kN * kN);
+  std::mt19937 rng(7);
+  for (std::uint64_t i = 0; i < kN * kN; ++i)
+    flat[i] = 1 + static_cast<std::uint32_t>(rng() % 1000);
+  for (std::uint64_t i = 0; i < kN; ++i) flat[i * kN + i] = 0;
+  std::vector<std::uint32_t> bias(kN);
+  for (std::uint64_t j = 0; j < kN; ++j) bias[j] = static_cast<std::uint32_t>(j % 3);
+  std::vector<std::uint32_t> slots(kN * devices, 0);
+  const BufferId dist = rt.create_buffer(kN * kN * 4, "dist");
+  const BufferId slot_buffer = rt.create_buffer(kN * devices * 4, "slots");
+  const BufferId bias_buffer = rt.create_buffer(kN * 4, "bias");
+  rt.write_blocking(dist, 0, std::as_bytes(std::span(flat)));
+  rt.write_blocking(slot_buffer, 0, std::as_bytes(std::span(slots)));
+  rt.write_blocking(bias_buffer, 0, std::as_bytes(std::span(bias)));
+  // dist[i][j] = min(dist[i][j], dist[i][k] + dist[k][j] + bias[j]) over the partition's rows;
+  // partition d of launch k also writes slot k * devices + d (its first row plus k). A slot is
+  // one partition's, so each partition runs a kernel of its own knowing its slot.
+  const auto partition_kernel = [devices, with_slots](std::uint32_t k, std::size_t d) {
+    return std::make_shared<HostKernel>(
+        "floyd_bias", [k, d, devices, with_slots](const HostKernelContext& c) {
+          auto* m = c.buffer<std::uint32_t>(0);
+          const auto* b = c.buffer<std::uint32_t>(3);
+          const std::uint64_t from = c.range().offset[0];
+          for (std::uint64_t i = from; i < from + c.range().global[0]; ++i) {
+            for (std::uint64_t j = 0; j < kN; ++j) {
+              const std::uint32_t via = m[i * kN + k] + m[k * kN + j] + b[j];
+              if (via < m[i * kN + j]) m[i * kN + j] = via;
+            }
+          }
+          if (with_slots) {
+            c.buffer<std::uint32_t>(2)[k * devices + d] = static_cast<std::uint32_t>(from) + k;
+          }
+        });
+  };
+  for (std::uint32_t k = 0; k < kN; ++k) {
+    // The partitions as floyd_partitions gives them, with the other buffers' bytes.
+    std::vector<LaunchPartition> parts = floyd_partitions(k, devices, nullptr);
+    for (std::size_t d = 0; d < devices; ++d) {
+      const std::uint64_t slot = k * devices + d;
+      parts[d].kernel = partition_kernel(k, d);
+      if (with_slots) {
+        parts[d].accesses[2] = AccessBytes{{}, IntervalSet{{slot * 4, slot * 4 + 4}}, {}};
+      }
+      parts[d].accesses[3] = AccessBytes{IntervalSet{{0, kN * 4}}, {}, {}};
+    }
+    const std::vector<LaunchArg> args{
+        LaunchArg::of_buffer(dist, {}, {}), LaunchArg::of_scalar<std::uint32_t>(k),
+        LaunchArg::of_buffer(slot_buffer, {}, {}), LaunchArg::of_buffer(bias_buffer, {}, {})};
+    rt.core().launch_partitioned(args, parts);
+    for (std::uint64_t i = 0; i < kN; ++i) {
+      for (std::uint64_t j = 0; j < kN; ++j) {
+        const std::uint32_t via = flat[i * kN + k] + flat[k * kN + j] + bias[j];
+        if (via < flat[i * kN + j]) flat[i * kN + j] = via;
+      }
+    }
+    if (with_slots) {
+      for (std::size_t d = 0; d < devices; ++d) {
+        slots[k * devices + d] = static_cast<std::uint32_t>(kN * d / devices) + k;
+      }
+    }
+  }
+  std::vector<std::uint32_t> got(kN * kN);
+  rt.read_blocking(dist, 0, std::as_writable_bytes(std::span(got)));
+  EXPECT_EQ(got, flat) << "the final matrix";
+  std::vector<std::uint32_t> got_slots(slots.size());
+  rt.read_blocking(slot_buffer, 0, std::as_writable_bytes(std::span(got_slots)));
+  EXPECT_EQ(got_slots, slots) << "the slots written at a new place every launch";
+  std::vector<std::uint32_t> got_bias(kN);
+  rt.read_blocking(bias_buffer, 0, std::as_writable_bytes(std::span(got_bias)));
+  EXPECT_EQ(got_bias, bias) << "the buffer only read";
+  return rt.core().rewriting_launch_buffers();
+}
+
+TEST(RewriteLaunch, AnAlignedPlanRewritesOneBufferAndPublishesAnotherThroughTheDirectory) {
+  for (const UpdateStrategy strategy : {UpdateStrategy::lazy, UpdateStrategy::adaptive}) {
+    SCOPED_TRACE(to_string(strategy));
+    // dist alone takes the shortcut, from the second launch on; slots never does.
+    EXPECT_EQ(run_three_buffers(2, strategy, true), kN - 1);
+  }
+}
+
+TEST(RewriteLaunch, AnAlignedPlanWhoseWrittenBuffersAllRewriteSkipsTheSearch) {
+  for (const UpdateStrategy strategy : {UpdateStrategy::lazy, UpdateStrategy::adaptive}) {
+    SCOPED_TRACE(to_string(strategy));
+    EXPECT_EQ(run_three_buffers(2, strategy, false), kN - 1);
+  }
+}
+
 }  // namespace
 }  // namespace unimem
