@@ -1995,9 +1995,10 @@ std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(Buf
 //   same masks after each launch, and counters grown by the round's growth again. By induction,
 //   so does every later round. After kMaxFailedRounds rounds in a row that are not periodic,
 //   capture stops until a launch that is no repeat (cost only).
-// - Probe rounds (start_period_round). A round that starts while some history of the cycle's
-//   buffers holds a key counted fewer than 2 times (an adaptive cycle's first round: its
-//   prefetches begin only at 2) is run as a probe: no copy logged, no state taken, only each
+// - Probe rounds (start_period_round). A round that starts while the history of an adaptive
+//   buffer of the cycle counts a key of one of the round's launches (its kernel, the agents
+//   writing the buffer) fewer than 2 times (an adaptive cycle's first round: its prefetches begin
+//   only at 2; period_counts_settled) is run as a probe: no copy logged, no state taken, only each
 //   history's count signature (AdaptiveHistory::count_signature: its number of keys, the sum of
 //   min(count, 2), restarts(), whether a recording is open) kept from its start. Proof that a
 //   probe whose signature changed spares a capture that could not verify: acts_as of the round's
@@ -2006,8 +2007,8 @@ std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(Buf
 //   equal signatures. So a changed signature means the captured round would have failed
 //   (counted as a failed round, as it would have been), and the next round starts from the state
 //   now, as after a failed capture. A probe whose signature did not change proves nothing: the
-//   next round is captured (no probe), so a key that stays below 2 (a kernel no longer run)
-//   delays capture by one round at most; a capture only costs, so deciding when to capture
+//   next round is captured (no probe), so a key that stays below 2 delays capture by one round
+//   at most; a capture only costs, so deciding when to capture
 //   never changes what the launches do. Invariant builds take the states of a probe round too
 //   and check that a changed signature comes with a failing acts_as.
 // - Replay (replay_period_step): later launches of the cycle, in the round's order, issue the
@@ -2166,12 +2167,30 @@ void RuntimeCore::end_period_step() {
   start_period_round(true, &step.state);
 }
 
+bool RuntimeCore::period_counts_settled() const {
+  const PeriodicCycle& c = period_;
+  for (SharedBuffer* b : c.buffers) {
+    if (strategy_for(*b) != UpdateStrategy::adaptive) continue;
+    for (std::size_t i = 0; i < c.length; ++i) {
+      const std::vector<PartitionUses>& plan = *c.steps[i].plan;
+      AgentMask writers;
+      for (const PartitionUses& pu : plan) {
+        for (const BufferUse& u : pu.uses) {
+          if (u.buffer == b && !u.written.empty()) writers = writers.with(pu.agent);
+        }
+      }
+      if (writers.empty()) continue;
+      const AdaptiveHistory::Key key{plan.front().source->kernel->name(), writers};
+      if (b->history().repeat_count(key) < 2) return false;
+    }
+  }
+  return true;
+}
+
 void RuntimeCore::start_period_round(bool may_probe,
                                      std::vector<SharedBuffer::PeriodicState>* start) {
   PeriodicCycle& c = period_;
-  c.probing = may_probe &&
-              std::any_of(c.buffers.begin(), c.buffers.end(),
-                          [](const SharedBuffer* b) { return !b->history().counts_settled(); });
+  c.probing = may_probe && !period_counts_settled();
   if (c.probing) {
     c.probe_start.clear();
     for (const SharedBuffer* b : c.buffers) {

@@ -525,10 +525,13 @@ class RuntimeCore {
   bool begin_period_step(const RepeatableLaunch* entry, std::size_t found, std::size_t cycle_length,
                          bool coherent);
   void end_period_step();
-  // The next round starts now: a probe round when one may be (may_probe) and some history of the
-  // cycle's buffers still counts up, else a captured one, from start (the state now, when the
-  // caller took it already) or from the state taken here.
+  // The next round starts now: a probe round when one may be (may_probe) and a history of the
+  // cycle's buffers still counts up a key of the round (period_counts_settled), else a captured
+  // one, from start (the state now, when the caller took it already) or from one taken here.
   void start_period_round(bool may_probe, std::vector<SharedBuffer::PeriodicState>* start);
+  // Whether every adaptive buffer of the cycle counts each key of the round's launches (kernel,
+  // writers of the buffer) 2 times or more (start_period_round probes when not).
+  [[nodiscard]] bool period_counts_settled() const;
   void begin_period_replay();
   // Invariant builds: each agent's chain holds every event deps_for_write of a whole buffer
   // of the cycle gives on that agent (begin_period_replay lists the trackers' events instead).

@@ -189,11 +189,6 @@ AdaptiveHistory::CountSignature AdaptiveHistory::count_signature() const {
   return s;
 }
 
-bool AdaptiveHistory::counts_settled() const {
-  return std::all_of(entries_.begin(), entries_.end(),
-                     [](const Entries::value_type& e) { return e.second.repeats >= 2; });
-}
-
 void AdaptiveHistory::add_rounds(const AdaptiveHistory& round_start,
                                  const AdaptiveHistory& round_end, std::uint64_t rounds) {
   for (const auto& [key, end] : round_end.entries_) {

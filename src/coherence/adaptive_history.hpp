@@ -101,8 +101,6 @@ class AdaptiveHistory {
     friend bool operator==(const CountSignature&, const CountSignature&) = default;
   };
   [[nodiscard]] CountSignature count_signature() const;
-  /// Whether every key's count is 2 or more: a close that only counts changes no signature.
-  [[nodiscard]] bool counts_settled() const;
 
   /// Throws InvariantError unless every stored sequence followed at least one run, no demand is
   /// empty, and an open recording that replayed a prediction has one (two runs or more, not
