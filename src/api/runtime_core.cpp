@@ -672,7 +672,8 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
   if (coherent && !skip_directory) {
-    const CopyLogScope log(context_, capture ? &period_.steps[period_.position].before : nullptr);
+    const CopyLogScope log(
+        context_, capture && !period_.probing ? &period_.steps[period_.position].before : nullptr);
     acquire_inputs(plan);
   }
   // A repeat that skipped the directory steps may be followed by lean ones (launch_again): its
@@ -695,7 +696,8 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   if (ordering == Ordering::hazards) chained_after_ = number;
   if (coherent && !skip_directory) {
-    const CopyLogScope log(context_, capture ? &period_.steps[period_.position].after : nullptr);
+    const CopyLogScope log(
+        context_, capture && !period_.probing ? &period_.steps[period_.position].after : nullptr);
     publish_writes(plan, partitions[0].kernel->name());
     write_back_chunks(plan);
     ++repeat_epoch_;  // the state may have changed: earlier verifications no longer hold
@@ -2246,6 +2248,22 @@ std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(Buf
 //   same masks after each launch, and counters grown by the round's growth again. By induction,
 //   so does every later round. After kMaxFailedRounds rounds in a row that are not periodic,
 //   capture stops until a launch that is no repeat (cost only).
+// - Probe rounds (start_period_round). A round that starts while the history of an adaptive
+//   buffer of the cycle counts a key of one of the round's launches (its kernel, the agents
+//   writing the buffer) fewer than 2 times (an adaptive cycle's first round: its prefetches begin
+//   only at 2; period_counts_settled) is run as a probe: no copy logged, no state taken, only each
+//   history's count signature (AdaptiveHistory::count_signature: its number of keys, the sum of
+//   min(count, 2), restarts(), whether a recording is open) kept from its start. Proof that a
+//   probe whose signature changed spares a capture that could not verify: acts_as of the round's
+//   start and end states requires, per buffer, equal restarts() and the history's acts_as, which
+//   requires the same keys, each with the same min(count, 2), and the same open flag; those give
+//   equal signatures. So a changed signature means the captured round would have failed
+//   (counted as a failed round, as it would have been), and the next round starts from the state
+//   now, as after a failed capture. A probe whose signature did not change proves nothing: the
+//   next round is captured (no probe), so a key that stays below 2 delays capture by one round
+//   at most; a capture only costs, so deciding when to capture
+//   never changes what the launches do. Invariant builds take the states of a probe round too
+//   and check that a changed signature comes with a failing acts_as.
 // - Replay (replay_period_step): later launches of the cycle, in the round's order, issue the
 //   captured copies (SharedBuffer::replay_copy: the same rows between the same allocations;
 //   no directory, ledger, history or tracker step) and the kernels, and change no state: the
@@ -2330,7 +2348,7 @@ bool RuntimeCore::begin_period_step(const RepeatableLaunch* entry, std::size_t f
         }
       }
     }
-    take_periodic_states(c.buffers, c.start);
+    start_period_round(true, nullptr);
   }
   PeriodicStep& step = c.steps[c.position];
   step.before.clear();
@@ -2342,9 +2360,39 @@ bool RuntimeCore::begin_period_step(const RepeatableLaunch* entry, std::size_t f
 void RuntimeCore::end_period_step() {
   PeriodicCycle& c = period_;
   PeriodicStep& step = c.steps[c.position];
-  take_periodic_states(c.buffers, step.state);
+  if (!c.probing || UNIMEM_INVARIANTS_ENABLED) take_periodic_states(c.buffers, step.state);
   c.phase = PeriodPhase::capturing;
   if (++c.position < c.length) return;
+  if (c.probing) {
+    bool changed = false;
+    for (std::size_t i = 0; i < c.buffers.size(); ++i) {
+      if (!(c.buffers[i]->history().count_signature() == c.probe_start[i])) changed = true;
+    }
+#if UNIMEM_INVARIANTS_ENABLED
+    // The capture the probe spared could not have verified (see "Probe rounds").
+    bool periodic = true;
+    for (std::size_t i = 0; periodic && i < c.buffers.size(); ++i) {
+      periodic = SharedBuffer::acts_as(c.start[i], step.state[i]);
+    }
+    if (changed && periodic) {
+      detail::throw_invariant(
+          "a probe round of a periodic cycle changed a count signature, yet its states act alike",
+          __FILE__, __LINE__);
+    }
+#endif
+    c.position = 0;
+    if (changed) {
+      ++periodic_probe_rounds_;
+      if (++c.failed_rounds >= kMaxFailedRounds) {
+        c.phase = PeriodPhase::idle;
+        reset_period_storage();
+        return;
+      }
+    }
+    // After a probe that proved nothing the next round is captured.
+    start_period_round(changed, UNIMEM_INVARIANTS_ENABLED ? &step.state : nullptr);
+    return;
+  }
   bool periodic = true;
   for (std::size_t i = 0; periodic && i < c.buffers.size(); ++i) {
     periodic = SharedBuffer::acts_as(c.start[i], step.state[i]);
@@ -2368,8 +2416,47 @@ void RuntimeCore::end_period_step() {
     reset_period_storage();
     return;
   }
-  // The next round is captured from here (the old start's storage serves the step's next state).
-  c.start.swap(step.state);
+  // The next round starts here (the old start's storage serves the step's next state).
+  start_period_round(true, &step.state);
+}
+
+bool RuntimeCore::period_counts_settled() const {
+  const PeriodicCycle& c = period_;
+  for (SharedBuffer* b : c.buffers) {
+    if (strategy_for(*b) != UpdateStrategy::adaptive) continue;
+    for (std::size_t i = 0; i < c.length; ++i) {
+      const std::vector<PartitionUses>& plan = *c.steps[i].plan;
+      AgentMask writers;
+      for (const PartitionUses& pu : plan) {
+        for (const BufferUse& u : pu.uses) {
+          if (u.buffer == b && !u.written.empty()) writers = writers.with(pu.agent);
+        }
+      }
+      if (writers.empty()) continue;
+      const AdaptiveHistory::Key key{plan.front().source->kernel->name(), writers};
+      if (b->history().repeat_count(key) < 2) return false;
+    }
+  }
+  return true;
+}
+
+void RuntimeCore::start_period_round(bool may_probe,
+                                     std::vector<SharedBuffer::PeriodicState>* start) {
+  PeriodicCycle& c = period_;
+  c.probing = may_probe && !period_counts_settled();
+  if (c.probing) {
+    c.probe_start.clear();
+    for (const SharedBuffer* b : c.buffers) {
+      c.probe_start.push_back(b->history().count_signature());
+    }
+    // (Invariant builds take the start state of a probe too: end_period_step checks the probe.)
+    if (!UNIMEM_INVARIANTS_ENABLED) return;
+  }
+  if (start != nullptr) {
+    c.start.swap(*start);
+  } else {
+    take_periodic_states(c.buffers, c.start);
+  }
 }
 
 // Forgets the cycle but keeps the storage of its states for the next capture: no event stays
@@ -2389,6 +2476,7 @@ void RuntimeCore::reset_period_storage() const {
   c.buffers.clear();
   c.chain.clear();
   c.shadow.clear();
+  c.probing = false;
 }
 
 void RuntimeCore::begin_period_replay() {
@@ -2644,6 +2732,11 @@ std::uint64_t RuntimeCore::periodic_replays() const {
 std::uint64_t RuntimeCore::periodic_materializations() const {
   std::lock_guard lock(mutex_);
   return periodic_materializations_;
+}
+
+std::uint64_t RuntimeCore::periodic_probe_rounds() const {
+  std::lock_guard lock(mutex_);
+  return periodic_probe_rounds_;
 }
 
 }  // namespace unimem

@@ -309,6 +309,9 @@ class RuntimeCore {
   /// cycles" in runtime_core.cpp; for tests and tools).
   [[nodiscard]] std::uint64_t periodic_replays() const;
   [[nodiscard]] std::uint64_t periodic_materializations() const;
+  /// Rounds of periodic cycles run as probes (no capture: their histories still counted up) and
+  /// found not periodic by their count signatures ("Periodic cycles"; for tests).
+  [[nodiscard]] std::uint64_t periodic_probe_rounds() const;
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
   [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
@@ -562,12 +565,23 @@ class RuntimeCore {
     EventList spare_before;
     EventList spare_after;
     std::vector<Directory> shadow;  // invariant builds: the directories the full path would have
+    // A probe round ("Periodic cycles", probe rounds): run without its copies logged or its states
+    // taken; only the histories' count signatures at its start are kept, to compare at its end.
+    bool probing = false;
+    std::vector<AdaptiveHistory::CountSignature> probe_start;  // per buffer
   };
   static constexpr int kMaxFailedRounds = 6;
   // Whether this launch is the next step of a round being captured (starting one when it may).
   bool begin_period_step(const RepeatableLaunch* entry, std::size_t found, std::size_t cycle_length,
                          bool coherent);
   void end_period_step();
+  // The next round starts now: a probe round when one may be (may_probe) and a history of the
+  // cycle's buffers still counts up a key of the round (period_counts_settled), else a captured
+  // one, from start (the state now, when the caller took it already) or from one taken here.
+  void start_period_round(bool may_probe, std::vector<SharedBuffer::PeriodicState>* start);
+  // Whether every adaptive buffer of the cycle counts each key of the round's launches (kernel,
+  // writers of the buffer) 2 times or more (start_period_round probes when not).
+  [[nodiscard]] bool period_counts_settled() const;
   void begin_period_replay();
   // Invariant builds: each agent's chain holds every event deps_for_write of a whole buffer
   // of the cycle gives on that agent (begin_period_replay lists the trackers' events instead).
@@ -585,6 +599,7 @@ class RuntimeCore {
   mutable PeriodicCycle period_;
   std::uint64_t periodic_replays_ = 0;
   mutable std::uint64_t periodic_materializations_ = 0;
+  std::uint64_t periodic_probe_rounds_ = 0;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t tracked_since_prune_ = 0;
   // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no

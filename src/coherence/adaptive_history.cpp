@@ -178,6 +178,17 @@ bool AdaptiveHistory::acts_as(const AdaptiveHistory& other) const {
          std::min(x.unchanged_repeats, 2) == std::min(y.unchanged_repeats, 2);
 }
 
+AdaptiveHistory::CountSignature AdaptiveHistory::count_signature() const {
+  CountSignature s;
+  s.keys = entries_.size();
+  for (const auto& [key, entry] : entries_) {
+    s.counts += static_cast<std::uint64_t>(std::clamp(entry.repeats, 0, 2));
+  }
+  s.restarts = restarts_;
+  s.open = open_;
+  return s;
+}
+
 void AdaptiveHistory::add_rounds(const AdaptiveHistory& round_start,
                                  const AdaptiveHistory& round_end, std::uint64_t rounds) {
   for (const auto& [key, end] : round_end.entries_) {

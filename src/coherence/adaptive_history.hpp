@@ -89,6 +89,18 @@ class AdaptiveHistory {
   /// without restarts, so every close in it only counted).
   void add_rounds(const AdaptiveHistory& round_start, const AdaptiveHistory& round_end,
                   std::uint64_t rounds);
+  /// What acts_as compares of the counts, summed up, with restarts(): two histories of which
+  /// one acts as the other with the same restarts() have the same signature (the same number of
+  /// keys, each with the same min(count, 2); the same open flag), so a round over which the
+  /// signature changed is not periodic (RuntimeCore's probe rounds).
+  struct CountSignature {
+    std::size_t keys = 0;
+    std::uint64_t counts = 0;  // the sum of min(count, 2) over the keys
+    std::uint64_t restarts = 0;
+    bool open = false;
+    friend bool operator==(const CountSignature&, const CountSignature&) = default;
+  };
+  [[nodiscard]] CountSignature count_signature() const;
 
   /// Throws InvariantError unless every stored sequence followed at least one run, no demand is
   /// empty, and an open recording that replayed a prediction has one (two runs or more, not

@@ -186,6 +186,7 @@ struct Observed {
   std::uint64_t directory_skips = 0;
   std::uint64_t evictions = 0;
   std::uint64_t periodic_replays = 0;  // RuntimeCore::periodic_replays
+  std::uint64_t probe_rounds = 0;      // RuntimeCore::periodic_probe_rounds
   // The lean repeat (RuntimeCore::launch_again): its launches, and what it must leave as the
   // repeat path does: the other counters, each device's allocation lists (LRU order) and memory.
   std::uint64_t lean_launches = 0;
@@ -322,6 +323,7 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
   seen.cycle_repeats = rt.core().cycle_repeats();
   seen.directory_skips = rt.core().repeats_leaving_directory();
   seen.periodic_replays = rt.core().periodic_replays();
+  seen.probe_rounds = rt.core().periodic_probe_rounds();
   for (const DeviceMemoryReport& r : rt.core().device_memory()) {
     seen.evictions += r.memory.evictions;
     // (Without a cap the steps do not wait: when a merged box's old allocation is freed, hence
@@ -833,6 +835,32 @@ TEST_P(PeriodicCycleHostTest, HaloPingPongReplaysItsRoundsAndMatchesTheFullPath)
               static_cast<unsigned long long>(fast.periodic_replays));
   if (replays_expected()) {
     EXPECT_GT(fast.periodic_replays, 20u) << "no round of the halo exchange was replayed";
+  }
+}
+
+// Probe rounds (RuntimeCore, "Periodic cycles"): an adaptive cycle's first round, whose histories
+// still count up to 2, is run without a capture and found not periodic by its count signatures;
+// the replay then begins exactly where a capture of every round would have begun it: the two
+// launches, the two repeats that make the streak, the probe round and the captured round run
+// the full path, every later launch replays (20 rounds of 2: 32 replays). The other strategies
+// keep no history: no probe, the first round is captured and verified (34 replays).
+TEST_P(PeriodicCycleHostTest, FirstRoundsStillCountingUpAreProbedAndTheReplayStartsAsBefore) {
+  const std::vector<Step> cycle{launch(KernelKind::smooth, 0, 1, 1),
+                                launch(KernelKind::smooth, 1, 0, 2)};
+  const Observed fast = check_script(cycle_script(cycle, 20, nullptr), setup());
+  std::printf("%s on %zu devices: %llu periodic replays, %llu probe rounds\n",
+              std::string(to_string(std::get<0>(GetParam()))).c_str(), setup().devices,
+              static_cast<unsigned long long>(fast.periodic_replays),
+              static_cast<unsigned long long>(fast.probe_rounds));
+  switch (std::get<0>(GetParam())) {
+    case UpdateStrategy::adaptive:
+      EXPECT_EQ(fast.probe_rounds, 1u) << "the first round was not probed";
+      EXPECT_EQ(fast.periodic_replays, 32u) << "the probe delayed (or lost) the replay";
+      break;
+    default:
+      EXPECT_EQ(fast.probe_rounds, 0u) << "a cycle without history was probed";
+      EXPECT_EQ(fast.periodic_replays, 34u);
+      break;
   }
 }
 
