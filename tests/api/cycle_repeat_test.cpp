@@ -1004,24 +1004,54 @@ struct ProgramObserved {
   std::uint64_t periodic_replays = 0;
 };
 
+// What the program tests below start from: a runtime over `devices` POCL devices that splits
+// even these small grids over them, kSource built, and three grids of kItems written with
+// i * (b + 1), with the host's copy of them (flat, which the tests keep computing).
+struct ThreeGrids {
+  ThreeGrids(std::size_t devices, RuntimeOptions options)
+      : rt(opencl::make_opencl_devices(devices == 1 ? "0" : "0-" + std::to_string(devices - 1)),
+           split_small(options)),
+        program(rt, kSource),
+        flat(3, std::vector<std::uint32_t>(kItems)) {
+    program.set_log([](const std::string&) {});
+    for (std::size_t b = 0; b < 3; ++b) {
+      for (std::uint32_t i = 0; i < kItems; ++i) flat[b][i] = i * static_cast<std::uint32_t>(b + 1);
+      grids.push_back(rt.create_buffer(kItems * sizeof(std::uint32_t)));
+      rt.write_blocking(grids[b], 0, std::as_bytes(std::span(flat[b])));
+    }
+  }
+  static RuntimeOptions split_small(RuntimeOptions options) {
+    options.min_split_bytes = 0;
+    return options;
+  }
+  // Items [at, at + count) of grid b as the runtime reads them; the host's copy into oracle.
+  std::vector<std::uint32_t> read(std::size_t b, std::uint32_t at, std::uint32_t count,
+                                  std::vector<std::vector<std::uint32_t>>* oracle) {
+    std::vector<std::uint32_t> out(count);
+    rt.read_blocking(grids[b], at * sizeof(std::uint32_t), std::as_writable_bytes(std::span(out)));
+    if (oracle != nullptr) {
+      oracle->emplace_back(flat[b].begin() + at, flat[b].begin() + at + count);
+    }
+    return out;
+  }
+
+  Runtime rt;
+  Program program;
+  std::vector<BufferId> grids;
+  std::vector<std::vector<std::uint32_t>> flat;
+};
+
 // rounds of a cycle of `period` (2: scale A -> B, smooth B -> A; 3: scale A -> B, smooth B -> C,
 // scale C -> A), with a host read, an unrelated launch and a released buffer between some.
 ProgramObserved run_program(std::size_t devices, int period, UpdateStrategy strategy,
                             bool fast_path, std::vector<std::vector<std::uint32_t>>* oracle) {
   RuntimeOptions options{strategy};
   options.repeat_fast_path = fast_path;
-  options.min_split_bytes = 0;  // split even these small grids over both devices
-  Runtime rt(opencl::make_opencl_devices(devices == 1 ? "0" : "0-" + std::to_string(devices - 1)),
-             options);
-  Program program(rt, kSource);
-  program.set_log([](const std::string&) {});
-  std::vector<BufferId> grids;
-  std::vector<std::vector<std::uint32_t>> flat(3, std::vector<std::uint32_t>(kItems));
-  for (std::size_t b = 0; b < 3; ++b) {
-    for (std::uint32_t i = 0; i < kItems; ++i) flat[b][i] = i * static_cast<std::uint32_t>(b + 1);
-    grids.push_back(rt.create_buffer(kItems * sizeof(std::uint32_t)));
-    rt.write_blocking(grids[b], 0, std::as_bytes(std::span(flat[b])));
-  }
+  ThreeGrids g(devices, options);
+  Runtime& rt = g.rt;
+  Program& program = g.program;
+  const std::vector<BufferId>& grids = g.grids;
+  std::vector<std::vector<std::uint32_t>>& flat = g.flat;
   NDRange range;
   range.global[0] = kItems;
   range.local[0] = 64;
@@ -1041,12 +1071,7 @@ ProgramObserved run_program(std::size_t devices, int period, UpdateStrategy stra
   };
   ProgramObserved seen;
   const auto read = [&](std::size_t b, std::uint32_t at, std::uint32_t count) {
-    std::vector<std::uint32_t> out(count);
-    rt.read_blocking(grids[b], at * sizeof(std::uint32_t), std::as_writable_bytes(std::span(out)));
-    seen.reads.push_back(out);
-    if (oracle != nullptr) {
-      oracle->emplace_back(flat[b].begin() + at, flat[b].begin() + at + count);
-    }
+    seen.reads.push_back(g.read(b, at, count, oracle));
   };
   const auto write = [&](std::size_t b, std::uint32_t at, std::uint32_t count) {
     std::vector<std::uint32_t> values(count);
@@ -1222,19 +1247,11 @@ struct StreakObserved {
 
 StreakObserved run_streaks(std::size_t devices, UpdateStrategy strategy, bool eventless,
                            std::vector<std::vector<std::uint32_t>>* oracle) {
-  RuntimeOptions options{strategy};
-  options.min_split_bytes = 0;  // split even these small grids over both devices
-  Runtime rt(opencl::make_opencl_devices(devices == 1 ? "0" : "0-" + std::to_string(devices - 1)),
-             options);
-  Program program(rt, kSource);
-  program.set_log([](const std::string&) {});
-  std::vector<BufferId> grids;
-  std::vector<std::vector<std::uint32_t>> flat(3, std::vector<std::uint32_t>(kItems));
-  for (std::size_t b = 0; b < 3; ++b) {
-    for (std::uint32_t i = 0; i < kItems; ++i) flat[b][i] = i * static_cast<std::uint32_t>(b + 1);
-    grids.push_back(rt.create_buffer(kItems * sizeof(std::uint32_t)));
-    rt.write_blocking(grids[b], 0, std::as_bytes(std::span(flat[b])));
-  }
+  ThreeGrids g(devices, RuntimeOptions{strategy});
+  Runtime& rt = g.rt;
+  Program& program = g.program;
+  const std::vector<BufferId>& grids = g.grids;
+  std::vector<std::vector<std::uint32_t>>& flat = g.flat;
   NDRange range;
   range.global[0] = kItems;
   range.local[0] = 64;
@@ -1263,12 +1280,7 @@ StreakObserved run_streaks(std::size_t devices, UpdateStrategy strategy, bool ev
   };
   StreakObserved seen;
   const auto read = [&](std::size_t b, std::uint32_t at, std::uint32_t count) {
-    std::vector<std::uint32_t> out(count);
-    rt.read_blocking(grids[b], at * sizeof(std::uint32_t), std::as_writable_bytes(std::span(out)));
-    seen.reads.push_back(out);
-    if (oracle != nullptr) {
-      oracle->emplace_back(flat[b].begin() + at, flat[b].begin() + at + count);
-    }
+    seen.reads.push_back(g.read(b, at, count, oracle));
   };
   scale(0, 1, 1, 30);
   read(1, 2040, 16);  // a host read right after a streak
