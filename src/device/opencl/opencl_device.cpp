@@ -18,6 +18,29 @@ namespace {
 // launch_in_order flushes the kernel queue after every this many of its kernels (see there).
 constexpr std::uint64_t kInOrderFlushEvery = 32;
 
+// A launch's range as clEnqueueNDRangeKernel takes it: all three sizes copied (OpenCL reads the
+// first dims; fixed-size copies, no memcpy calls), whether a local size is given and whether the
+// range is empty (OpenCL would reject a zero size), both over the first dims.
+struct ClRange {
+  std::array<size_t, 3> offset{}, global{}, local{};
+  bool local_given = false;
+  bool empty = false;
+};
+
+ClRange cl_range(const NDRange& range) {
+  ClRange r;
+  for (std::uint32_t d = 0; d < 3; ++d) {
+    r.offset[d] = range.offset[d];
+    r.global[d] = range.global[d];
+    r.local[d] = range.local[d];
+  }
+  for (std::uint32_t d = 0; d < range.dims; ++d) {
+    r.local_given = r.local_given || range.local[d] != 0;
+    r.empty = r.empty || range.global[d] == 0;
+  }
+  return r;
+}
+
 std::string pointer_text(const void* p) {
   std::ostringstream out;
   out << p;
@@ -405,39 +428,34 @@ std::uint64_t OpenCLDevice::launch_in_order(const CompiledKernel& kernel, const 
     const auto& k = static_cast<const OpenCLKernel&>(kernel);
     auto lock = k.launch_lock();
     const OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
-    bool empty = false;
-    for (std::uint32_t d = 0; d < range.dims; ++d) empty = empty || range.global[d] == 0;
-    if (set.device == this && set.released_at == context_->buffers_released() && !empty &&
+    const ClRange r = cl_range(range);
+    if (set.device == this && set.released_at == context_->buffers_released() && !r.empty &&
         range.dims >= 1 && range.dims <= 3 && holds_arguments(set, args)) {
-      std::array<size_t, 3> offset{}, global{}, local{};
-      bool local_given = false;
-      for (std::uint32_t d = 0; d < 3; ++d) {
-        offset[d] = range.offset[d];
-        global[d] = range.global[d];
-        local[d] = range.local[d];
-        local_given = local_given || range.local[d] != 0;
-      }
       std::uint64_t sequence = 0;
       {
         const auto queue_lock = kernels_->lock();
         const cl_int status = clEnqueueNDRangeKernel(
-            kernels_->handle(), k.handle(), range.dims, offset.data(), global.data(),
-            local_given ? local.data() : nullptr, 0, nullptr, nullptr);
+            kernels_->handle(), k.handle(), range.dims, r.offset.data(), r.global.data(),
+            r.local_given ? r.local.data() : nullptr, 0, nullptr, nullptr);
         check(status, "clEnqueueNDRangeKernel", [&] {
           return "launch of kernel \"" + k.name() + "\" over global " + triple_text(range.global) +
                  " on device " + name_;
         });
         sequence = kernels_->next_locked();
       }
-      if (sequence % kInOrderFlushEvery == 0) {
-        check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
-      }
+      flush_in_order(sequence);
       return sequence;
     }
   }
   std::uint64_t sequence = 0;
   launch_kernel(kernel, range, args, {}, false, &sequence);
   return sequence;
+}
+
+void OpenCLDevice::flush_in_order(std::uint64_t sequence) {
+  if (sequence % kInOrderFlushEvery == 0) {
+    check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
+  }
 }
 
 Event OpenCLDevice::in_order_event(std::uint64_t sequence) {
@@ -533,20 +551,13 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     views.list.push_back(view);
     buffers[i] = view;
   }
-  // All three copied (OpenCL reads the first dims): fixed-size copies, no memcpy calls.
-  std::array<size_t, 3> offset{}, global{}, local{};
-  for (std::uint32_t d = 0; d < 3; ++d) {
-    offset[d] = range.offset[d];
-    global[d] = range.global[d];
-    local[d] = range.local[d];
-  }
-  bool local_given = false;
-  bool empty = false;
-  for (std::uint32_t d = 0; d < range.dims; ++d) {
-    local_given = local_given || range.local[d] != 0;
-    empty = empty || global[d] == 0;
-  }
-  if (empty) {  // nothing to run; OpenCL would reject a zero size
+  // (Named references, not a structured binding: the lambdas below capture them.)
+  const ClRange r = cl_range(range);
+  const std::array<size_t, 3>& offset = r.offset;
+  const std::array<size_t, 3>& global = r.global;
+  const std::array<size_t, 3>& local = r.local;
+  const bool local_given = r.local_given;
+  if (r.empty) {  // nothing to run; OpenCL would reject a zero size
     if (in_order != nullptr) *in_order = kernels_->enqueued();  // its predecessors stand for it
     return when_all(deps);
   }
@@ -658,9 +669,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     // command at enqueue anyway; the periodic flush keeps a long run of them going on drivers
     // that hold commands until one).
     *in_order = sequence;
-    if (sequence % kInOrderFlushEvery == 0) {
-      check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
-    }
+    flush_in_order(sequence);
     return Event{};
   }
   Event result =

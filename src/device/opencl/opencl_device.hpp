@@ -137,6 +137,9 @@ class OpenCLDevice final : public Device {
   Event launch_kernel(const CompiledKernel& kernel, const NDRange& range,
                       std::span<const KernelArg> args, std::span<const Event> deps, bool own_event,
                       std::uint64_t* in_order = nullptr);
+  // After the in-order kernel numbered sequence: a flush of the kernel queue every
+  // kInOrderFlushEvery of them (launch_in_order).
+  void flush_in_order(std::uint64_t sequence);
   // buffer() with the operation's name built only for an error.
   template <typename Where>
   [[nodiscard]] cl_mem checked_buffer(DeviceAllocation allocation, std::uint64_t offset,
