@@ -129,6 +129,11 @@ struct Streaks {
     rt.write_blocking(x, 0, std::as_bytes(std::span(init)));
     range.global[0] = kItems;
     range.local[0] = 64;
+    // A first launch, finished: the next one then waits for no event (an unfinished kernel with
+    // a cl_event of its own, such as one that waited for the write, would be waited for by
+    // every lean repeat after it, each getting one too, and none would go eventless).
+    launch(1);
+    rt.finish();
   }
   static DeviceRegistry registry(std::shared_ptr<FlushFailingDevice> device) {
     DeviceRegistry r;
@@ -184,7 +189,7 @@ TEST(EventlessStreakEdges, ADestructorWhoseStreakFailsToCloseWaitsForItsKernels)
     eventless = s.launch(40);
     finishes_before = device->finishes.load();
     device->fail_in_order_events = true;
-    ASSERT_GT(eventless, 20) << "the launches did not run as an eventless streak";
+    ASSERT_GE(eventless, 38) << "the launches did not run as an eventless streak";
     ASSERT_EQ(device->in_order_events.load(), 0) << "the streak closed before the destructor";
   }  // ~Program, ~Runtime: the streak's close fails here
   EXPECT_GE(device->in_order_events.load(), 1) << "the destructor did not try to close the streak";
@@ -200,7 +205,7 @@ TEST(EventlessStreakEdges, CloseEventlessForgetsKernelsKnownFinished) {
   if (!device) GTEST_SKIP() << "needs an OpenCL device";
   Streaks s(device);
   int launched = s.launch(30);
-  ASSERT_GT(launched, 10) << "the launches did not run as an eventless streak";
+  ASSERT_GE(launched, 28) << "the launches did not run as an eventless streak";
   const Event first = s.rt.core().close_eventless();
   ASSERT_FALSE(first.is_null());
   first.wait();
@@ -211,7 +216,7 @@ TEST(EventlessStreakEdges, CloseEventlessForgetsKernelsKnownFinished) {
   // A new streak: its kernels are waited for again.
   const int more = s.launch(10);
   launched += more;
-  ASSERT_GT(more, 5);
+  ASSERT_GE(more, 8);
   const Event second = s.rt.core().close_eventless();
   ASSERT_FALSE(second.is_null()) << "the new streak's kernels were forgotten";
   second.wait();
@@ -219,7 +224,7 @@ TEST(EventlessStreakEdges, CloseEventlessForgetsKernelsKnownFinished) {
   std::vector<std::uint32_t> out(kItems);
   s.rt.read_blocking(s.x, 0, std::as_writable_bytes(std::span(out)));
   for (std::uint32_t i = 0; i < kItems; ++i) {
-    ASSERT_EQ(out[i], i + 40u) << "item " << i << " after 40 launches (" << launched
+    ASSERT_EQ(out[i], i + 41u) << "item " << i << " after 41 launches (" << launched
                                << " eventless)";
   }
 }

@@ -1771,17 +1771,19 @@ TEST(PlatformEachDevices, AnEventlessRunOnOneDeviceThenReadsSeeEveryLaunch) {
     }
   };
   const std::uint64_t lean_before = platform_lean_launches();
+  // (A launch with other scalar values than its plan's first ones, a scalar twin, takes no lean
+  // repeat: each device's runs keep theirs.)
   run(1, 1, 60);
   read(1, "a read on the run's queue");
-  run(1, 3, 40);
+  run(1, 1, 40);
   ASSERT_EQ(clFinish(queues[1]), CL_SUCCESS);
   run(0, 2, 30);  // the other device, after clFinish of the run's queue
   ASSERT_EQ(clFinish(queues[0]), CL_SUCCESS);
   read(1, "a read on the first device's queue after the second device's run");
-  run(1, 5, 25);
+  run(1, 1, 25);
   ASSERT_EQ(clFinish(queues[1]), CL_SUCCESS);
   read(0, "a read on another device's queue after clFinish");
-  EXPECT_GT(platform_lean_launches() - lean_before, 120u) << "the runs were not lean repeats";
+  EXPECT_GT(platform_lean_launches() - lean_before, 140u) << "the runs were not lean repeats";
   clReleaseMemObject(v);
   clReleaseKernel(kernel);
   clReleaseProgram(program);
