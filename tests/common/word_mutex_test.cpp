@@ -13,6 +13,8 @@
 namespace unimem {
 namespace {
 
+constexpr std::uint32_t kSeed = 20261127;
+
 TEST(WordMutex, TryLockFailsWhileHeldAndSucceedsAfter) {
   WordMutex m;
   EXPECT_TRUE(m.try_lock());
@@ -34,11 +36,10 @@ TEST(WordMutexConcurrency, EveryIncrementUnderTheLockCounts) {
   std::uint64_t counter = 0;  // guarded by m
   constexpr int kThreads = 6;
   constexpr int kRounds = 4000;
-  const std::uint32_t seed = 20261127;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
-    threads.emplace_back([&m, &counter, t, seed] {
-      std::mt19937 rng(seed + static_cast<std::uint32_t>(t));
+    threads.emplace_back([&m, &counter, t] {
+      std::mt19937 rng(kSeed + static_cast<std::uint32_t>(t));
       for (int r = 0; r < kRounds; ++r) {
         const std::lock_guard lock(m);
         const std::uint64_t seen = counter;
@@ -48,7 +49,7 @@ TEST(WordMutexConcurrency, EveryIncrementUnderTheLockCounts) {
     });
   }
   for (std::thread& th : threads) th.join();
-  EXPECT_EQ(counter, std::uint64_t{kThreads} * kRounds) << "seed " << seed;
+  EXPECT_EQ(counter, std::uint64_t{kThreads} * kRounds) << "seed " << kSeed;
   EXPECT_TRUE(m.try_lock()) << "left locked";
   m.unlock();
 }
