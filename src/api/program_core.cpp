@@ -182,13 +182,15 @@ void ProgramCore::check_twin_plan(const std::string& kernel, const NDRange& rang
 std::optional<Event> ProgramCore::launch_again(const std::shared_ptr<const void>& ticket,
                                                bool eventless) {
   const auto& last = *static_cast<const RepeatableLaunch*>(ticket.get());
-  std::optional<Event> e;
-  try {
-    e = runtime_.core().launch_again(ticket.get(), *last.launch_args, eventless);
-  } catch (...) {
-    report_fallback(*last.cached.plan, last.cached.analysis_note);
-    throw;
-  }
+  // Made in place (no optional assigned or moved on every launch).
+  std::optional<Event> e = [&] {
+    try {
+      return runtime_.core().launch_again(ticket.get(), *last.launch_args, eventless);
+    } catch (...) {
+      report_fallback(*last.cached.plan, last.cached.analysis_note);
+      throw;
+    }
+  }();
   if (!e) return e;
 #if UNIMEM_INVARIANTS_ENABLED
   // Checked while no two launch() calls ever overlapped (see launch_calls_overlapped_), and not
@@ -203,7 +205,9 @@ std::optional<Event> ProgramCore::launch_again(const std::shared_ptr<const void>
     }
   }
 #endif
-  report_fallback(*last.cached.plan, last.cached.analysis_note);
+  if (!last.cached.plan->fallback_reason.empty()) {
+    report_fallback(*last.cached.plan, last.cached.analysis_note);
+  }
   return e;
 }
 

@@ -120,7 +120,8 @@ RuntimeCore::RuntimeCore(DeviceRegistry devices, RuntimeOptions options)
 RuntimeCore::~RuntimeCore() {
   EventList all;
   {
-    std::lock_guard lock(mutex_);
+    lock_for_destruction();
+    const std::lock_guard lock(mutex_, std::adopt_lock);
     // A replayed cycle's copies are in no tracker until its state is materialized.
     settle_deferred_records_locked();
     all = inflight_events();
@@ -131,7 +132,8 @@ RuntimeCore::~RuntimeCore() {
     } catch (...) {  // reported through the event itself
     }
   }
-  std::lock_guard lock(mutex_);
+  lock_for_destruction();
+  const std::lock_guard lock(mutex_, std::adopt_lock);
   buffers_.clear();
   if (trace_) {
     try {
@@ -890,11 +892,12 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
 // kernel (the streak's own previous launch, or last_kernel_ for the first: orders_after says it
 // needs no wait) and then leave for whoever comes next: the event, last_kernel_, the deferred
 // records, the in-flight entry holding the kernel, the counters and the adaptive histories'
-// counts, the settled device memory. A launch in the streak only enqueues (launch_in_order, no
-// event, no flush) and notes the kernel's number; close_streak_locked does the rest once, for
-// the launches so far, before anything else looks: locking mutex_ closes it
-// (StreakClosingMutex::lock), so every other operation, query and the destructor find the state
-// launch_again would have left after the streak's last launch. Why that state is right:
+// counts, the settled device memory. A launch in the streak only enqueues (launch_in_order for
+// the first, launch_in_order_again for the later ones: no event, no flush) and notes the kernel's
+// number; close_streak_locked does the rest once, for the launches so far, before anything else
+// looks: locking mutex_ closes it (StreakClosingMutex::lock), so every other operation, query and
+// the destructor find the state launch_again would have left after the streak's last launch.
+// Why that state is right:
 // - ordering: launch i+1's kernels run after launch i's on each device (the device's order), so
 //   the last launch's kernel on a device finishes after every streak kernel there: its event
 //   (Device::in_order_event) stands for all of them. The deferred records, last_kernel_ and the
@@ -908,31 +911,48 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
 // - counters: operations_, the launch counters, kernel_waits_, deferred_record_launches_ and each
 //   adaptive written buffer's unchanged repeats grow by what each launch would have added
 //   (exact: every query of them takes mutex_ and so closes the streak first).
-// - failure: a launch_in_order that throws has enqueued the partitions before it; the streak is
-//   closed (its complete launches), then that launch is treated as launch_again treats a failed
-//   one (its kernels enqueued so far recorded as the newest accesses, the error thrown).
+// - launch_in_order_again's promise (the same range and arguments as the device's previous
+//   launch_in_order of the kernel, every launch of the kernel serialised with it): launch i > 1's
+//   partition p passes E's lean partition p, as launch i - 1 did on the same device; every launch
+//   of any kernel is made under mutex_ (submit_kernels, launch_again, the streak), and between
+//   the two only the streak's own partitions launched (nothing else ran: it would have closed the
+//   streak). A partition whose kernel another partition of E shares (one cl_kernel for the
+//   devices of one context) finds it launched elsewhere since: the driver sees that and does
+//   launch_in_order (OpenCLKernel::in_order_device).
+// - failure: a launch_in_order(_again) that throws has enqueued the partitions before it; the
+//   streak is closed (its complete launches), then that launch is treated as launch_again treats
+//   a failed one (its kernels enqueued so far recorded as the newest accesses, the error thrown).
+//   A close that throws (a flush of in_order_event) changes nothing and leaves the streak open;
+//   in the destructor it is not thrown (lock_for_destruction): the streak's devices finish, then
+//   the streak is dropped.
+// - eventless_through_: set from last[] by the close (every reader, close_eventless, takes
+//   mutex_ and so closes first); close_eventless clears a device's once its kernels are known
+//   finished (Device::in_order_finished), so it makes events only for kernels that may still run.
 // - threads: everything above is under mutex_; the caller's own lists (the platform queue's)
 //   take the streak's kernels as one event from close_eventless.
 void RuntimeCore::launch_in_streak_locked() {
   RepeatableLaunch& entry = *streak_.entry;
   const std::size_t n = entry.plan.size();
   if (streak_scratch_.size() < n) streak_scratch_.resize(n);
+  const bool again = streak_.launches != 0;
   std::size_t done = 0;
   try {
     for (; done < n; ++done) {
       const LeanPartition& lean = entry.lean[done];
+      const NDRange& range = entry.plan[done].source->range;
+      // After the streak's first launch, each partition's kernel was last launched by the
+      // streak's previous launch, on this device, with these arguments, and every launch is
+      // under mutex_: launch_in_order_again's promise.
       streak_scratch_[done] =
-          lean.device->launch_in_order(*lean.kernel, entry.plan[done].source->range, lean.args);
+          again ? lean.device->launch_in_order_again(*lean.kernel, range, lean.args)
+                : lean.device->launch_in_order(*lean.kernel, range, lean.args);
     }
   } catch (...) {
     fail_streak_launch_locked(done);
     throw;
   }
-  for (std::size_t i = 0; i < n; ++i) {
-    streak_.last[i] = streak_scratch_[i];
-    eventless_through_[entry.plan[i].source->device] = streak_scratch_[i];
-  }
-  streak_.waits += previous_kernels_locked(n);
+  for (std::size_t i = 0; i < n; ++i) streak_.last[i] = streak_scratch_[i];
+  if (!again) streak_.waits = previous_kernels_locked(n);  // each later launch waits n times
   ++streak_.launches;
 }
 
@@ -960,6 +980,8 @@ void RuntimeCore::close_streak_locked() {
   for (std::size_t i = 0; i < n; ++i)
     last[i] = entry.lean[i].device->in_order_event(streak_.last[i]);
   streak_.entry = nullptr;
+  for (std::size_t i = 0; i < n; ++i)
+    eventless_through_[entry.plan[i].source->device] = streak_.last[i];
   if (deferred_scratch_.size() < n) deferred_scratch_.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     keep_kernel_locked(i, entry.plan[i].source->device, last[i], entry.lean[i].kernel, true, true);
@@ -968,7 +990,7 @@ void RuntimeCore::close_streak_locked() {
   period_.streak = 0;
   for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite(static_cast<int>(runs));
   kernel_waits_.kernels += runs * n;
-  kernel_waits_.events += streak_.waits;
+  kernel_waits_.events += streak_.waits + (runs - 1) * n;
   context_.memory->settle();
   launches_leaving_directory_ += runs;
   entry.last_run = operations_;
@@ -1009,11 +1031,44 @@ Event RuntimeCore::close_eventless() {
   const std::lock_guard lock(mutex_);  // closes an open streak
   EventList parts;
   for (std::size_t d = 0; d < eventless_through_.size(); ++d) {
-    if (eventless_through_[d] != 0) {
-      parts.push_back(registry_.at(d).in_order_event(eventless_through_[d]));
+    if (eventless_through_[d] == 0) continue;
+    Device& device = registry_.at(d);
+    // Known finished (an event of them was seen complete): nothing of this device to wait for,
+    // now or at any later call, until the next eventless launch there.
+    if (device.in_order_finished(eventless_through_[d])) {
+      eventless_through_[d] = 0;
+      continue;
+    }
+    parts.push_back(device.in_order_event(eventless_through_[d]));
+  }
+  if (parts.empty()) return Event{};
+  return parts.size() == 1 ? parts[0] : when_all(parts);
+}
+
+// The destructor's lock: as mutex_.lock(), but a streak whose close fails (its events' flush
+// threw) must not end the process (std::terminate from a destructor): its kernels are waited for
+// instead (each of its devices finishes), while its entry still holds their kernel objects and
+// buffers, and the streak is dropped (nothing after the destructor looks at its bookkeeping).
+void RuntimeCore::lock_for_destruction() {
+  mutex_.lock_keeping_streak();
+  if (streak_.entry == nullptr) return;
+  try {
+    close_streak_locked();
+    return;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "unimem: closing the eventless streak: %s; waiting for its kernels\n",
+                 e.what());
+  } catch (...) {
+    std::fprintf(stderr, "unimem: closing the eventless streak failed; waiting for its kernels\n");
+  }
+  const RepeatableLaunch& entry = *streak_.entry;
+  for (const LeanPartition& lean : entry.lean) {
+    try {
+      lean.device->finish();
+    } catch (...) {  // nothing more can be done: the device's own error was its to report
     }
   }
-  return parts.size() == 1 ? parts[0] : when_all(parts);
+  streak_.entry = nullptr;
 }
 
 void RuntimeCore::StreakClosingMutex::lock() {

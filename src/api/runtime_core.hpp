@@ -18,6 +18,7 @@
 #include "coherence/agent_mask.hpp"
 #include "coherence/shared_buffer.hpp"
 #include "coherence/update_strategy.hpp"
+#include "common/word_mutex.hpp"
 #include "device/device.hpp"
 #include "device/device_registry.hpp"
 #include "device/trace_recorder.hpp"
@@ -407,7 +408,7 @@ class RuntimeCore {
     void lock_keeping_streak() { mutex_.lock(); }
 
    private:
-    std::mutex mutex_;
+    WordMutex mutex_;  // every launch takes it: one atomic instruction a side
     RuntimeCore& owner_;
   };
   mutable StreakClosingMutex mutex_{*this};
@@ -509,8 +510,9 @@ class RuntimeCore {
   std::uint64_t lean_launches_ = 0;
   // The eventless streak (runtime_core.cpp, "The eventless streak"): open while entry is set;
   // launches: its launches so far, each partition's kernels enqueued through launch_in_order
-  // with last[i] the newest's number; waits: the device waits those launches would have counted
-  // (kernel_waits_.events).
+  // (the first) and launch_in_order_again (the later ones) with last[i] the newest's number;
+  // waits: the device waits the first launch would have counted (kernel_waits_.events; each
+  // later one counts one per partition).
   struct EventlessStreak {
     RepeatableLaunch* entry = nullptr;
     std::uint64_t launches = 0;
@@ -521,10 +523,13 @@ class RuntimeCore {
   // A streak is closed and another opened after this many launches (the adaptive histories count
   // them in an int).
   static constexpr std::uint64_t kStreakLimit = std::uint64_t{1} << 24;
-  // Per device: the number of its newest kernel launched in order without an event (0: none).
+  // Per device: the number of its newest kernel launched in order without an event, set when a
+  // streak closes (0: none, or known finished: close_eventless clears it).
   std::vector<std::uint64_t> eventless_through_;
   // Does at once what the streak's launches left to whoever comes next (see there).
   void close_streak_locked();
+  // mutex_.lock() for the destructor: a streak that fails to close is waited for, not thrown.
+  void lock_for_destruction();
   // One launch of the open streak (its entry's lean partitions, launch_in_order).
   void launch_in_streak_locked();
   void fail_streak_launch_locked(std::size_t done);

@@ -200,6 +200,23 @@ class Device {
   /// nothing was enqueued. The default throws DeviceError.
   virtual std::uint64_t launch_in_order(const CompiledKernel& kernel, const NDRange& range,
                                         std::span<const KernelArg> args);
+  /// launch_in_order of the launch this device's previous launch_in_order (or
+  /// launch_in_order_again) of kernel made, again: the caller promises the same range and args,
+  /// and that every launch of kernel, on any device, is serialised with this call (no two run at
+  /// once; RuntimeCore: under its mutex). A driver may then skip what it checked and set for that
+  /// launch, and take no lock of the kernel's. When kernel was launched otherwise since (another
+  /// device, launch, launch_without_times), the driver does launch_in_order. The default:
+  /// launch_in_order.
+  virtual std::uint64_t launch_in_order_again(const CompiledKernel& kernel, const NDRange& range,
+                                              std::span<const KernelArg> args) {
+    return launch_in_order(kernel, range, args);
+  }
+  /// Whether the kernel launch_in_order numbered `sequence` and every one before it are known
+  /// finished without a driver call (an event of them was seen complete). Default false.
+  [[nodiscard]] virtual bool in_order_finished(std::uint64_t sequence) const {
+    (void)sequence;
+    return false;
+  }
   /// The event of the kernel launch_in_order numbered `sequence`: complete once it and every
   /// kernel before it on this device are (it may also wait for later ones). Starts the kernels
   /// launched so far (a flush). The default throws DeviceError.

@@ -722,10 +722,14 @@ cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue q, cl_uint num, con
 
 // ---- kernels -------------------------------------------------------------------------------
 
-cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl_uint dims,
-                                        const size_t* offset, const size_t* global,
-                                        const size_t* local, cl_uint n, const cl_event* list,
-                                        cl_event* event) {
+namespace {
+
+// EnqueueNDRangeKernel but for its lean repeat. Not inlined into it: its frame (the range, the
+// arguments, the plan) would be set up for every lean repeat too.
+[[gnu::noinline]] cl_int enqueue_ndrange(cl_command_queue q, cl_kernel kernel, cl_uint dims,
+                                         const size_t* offset, const size_t* global,
+                                         const size_t* local, cl_uint n, const cl_event* list,
+                                         cl_event* event) {
   if (!are_live(q, ObjectKind::queue, kernel, ObjectKind::kernel)) {
     if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
     if (!is_live(kernel, ObjectKind::kernel)) return CL_INVALID_KERNEL;
@@ -739,21 +743,6 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
   if (empty) {
     return enqueue(q, CL_COMMAND_NDRANGE_KERNEL, HostUse::none, n, list, event, false,
                    [] { return Event(); });
-  }
-  // The lean repeat: an anonymous call naming the kernel's last anonymous launch again (same
-  // device, sizes and arguments: _cl_kernel::LeanLaunch), on a queue that does not defer. What
-  // the rest of this function would do for it: the checks below pass as they did (the same
-  // inputs, arguments live since: args_live_at), the arguments are launch_args, the range and
-  // options are the ones computed then (choose_work_group_size and the limits depend on nothing
-  // else), and submit_anonymous runs launch_kernel: ProgramCore::launch, which repeats the
-  // ticket's launch, and the run report. ProgramCore::launch_again makes that launch when the
-  // runtime says it would be exactly the repeat of its previous operation, and this counts it in
-  // the report (the LeanLaunch's tally) and keeps its event in the queue as submit_anonymous
-  // does; otherwise nothing was done and the call goes on as any other.
-  if (event == nullptr && n == 0 && list == nullptr && !q->defers.load()) {
-    if (const std::optional<cl_int> e = try_lean_repeat(q, kernel, dims, offset, global, local)) {
-      return *e;
-    }
   }
   NDRange range;
   range.dims = dims;
@@ -875,6 +864,38 @@ cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl
                options = queue_launch_options(q),
                work] { return launch_kernel(*built, name, range, *args, options, work.get()); });
   return keep_work(result, event, std::move(work));
+}
+
+}  // namespace
+
+cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl_uint dims,
+                                        const size_t* offset, const size_t* global,
+                                        const size_t* local, cl_uint n, const cl_event* list,
+                                        cl_event* event) {
+  // The lean repeat: an anonymous call naming the kernel's last anonymous launch again (same
+  // device, sizes and arguments: _cl_kernel::LeanLaunch), on a queue that does not defer, once
+  // the checks enqueue_ndrange makes first pass (its objects live, one context, a valid and not
+  // empty range). What enqueue_ndrange would do for it: the checks after those pass as they did
+  // (the same inputs, arguments live since: args_live_at), the arguments are launch_args, the
+  // range and options are the ones computed then (choose_work_group_size and the limits depend
+  // on nothing else), and submit_anonymous runs launch_kernel: ProgramCore::launch, which repeats
+  // the ticket's launch, and the run report. ProgramCore::launch_again makes that launch when the
+  // runtime says it would be exactly the repeat of its previous operation, and this counts it in
+  // the report (the LeanLaunch's tally) and keeps its event in the queue as submit_anonymous
+  // does; otherwise nothing was done and the call goes on as any other (enqueue_ndrange, which
+  // also answers every failed check with its error).
+  if (event == nullptr && n == 0 && list == nullptr && dims >= 1 && dims <= 3 &&
+      global != nullptr && are_live(q, ObjectKind::queue, kernel, ObjectKind::kernel) &&
+      kernel->program->context == q->context && !q->defers.load()) {
+    bool empty = false;
+    for (cl_uint d = 0; d < dims; ++d) empty = empty || global[d] == 0;
+    if (!empty) {
+      if (const std::optional<cl_int> e = try_lean_repeat(q, kernel, dims, offset, global, local)) {
+        return *e;
+      }
+    }
+  }
+  return enqueue_ndrange(q, kernel, dims, offset, global, local, n, list, event);
 }
 
 cl_int CL_API_CALL EnqueueTask(cl_command_queue q, cl_kernel kernel, cl_uint n,

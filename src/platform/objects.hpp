@@ -24,6 +24,7 @@
 #include <unimem/event.hpp>
 #include <unimem/program.hpp>
 #include <unimem/runtime.hpp>
+#include "common/word_mutex.hpp"
 #include "device/opencl/opencl_api.hpp"
 #include "platform/profiling.hpp"
 #include "platform/separate_compilation.hpp"
@@ -214,7 +215,7 @@ struct _cl_kernel {
   std::string name;
   /// Per parameter: CL_KERNEL_ARG_ADDRESS_{GLOBAL,CONSTANT,LOCAL,PRIVATE}.
   std::vector<cl_kernel_arg_address_qualifier> qualifiers;
-  std::mutex mutex;  // guards args
+  unimem::WordMutex mutex;  // guards args (every NDRange takes it: one atomic instruction a side)
   std::vector<std::optional<unimem::Arg>> args;
   std::vector<cl_mem> arg_mems;  ///< the cl_mem given for a buffer argument (not retained)
   /// The arguments as launches pass them, shared by the launches since the last clSetKernelArg

@@ -85,30 +85,43 @@ bool is_live(const void* object, ObjectKind kind) {
   return it != registry().end() && it->second == kind;
 }
 
-bool are_live(const void* a, ObjectKind a_kind, const void* b, ObjectKind b_kind) {
-  if (a == nullptr || b == nullptr) return false;
-  // This thread's last pair found live (an enqueue loop asks about one queue and kernel again and
-  // again): still live while no object was forgotten since, without the registry's lock.
-  struct Pair {
-    const void* a = nullptr;
-    const void* b = nullptr;
-    ObjectKind a_kind{}, b_kind{};
-    std::uint64_t forgotten = 0;
-  };
-  thread_local Pair last;
-  const std::uint64_t forgotten = forgotten_objects.load(std::memory_order_acquire);
-  if (last.a == a && last.b == b && last.a_kind == a_kind && last.b_kind == b_kind &&
-      last.forgotten == forgotten) {
-    return true;
-  }
+namespace {
+
+// This thread's last pair are_live found live (an enqueue loop asks about one queue and kernel
+// again and again): still live while no object was forgotten since, without the registry's lock.
+struct LivePair {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  ObjectKind a_kind{}, b_kind{};
+  std::uint64_t forgotten = 0;
+};
+thread_local LivePair last_live_pair;
+
+// are_live's lookup in the registry (the pair is not this thread's last one, or an object was
+// forgotten since). Not inlined: are_live's common path then saves no registers for it.
+[[gnu::noinline]] bool are_live_in_registry(const void* a, ObjectKind a_kind, const void* b,
+                                            ObjectKind b_kind, std::uint64_t forgotten) {
   std::lock_guard lock(registry_mutex());
   const auto& r = registry();
   auto ia = r.find(a);
   if (ia == r.end() || ia->second != a_kind) return false;
   auto ib = r.find(b);
   if (ib == r.end() || ib->second != b_kind) return false;
-  last = Pair{a, b, a_kind, b_kind, forgotten};  // the count read before looking
+  last_live_pair = LivePair{a, b, a_kind, b_kind, forgotten};  // the count read before looking
   return true;
+}
+
+}  // namespace
+
+bool are_live(const void* a, ObjectKind a_kind, const void* b, ObjectKind b_kind) {
+  if (a == nullptr || b == nullptr) return false;
+  const std::uint64_t forgotten = forgotten_objects.load(std::memory_order_acquire);
+  const LivePair& last = last_live_pair;
+  if (last.a == a && last.b == b && last.a_kind == a_kind && last.b_kind == b_kind &&
+      last.forgotten == forgotten) {
+    return true;
+  }
+  return are_live_in_registry(a, a_kind, b, b_kind, forgotten);
 }
 
 PlatformState& PlatformState::get() {

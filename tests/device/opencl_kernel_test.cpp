@@ -174,6 +174,72 @@ TEST_F(OpenCLKernelLaunch, RepeatedLaunchesSeeExactlyTheirOwnArguments) {
   d.free(second);
 }
 
+// launch_in_order_again enqueues the kernel as it is only while its last launch was
+// launch_in_order's on the same device with arguments the cl_kernel still holds: after a launch
+// with other arguments (on this device or a peer sharing the cl_kernel) or one through a
+// sub-buffer view, it makes the full launch_in_order, so every launch sees its own arguments.
+// in_order_finished answers for the kernels once an event of them was waited for.
+TEST_F(OpenCLKernelLaunch, LaunchInOrderAgainRepeatsOnlyWhatTheKernelStillHolds) {
+  OpenCLDevice& d = device(0);
+  auto program = d.build_opencl_program(
+      "__kernel void add(__global int* x, int a) { x[get_global_id(0)] += a; }\n");
+  auto add = program->opencl_kernel("add");
+  constexpr std::size_t n = 256;
+  const std::uint64_t bytes = n * sizeof(int);
+  const std::vector<int> zeros(n, 0);
+  const auto fresh = [&](OpenCLDevice& on) {
+    DeviceAllocation a = on.allocate(bytes);
+    on.copy_host_to_device(bytes_of(zeros).data(), a, 0, bytes, {}).wait();
+    return a;
+  };
+  const auto read = [&](OpenCLDevice& on, DeviceAllocation a) {
+    std::vector<int> out(n);
+    on.copy_device_to_host(a, 0, reinterpret_cast<std::byte*>(out.data()), bytes, {}).wait();
+    return out;
+  };
+  NDRange range;
+  range.global[0] = n;
+  DeviceAllocation a = fresh(d), b = fresh(d);
+  const KernelArg a1[] = {KernelArg::of_buffer(a), KernelArg::of_scalar(1)};
+  const KernelArg b10[] = {KernelArg::of_buffer(b), KernelArg::of_scalar(10)};
+  std::uint64_t last = d.launch_in_order(*add, range, a1);
+  last = d.launch_in_order_again(*add, range, a1);
+  d.launch(*add, range, b10, {}).wait();  // the cl_kernel now holds b and 10
+  last = d.launch_in_order_again(*add, range, a1);
+  int expected_a = 3;
+  if (need_two_peers()) {
+    OpenCLDevice& peer = device(1);
+    DeviceAllocation p = fresh(peer);
+    const KernelArg p7[] = {KernelArg::of_buffer(p), KernelArg::of_scalar(7)};
+    peer.in_order_event(peer.launch_in_order(*add, range, p7)).wait();
+    last = d.launch_in_order_again(*add, range, a1);  // the peer's launch came between
+    ++expected_a;
+    EXPECT_EQ(read(peer, p), std::vector<int>(n, 7));
+    peer.free(p);
+  }
+  const std::uint64_t view_at = d.argument_offset_alignment();
+  std::size_t skipped = 0;
+  if (view_at < bytes) {  // a view: the sub-buffer is released once enqueued, never held
+    NDRange r = range;
+    r.global[0] = n - view_at / sizeof(int);
+    const KernelArg view100[] = {KernelArg::of_buffer(a, view_at), KernelArg::of_scalar(100)};
+    d.launch_in_order(*add, r, view100);
+    last = d.launch_in_order_again(*add, r, view100);
+    skipped = view_at / sizeof(int);
+  }
+  const Event done = d.in_order_event(last);
+  EXPECT_FALSE(d.in_order_finished(last) && !done.is_complete());
+  done.wait();
+  EXPECT_TRUE(d.in_order_finished(last)) << "a waited event's kernels are known finished";
+  const std::vector<int> out = read(d, a);
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(out[i], expected_a + (view_at < bytes && i >= skipped ? 200 : 0)) << "element " << i;
+  }
+  EXPECT_EQ(read(d, b), std::vector<int>(n, 10));
+  d.free(a);
+  d.free(b);
+}
+
 // A copy on device A (host -> A, then A -> B peer to peer) feeds a kernel on device B, all chained
 // by events without waiting in between.
 TEST_F(OpenCLKernelLaunch, CopyOnOneDeviceFeedsAKernelOnAnother) {

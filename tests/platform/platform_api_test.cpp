@@ -38,6 +38,7 @@
 #include <vector>
 
 #include "platform/platform_test_environment.hpp"
+#include "platform/run_command.hpp"
 
 namespace {
 
@@ -1695,6 +1696,99 @@ __kernel void ranks2(__global int* out, int width) {
 #else
   (void)split_before;
 #endif
+}
+
+// UNIMEM_PLATFORM_DEVICES=each: a run of anonymous launches on one of the exposed underlying
+// devices goes as an eventless streak (RuntimeCore::launch_again), and what comes after it (a
+// read on its queue, clFinish and launches on another device's queue, a read there) sees every
+// launch of it, as the host computes. The mode is read once per process: the test runs itself
+// again with it, and that child makes the calls.
+TEST(PlatformEachDevices, AnEventlessRunOnOneDeviceThenReadsSeeEveryLaunch) {
+  if (std::getenv("UNIMEM_TEST_EACH_CHILD") == nullptr) {
+    const std::string self = fs::read_symlink("/proc/self/exe").string();
+    const unimem::testing::CommandOutput out = unimem::testing::run_command(
+        "env -u UNIMEM_DEVICES UNIMEM_PLATFORM_DEVICES=each UNIMEM_TEST_EACH_CHILD=1 "
+        "POCL_DEVICES='pthread pthread' " +
+        self +
+        " --gtest_filter=PlatformEachDevices.AnEventlessRunOnOneDeviceThenReadsSeeEveryLaunch "
+        "2>&1");
+    EXPECT_EQ(out.status, 0) << out.text;
+    EXPECT_NE(out.text.find("[  PASSED  ] 1 test"), std::string::npos) << out.text;
+    return;
+  }
+  ASSERT_TRUE(kEnvironment);
+  cl_uint n = 0;
+  ASSERT_EQ(clGetPlatformIDs(0, nullptr, &n), CL_SUCCESS);
+  std::vector<cl_platform_id> all(n);
+  ASSERT_EQ(clGetPlatformIDs(n, all.data(), nullptr), CL_SUCCESS);
+  cl_platform_id unimem = nullptr;
+  for (cl_platform_id p : all) {
+    if (platform_name(p) == "unimem") unimem = p;
+  }
+  ASSERT_NE(unimem, nullptr);
+  cl_uint count = 0;
+  ASSERT_EQ(clGetDeviceIDs(unimem, CL_DEVICE_TYPE_ALL, 0, nullptr, &count), CL_SUCCESS);
+  ASSERT_EQ(count, 2u) << "UNIMEM_PLATFORM_DEVICES=each over two POCL devices";
+  std::vector<cl_device_id> devices(count);
+  ASSERT_EQ(clGetDeviceIDs(unimem, CL_DEVICE_TYPE_ALL, count, devices.data(), nullptr), CL_SUCCESS);
+  cl_int e = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, count, devices.data(), nullptr, nullptr, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  std::array<cl_command_queue, 2> queues{};
+  for (cl_uint d = 0; d < 2; ++d) {
+    queues[d] = clCreateCommandQueue(context, devices[d], 0, &e);
+    ASSERT_EQ(e, CL_SUCCESS);
+  }
+  const char* source = "__kernel void inc(__global int* v, int k) { v[get_global_id(0)] += k; }";
+  cl_program program = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
+  ASSERT_EQ(clBuildProgram(program, count, devices.data(), "", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel kernel = clCreateKernel(program, "inc", &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  constexpr std::size_t items = 4096;
+  std::vector<int> oracle(items);
+  std::iota(oracle.begin(), oracle.end(), 0);
+  cl_mem v = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, items * sizeof(int), oracle.data(), &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  ASSERT_EQ(clSetKernelArg(kernel, 0, sizeof v, &v), CL_SUCCESS);
+  const std::size_t global = items, local = 64;
+  // `times` launches adding k on device d's queue, and the same on the host.
+  const auto run = [&](cl_uint d, int k, int times) {
+    ASSERT_EQ(clSetKernelArg(kernel, 1, sizeof k, &k), CL_SUCCESS);
+    for (int t = 0; t < times; ++t) {
+      ASSERT_EQ(clEnqueueNDRangeKernel(queues[d], kernel, 1, nullptr, &global, &local, 0, nullptr,
+                                       nullptr),
+                CL_SUCCESS);
+      for (int& x : oracle) x += k;
+    }
+  };
+  const auto read = [&](cl_uint d, const char* what) {
+    std::vector<int> got(items, -1);
+    ASSERT_EQ(clEnqueueReadBuffer(queues[d], v, CL_TRUE, 0, items * sizeof(int), got.data(), 0,
+                                  nullptr, nullptr),
+              CL_SUCCESS);
+    for (std::size_t i = 0; i < items; ++i) {
+      ASSERT_EQ(got[i], oracle[i]) << what << ": item " << i;
+    }
+  };
+  const std::uint64_t lean_before = platform_lean_launches();
+  // (A launch with other scalar values than its plan's first ones, a scalar twin, takes no lean
+  // repeat: each device's runs keep theirs.)
+  run(1, 1, 60);
+  read(1, "a read on the run's queue");
+  run(1, 1, 40);
+  ASSERT_EQ(clFinish(queues[1]), CL_SUCCESS);
+  run(0, 2, 30);  // the other device, after clFinish of the run's queue
+  ASSERT_EQ(clFinish(queues[0]), CL_SUCCESS);
+  read(1, "a read on the first device's queue after the second device's run");
+  run(1, 1, 25);
+  ASSERT_EQ(clFinish(queues[1]), CL_SUCCESS);
+  read(0, "a read on another device's queue after clFinish");
+  EXPECT_GT(platform_lean_launches() - lean_before, 140u) << "the runs were not lean repeats";
+  clReleaseMemObject(v);
+  clReleaseKernel(kernel);
+  clReleaseProgram(program);
+  for (cl_command_queue q : queues) clReleaseCommandQueue(q);
+  clReleaseContext(context);
 }
 
 }  // namespace

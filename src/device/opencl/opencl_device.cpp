@@ -428,28 +428,78 @@ std::uint64_t OpenCLDevice::launch_in_order(const CompiledKernel& kernel, const 
     const auto& k = static_cast<const OpenCLKernel&>(kernel);
     auto lock = k.launch_lock();
     const OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
-    const ClRange r = cl_range(range);
-    if (set.device == this && set.released_at == context_->buffers_released() && !r.empty &&
-        range.dims >= 1 && range.dims <= 3 && holds_arguments(set, args)) {
-      std::uint64_t sequence = 0;
-      {
-        const auto queue_lock = kernels_->lock();
-        const cl_int status = clEnqueueNDRangeKernel(
-            kernels_->handle(), k.handle(), range.dims, r.offset.data(), r.global.data(),
-            r.local_given ? r.local.data() : nullptr, 0, nullptr, nullptr);
-        check(status, "clEnqueueNDRangeKernel", [&] {
-          return "launch of kernel \"" + k.name() + "\" over global " + triple_text(range.global) +
-                 " on device " + name_;
-        });
-        sequence = kernels_->next_locked();
-      }
-      flush_in_order(sequence);
+    const bool valid = range.dims >= 1 && range.dims <= 3 && !cl_range(range).empty;
+    if (valid && set.device == this && set.released_at == context_->buffers_released() &&
+        holds_arguments(set, args)) {
+      const std::uint64_t sequence = enqueue_in_order(k, range);
+      k.in_order_device(lock) = this;
       return sequence;
     }
+    lock.unlock();
+    std::uint64_t sequence = 0;
+    launch_kernel(kernel, range, args, {}, false, &sequence);
+    // The cl_kernel now holds args for this device when they were all remembered (no sub-buffer
+    // view): launch_in_order_again may enqueue it again as it is.
+    lock.lock();
+    if (valid && set.device == this && set.released_at == context_->buffers_released() &&
+        holds_arguments(set, args)) {
+      k.in_order_device(lock) = this;
+    }
+    return sequence;
   }
   std::uint64_t sequence = 0;
   launch_kernel(kernel, range, args, {}, false, &sequence);
   return sequence;
+}
+
+// The kernel's last launch was launch_in_order's on this device (in_order_device), whose
+// arguments the cl_kernel still holds: every launch of the kernel since would have cleared it
+// (launch_kernel) or set it to its own device, and none ran at once with this one (the caller's
+// promise), so neither the lock nor the argument checks are needed. Invariant builds check it.
+std::uint64_t OpenCLDevice::launch_in_order_again(const CompiledKernel& kernel,
+                                                  const NDRange& range,
+                                                  std::span<const KernelArg> args) {
+  if (typeid(kernel) == typeid(OpenCLKernel)) {
+    const auto& k = static_cast<const OpenCLKernel&>(kernel);
+    if (k.in_order_device_unlocked() == this) {
+#if UNIMEM_INVARIANTS_ENABLED
+      {
+        auto lock = k.launch_lock();
+        const OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
+        if (set.device != this || !holds_arguments(set, args)) {
+          detail::throw_invariant("launch_in_order_again of kernel \"" + k.name() +
+                                      "\" on device " + name_ +
+                                      ": the kernel does not hold these arguments",
+                                  __FILE__, __LINE__);
+        }
+      }
+#endif
+      return enqueue_in_order(k, range);
+    }
+  }
+  return launch_in_order(kernel, range, args);
+}
+
+std::uint64_t OpenCLDevice::enqueue_in_order(const OpenCLKernel& k, const NDRange& range) {
+  const ClRange r = cl_range(range);
+  std::uint64_t sequence = 0;
+  {
+    const auto queue_lock = kernels_->lock();
+    const cl_int status = clEnqueueNDRangeKernel(
+        kernels_->handle(), k.handle(), range.dims, r.offset.data(), r.global.data(),
+        r.local_given ? r.local.data() : nullptr, 0, nullptr, nullptr);
+    check(status, "clEnqueueNDRangeKernel", [&] {
+      return "launch of kernel \"" + k.name() + "\" over global " + triple_text(range.global) +
+             " on device " + name_;
+    });
+    sequence = kernels_->next_locked();
+  }
+  flush_in_order(sequence);
+  return sequence;
+}
+
+bool OpenCLDevice::in_order_finished(std::uint64_t sequence) const {
+  return kernels_->finished_through(sequence);
 }
 
 void OpenCLDevice::flush_in_order(std::uint64_t sequence) {
@@ -490,6 +540,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   // its last launch (ArgumentsSet) spares this one the checks and text that did not change.
   auto lock = k.launch_lock();
   OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
+  k.in_order_device(lock) = nullptr;  // launch_in_order sets it again after its own
   const std::uint64_t released = context_->buffers_released();
   if (set.released_at != released || set.values.size() != args.size()) {
     set.values.assign(args.size(), {});

@@ -14,6 +14,7 @@
 
 namespace unimem::opencl {
 
+class OpenCLKernel;
 class OpenCLProgram;
 
 /// A Device backed by one OpenCL device and one command queue of it.
@@ -93,8 +94,14 @@ class OpenCLDevice final : public Device {
   /// in_order_event), not at each one.
   std::uint64_t launch_in_order(const CompiledKernel& kernel, const NDRange& range,
                                 std::span<const KernelArg> args) override;
+  /// Only the enqueue when the kernel's last launch was launch_in_order(_again) on this device
+  /// with its arguments held (OpenCLKernel::in_order_device): no kernel lock, no argument checks.
+  std::uint64_t launch_in_order_again(const CompiledKernel& kernel, const NDRange& range,
+                                      std::span<const KernelArg> args) override;
   /// A QueuedKernelEventState of the kernel numbered sequence; flushes the kernel queue.
   Event in_order_event(std::uint64_t sequence) override;
+  /// KernelQueue::finished_through.
+  [[nodiscard]] bool in_order_finished(std::uint64_t sequence) const override;
 
   void finish() override;
   /// Replaces the command queue by one with (or without) CL_QUEUE_PROFILING_ENABLE, after the
@@ -140,6 +147,9 @@ class OpenCLDevice final : public Device {
   // After the in-order kernel numbered sequence: a flush of the kernel queue every
   // kInOrderFlushEvery of them (launch_in_order).
   void flush_in_order(std::uint64_t sequence);
+  // Enqueues k over range on the kernel queue with the arguments it holds, no wait list and no
+  // event; returns its sequence number (flushed as flush_in_order says).
+  std::uint64_t enqueue_in_order(const OpenCLKernel& k, const NDRange& range);
   // buffer() with the operation's name built only for an error.
   template <typename Where>
   [[nodiscard]] cl_mem checked_buffer(DeviceAllocation allocation, std::uint64_t offset,

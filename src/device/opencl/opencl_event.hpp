@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <unimem/event.hpp>
+#include "common/word_mutex.hpp"
 #include "device/opencl/opencl_api.hpp"
 #include "device/opencl/opencl_context.hpp"
 
@@ -144,7 +145,7 @@ class KernelQueue {
   [[nodiscard]] cl_command_queue handle() const { return queue_; }
   [[nodiscard]] const std::shared_ptr<const Context>& context() const { return context_; }
   /// Held while a command is enqueued on the queue together with next_locked().
-  [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
+  [[nodiscard]] std::unique_lock<WordMutex> lock() { return std::unique_lock(mutex_); }
   /// The sequence number of the command just enqueued (call under lock(), after its enqueue
   /// succeeded).
   std::uint64_t next_locked() { return ++enqueued_; }
@@ -181,9 +182,9 @@ class KernelQueue {
   cl_command_queue queue_;
   std::shared_ptr<const Context> context_;
   std::shared_ptr<const std::string> marker_text_;
-  std::mutex mutex_;
-  std::uint64_t enqueued_ = 0;                 // under mutex_
-  Marker newest_;                              // under mutex_
+  WordMutex mutex_;             // every launch takes it: one atomic instruction a side
+  std::uint64_t enqueued_ = 0;  // under mutex_
+  Marker newest_;               // under mutex_
   event_blocks::Free* free_blocks_ = nullptr;  // under mutex_; owned
   std::atomic<std::uint64_t> finished_{0};
 };

@@ -95,6 +95,15 @@ class OpenCLKernel final : public CompiledKernel {
     (void)lock;
     return arguments_set_;
   }
+  /// The device (an OpenCLDevice) whose launch_in_order made the kernel's last launch, with
+  /// every argument held by the cl_kernel as ArgumentsSet knows it (no sub-buffer view); null
+  /// after any other launch. Written under launch_lock(); read without it only by
+  /// OpenCLDevice::launch_in_order_again, whose caller serialises every launch of the kernel.
+  [[nodiscard]] const void*& in_order_device(const std::unique_lock<std::mutex>& lock) const {
+    (void)lock;
+    return in_order_device_;
+  }
+  [[nodiscard]] const void* in_order_device_unlocked() const { return in_order_device_; }
 
  private:
   std::shared_ptr<const Context> context_;
@@ -103,7 +112,8 @@ class OpenCLKernel final : public CompiledKernel {
   cl_uint argument_count_ = 0;
   std::vector<std::string> argument_names_;
   mutable std::mutex launch_mutex_;
-  mutable ArgumentsSet arguments_set_;  // guarded by launch_mutex_
+  mutable ArgumentsSet arguments_set_;             // guarded by launch_mutex_
+  mutable const void* in_order_device_ = nullptr;  // see in_order_device()
 };
 
 }  // namespace unimem::opencl
