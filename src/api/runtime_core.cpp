@@ -2479,6 +2479,7 @@ void RuntimeCore::reset_period_storage() const {
   c.chain.clear();
   c.shadow.clear();
   c.probing = false;
+  c.adopted = false;
 }
 
 void RuntimeCore::begin_period_replay() {
@@ -2502,6 +2503,7 @@ void RuntimeCore::begin_period_replay() {
   for (PeriodicStep& step : c.steps) step.replayed_at = 0;
   c.replayed = 0;
   c.position = 0;
+  c.adopted = false;
 #if UNIMEM_INVARIANTS_ENABLED
   c.shadow.clear();
   for (const SharedBuffer::PeriodicState& state : c.steps[c.length - 1].state) {
@@ -2696,7 +2698,9 @@ void RuntimeCore::materialize_period_locked() const {
   c.phase = PeriodPhase::idle;
   if (c.replayed > 0) {
     const std::size_t last = static_cast<std::size_t>((c.replayed - 1) % c.length);
-    const std::uint64_t rounds = (c.replayed - 1) / c.length + 1;
+    // The states after the steps are a round on from the start already: the captured round's
+    // (which ran before the replays), or a carried round's (the first replayed round itself).
+    const std::uint64_t rounds = (c.replayed - 1) / c.length + (c.adopted ? 0 : 1);
     for (std::size_t i = 0; i < c.buffers.size(); ++i) {
       c.buffers[i]->restore_periodic_state(c.steps[last].state[i], c.start[i],
                                            c.steps[c.length - 1].state[i], rounds);
@@ -2756,9 +2760,11 @@ void RuntimeCore::materialize_period_locked() const {
 // the round changes: the carried round ended where it started, allocations included, and an
 // allocation only changes by being allocated, merged, evicted or released); the last of them
 // acts as the carried start (verified when it was captured), so acts as the state now. That is
-// what a capture of this round would have found and verified, with equal counts (a capture's
-// own start state serves as the round's start: restore_periodic_state adds rounds from it), so
-// the replay begins as it would have after the capture, one round earlier. Invariant builds
+// what a capture of this round would have found and verified, with equal counts (the state
+// taken now serves as the round's start: restore_periodic_state adds rounds from it), so the
+// replay begins as it would have after the capture, one round earlier. The states after the
+// steps then hold the growth of a round that is itself replayed (a captured round's ran before
+// its replays), so materialization adds one round fewer (PeriodicCycle::adopted). Invariant builds
 // check each replayed step against the directory's own actions (check_replayed_step) as for a
 // captured round. The carried round names no buffer and holds no event: it survives the
 // release of its buffers, and is carried again when the adopted cycle is materialized.
@@ -2869,6 +2875,7 @@ bool RuntimeCore::adopt_carried_round() {
   k.valid = false;  // its storage serves the cycle now; its materialization carries it again
   ++periodic_carried_rounds_;
   begin_period_replay();
+  c.adopted = true;
   return true;
 }
 

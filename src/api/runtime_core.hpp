@@ -573,6 +573,9 @@ class RuntimeCore {
     // taken; only the histories' count signatures at its start are kept, to compare at its end.
     bool probing = false;
     std::vector<AdaptiveHistory::CountSignature> probe_start;  // per buffer
+    // The replayed round is a carried one ("Carried rounds"): no round of it ran before the
+    // replay, so the states after its steps hold one round's growth the replays include.
+    bool adopted = false;
   };
   static constexpr int kMaxFailedRounds = 6;
   // Whether this launch is the next step of a round being captured (starting one when it may).
