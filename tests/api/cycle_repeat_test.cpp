@@ -964,8 +964,8 @@ std::vector<Step> same_cycle_runs_script(int runs, int rounds, bool bump_first_i
     script.push_back(of_kind(Step::Kind::replace, 0));
     script.push_back(of_kind(Step::Kind::replace, 1));
     script.push_back(host_write(0, 0, kGrid, 11 * run + 1));
-    // Another kernel writes grid 1 first: its history holds a key the carried round's has not.
-    if (bump_first_in_odd_runs && run % 2 == 1) script.push_back(launch(KernelKind::bump, 1, 1, 3));
+    // Another kernel writes grid 0 first: its history holds a key the carried round's has not.
+    if (bump_first_in_odd_runs && run % 2 == 1) script.push_back(launch(KernelKind::bump, 0, 0, 3));
     for (int r = 0; r < rounds; ++r) script.insert(script.end(), pingpong.begin(), pingpong.end());
     script.push_back(host_read(0, 0, kGrid));
   }
@@ -987,7 +987,7 @@ TEST_P(PeriodicCycleHostTest, TheSameCycleOnFreshBuffersReplaysTheRoundTheRunBef
 }
 
 TEST_P(PeriodicCycleHostTest, ACarriedRoundWhoseHistoriesDifferIsNotReplayed) {
-  // Runs 2 and 4 start with a bump on grid 1, the others without: each run's buffers have a
+  // Runs 2 and 4 start with a bump on grid 0, the others without: each run's buffers have a
   // history the carried round (the run before's) has not, so every run captures its own.
   const Observed fast = check_script(same_cycle_runs_script(5, 12, true), setup());
   EXPECT_EQ(fast.carried_rounds, 0u) << "a round verified on other histories was replayed";
