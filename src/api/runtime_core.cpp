@@ -2446,6 +2446,7 @@ void RuntimeCore::end_period_step() {
     }
     // After a probe that proved nothing the next round is captured.
     start_period_round(changed, UNIMEM_INVARIANTS_ENABLED ? &step.state : nullptr);
+    if (!c.probing) (void)adopt_carried_round();
     return;
   }
   bool periodic = true;
@@ -2473,6 +2474,7 @@ void RuntimeCore::end_period_step() {
   }
   // The next round starts here (the old start's storage serves the step's next state).
   start_period_round(true, &step.state);
+  if (!c.probing) (void)adopt_carried_round();
 }
 
 bool RuntimeCore::period_counts_settled() const {
@@ -2532,6 +2534,7 @@ void RuntimeCore::reset_period_storage() const {
   c.chain.clear();
   c.shadow.clear();
   c.probing = false;
+  c.adopted = false;
 }
 
 void RuntimeCore::begin_period_replay() {
@@ -2555,6 +2558,7 @@ void RuntimeCore::begin_period_replay() {
   for (PeriodicStep& step : c.steps) step.replayed_at = 0;
   c.replayed = 0;
   c.position = 0;
+  c.adopted = false;
 #if UNIMEM_INVARIANTS_ENABLED
   c.shadow.clear();
   for (const SharedBuffer::PeriodicState& state : c.steps[c.length - 1].state) {
@@ -2749,7 +2753,9 @@ void RuntimeCore::materialize_period_locked() const {
   c.phase = PeriodPhase::idle;
   if (c.replayed > 0) {
     const std::size_t last = static_cast<std::size_t>((c.replayed - 1) % c.length);
-    const std::uint64_t rounds = (c.replayed - 1) / c.length + 1;
+    // The states after the steps are a round on from the start already: the captured round's
+    // (which ran before the replays), or a carried round's (the first replayed round itself).
+    const std::uint64_t rounds = (c.replayed - 1) / c.length + (c.adopted ? 0 : 1);
     for (std::size_t i = 0; i < c.buffers.size(); ++i) {
       c.buffers[i]->restore_periodic_state(c.steps[last].state[i], c.start[i],
                                            c.steps[c.length - 1].state[i], rounds);
@@ -2775,8 +2781,162 @@ void RuntimeCore::materialize_period_locked() const {
     chained_after_ = operations_ + 1;  // the next launch orders through the trackers
     ++periodic_materializations_;
   }
+  carry_period_locked();
   reset_period_storage();
   c.failed_rounds = 0;
+}
+
+// Carried rounds. A program that makes its buffers anew for every solve (`unimem bench`'s runs,
+// a solver called again) learns its cycle anew each time: the launches that build the repeat,
+// the probe round of an adaptive cycle and the captured round run the full path before the
+// replay begins. The verified round of the last materialized cycle is therefore kept
+// (carry_period_locked: its copies, the states of its buffers at its start and after each step,
+// and each step's plan, with the buffers named by their place in the cycle's buffer list), and
+// a round that is about to be captured between launches (end_period_step, after a probe or a
+// round that was not periodic: start_period_round took its start state) replays it instead
+// (adopt_carried_round) when:
+// - the cycle has the same length and as many buffers, of the same sizes and strategies, and
+//   the measurement mode is the one the carried round ran in;
+// - each step's plan is the carried step's with buffer i of this cycle for buffer i of the
+//   carried one: the same partitions (agent, kernel name) using, in the same order, the same
+//   bytes (access sets, needed, written) in the same boxes;
+// - each buffer's state now is the carried start's but for which allocations hold it
+//   (SharedBuffer::same_but_allocations: the same masks, evicted and never-written bytes, last
+//   writes, histories and ledgers with equal counts, allocations of the same sizes holding the
+//   same bytes on each device);
+// - every step's boxes are on their devices (as end_period_step checks before a replay).
+// Why the carried round is then this cycle's verified round: the directory, history, ledger
+// and strategy steps of a launch read only the states of its buffers, its plan's agents, bytes
+// and kernel name, and the buffers' strategies; nothing of them depends on which buffer or
+// which allocation it is (a copy names its rows by agents and buffer bytes, and finds its
+// allocations through the residency when it is issued). So from a state equal to the carried
+// start under the renaming, this round's launches issue the carried copies (renamed) and reach
+// the carried states after each step (renamed, with this cycle's allocations, which nothing in
+// the round changes: the carried round ended where it started, allocations included, and an
+// allocation only changes by being allocated, merged, evicted or released); the last of them
+// acts as the carried start (verified when it was captured), so acts as the state now. That is
+// what a capture of this round would have found and verified, with equal counts (the state
+// taken now serves as the round's start: restore_periodic_state adds rounds from it), so the
+// replay begins as it would have after the capture, one round earlier. The states after the
+// steps then hold the growth of a round that is itself replayed (a captured round's ran before
+// its replays), so materialization adds one round fewer (PeriodicCycle::adopted). Invariant builds
+// check each replayed step against the directory's own actions (check_replayed_step) as for a
+// captured round. The carried round names no buffer and holds no event: it survives the
+// release of its buffers, and is carried again when the adopted cycle is materialized.
+void RuntimeCore::carry_period_locked() const {
+  PeriodicCycle& c = period_;
+  CarriedRound& k = carried_;
+  k.valid = false;
+  if (c.length == 0 || c.steps.size() < c.length) return;
+  const auto place = [&c](const SharedBuffer* b) {
+    return static_cast<std::size_t>(std::find(c.buffers.begin(), c.buffers.end(), b) -
+                                    c.buffers.begin());
+  };
+  k.mode = measurement_.mode();
+  k.sizes.clear();
+  k.strategies.clear();
+  for (const SharedBuffer* b : c.buffers) {
+    k.sizes.push_back(b->size());
+    k.strategies.push_back(strategy_for(*b));
+  }
+  k.start.swap(c.start);
+  k.steps.resize(c.length);
+  for (std::size_t i = 0; i < c.length; ++i) {
+    PeriodicStep& step = c.steps[i];
+    CarriedStep& to = k.steps[i];
+    to.plan.clear();
+    for (const PartitionUses& pu : *step.plan) {
+      CarriedPartition p{pu.agent, pu.source->kernel->name(), {}};
+      for (const BufferUse& u : pu.uses) {
+        p.uses.push_back({place(u.buffer), u.bytes, u.needed, u.written, u.box});
+      }
+      to.plan.push_back(std::move(p));
+    }
+    to.before_buffers.clear();
+    for (const RecordedCopy& copy : step.before) to.before_buffers.push_back(place(copy.buffer));
+    to.after_buffers.clear();
+    for (const RecordedCopy& copy : step.after) to.after_buffers.push_back(place(copy.buffer));
+    to.before.swap(step.before);
+    to.after.swap(step.after);
+    for (RecordedCopy& copy : to.before) copy.buffer = nullptr;
+    for (RecordedCopy& copy : to.after) copy.buffer = nullptr;
+    to.state.swap(step.state);
+  }
+  k.valid = true;
+}
+
+bool RuntimeCore::carried_round_matches() const {
+  const PeriodicCycle& c = period_;
+  const CarriedRound& k = carried_;
+  if (!k.valid || k.mode != measurement_.mode() || k.steps.size() != c.length ||
+      k.sizes.size() != c.buffers.size() || c.start.size() != c.buffers.size()) {
+    return false;
+  }
+  for (std::size_t b = 0; b < c.buffers.size(); ++b) {
+    if (c.buffers[b]->size() != k.sizes[b] || strategy_for(*c.buffers[b]) != k.strategies[b]) {
+      return false;
+    }
+  }
+  for (std::size_t i = 0; i < c.length; ++i) {
+    const std::vector<PartitionUses>& plan = *c.steps[i].plan;
+    const std::vector<CarriedPartition>& carried = k.steps[i].plan;
+    if (plan.size() != carried.size()) return false;
+    for (std::size_t p = 0; p < plan.size(); ++p) {
+      const PartitionUses& pu = plan[p];
+      const CarriedPartition& cp = carried[p];
+      if (pu.agent != cp.agent || pu.uses.size() != cp.uses.size() ||
+          pu.source->kernel->name() != cp.kernel) {
+        return false;
+      }
+      for (std::size_t j = 0; j < pu.uses.size(); ++j) {
+        const BufferUse& u = pu.uses[j];
+        const CarriedUse& cu = cp.uses[j];
+        if (cu.buffer >= c.buffers.size() || c.buffers[cu.buffer] != u.buffer ||
+            !(u.bytes == cu.bytes) || u.needed != cu.needed || u.written != cu.written ||
+            !(u.box == cu.box)) {
+          return false;
+        }
+        if (!u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) return false;
+      }
+    }
+  }
+  for (std::size_t b = 0; b < c.buffers.size(); ++b) {
+    if (!SharedBuffer::same_but_allocations(c.start[b], k.start[b])) return false;
+  }
+  return true;
+}
+
+bool RuntimeCore::adopt_carried_round() {
+  PeriodicCycle& c = period_;
+  if (!carried_round_matches()) return false;
+  CarriedRound& k = carried_;
+  for (std::size_t i = 0; i < c.length; ++i) {
+    PeriodicStep& step = c.steps[i];
+    CarriedStep& from = k.steps[i];
+    step.before.swap(from.before);
+    step.after.swap(from.after);
+    step.state.swap(from.state);
+    for (std::size_t j = 0; j < step.before.size(); ++j) {
+      step.before[j].buffer = c.buffers[from.before_buffers[j]];
+    }
+    for (std::size_t j = 0; j < step.after.size(); ++j) {
+      step.after[j].buffer = c.buffers[from.after_buffers[j]];
+    }
+    // The round changes no allocation: every step's are the ones held now.
+    for (std::size_t b = 0; b < c.buffers.size(); ++b) {
+      step.state[b].residency = c.start[b].residency;
+    }
+  }
+  k.valid = false;  // its storage serves the cycle now; its materialization carries it again
+  ++periodic_carried_rounds_;
+  begin_period_replay();
+  c.adopted = true;
+  return true;
+}
+
+std::uint64_t RuntimeCore::periodic_carried_rounds() const {
+  std::lock_guard lock(mutex_);
+  return periodic_carried_rounds_;
 }
 
 std::uint64_t RuntimeCore::periodic_replays() const {

@@ -313,6 +313,10 @@ class RuntimeCore {
   /// Rounds of periodic cycles run as probes (no capture: their histories still counted up) and
   /// found not periodic by their count signatures ("Periodic cycles"; for tests).
   [[nodiscard]] std::uint64_t periodic_probe_rounds() const;
+  /// Rounds of periodic cycles that began replaying a round verified on other buffers (an
+  /// earlier run's, made anew since) instead of capturing one ("Carried rounds" in
+  /// runtime_core.cpp; for tests and tools).
+  [[nodiscard]] std::uint64_t periodic_carried_rounds() const;
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
   [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
@@ -574,6 +578,9 @@ class RuntimeCore {
     // taken; only the histories' count signatures at its start are kept, to compare at its end.
     bool probing = false;
     std::vector<AdaptiveHistory::CountSignature> probe_start;  // per buffer
+    // The replayed round is a carried one ("Carried rounds"): no round of it ran before the
+    // replay, so the states after its steps hold one round's growth the replays include.
+    bool adopted = false;
   };
   static constexpr int kMaxFailedRounds = 6;
   // Whether this launch is the next step of a round being captured (starting one when it may).
@@ -602,6 +609,44 @@ class RuntimeCore {
   /// through settle_deferred_records_locked; const queries call it themselves).
   void materialize_period_locked() const;
   mutable PeriodicCycle period_;
+  // Carried rounds (runtime_core.cpp, "Carried rounds"): the last verified round, kept when its
+  // cycle was materialized, with its buffers named by their place in the cycle's buffer list.
+  struct CarriedUse {
+    std::size_t buffer = 0;  // its place in the cycle's buffers
+    AccessBytes bytes;
+    IntervalSet needed;
+    IntervalSet written;
+    ResidentBox box;
+  };
+  struct CarriedPartition {
+    Agent agent = kHostAgent;
+    std::string kernel;
+    std::vector<CarriedUse> uses;
+  };
+  struct CarriedStep {
+    std::vector<CarriedPartition> plan;
+    std::vector<RecordedCopy> before;  // their buffers null: before_buffers names them
+    std::vector<RecordedCopy> after;
+    std::vector<std::size_t> before_buffers;
+    std::vector<std::size_t> after_buffers;
+    std::vector<SharedBuffer::PeriodicState> state;
+  };
+  struct CarriedRound {
+    bool valid = false;
+    MeasurementMode mode = MeasurementMode::normal;
+    std::vector<std::uint64_t> sizes;  // per cycle buffer
+    std::vector<UpdateStrategy> strategies;
+    std::vector<SharedBuffer::PeriodicState> start;
+    std::vector<CarriedStep> steps;
+  };
+  // Keeps the verified round of period_ (materialize_period_locked, before it forgets it).
+  void carry_period_locked() const;
+  // The round starting now (end_period_step, a captured one about to start from period_.start)
+  // replays the carried round instead when that round is this one's on other buffers.
+  bool adopt_carried_round();
+  [[nodiscard]] bool carried_round_matches() const;
+  mutable CarriedRound carried_;
+  std::uint64_t periodic_carried_rounds_ = 0;
   std::uint64_t periodic_replays_ = 0;
   mutable std::uint64_t periodic_materializations_ = 0;
   std::uint64_t periodic_probe_rounds_ = 0;

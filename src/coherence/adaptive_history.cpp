@@ -178,6 +178,14 @@ bool AdaptiveHistory::acts_as(const AdaptiveHistory& other) const {
          std::min(x.unchanged_repeats, 2) == std::min(y.unchanged_repeats, 2);
 }
 
+bool AdaptiveHistory::same_as(const AdaptiveHistory& other) const {
+  if (restarts_ != other.restarts_ || !acts_as(other)) return false;
+  for (auto a = entries_.begin(), b = other.entries_.begin(); a != entries_.end(); ++a, ++b) {
+    if (a->second.repeats != b->second.repeats) return false;
+  }
+  return !open_ || recording_.unchanged_repeats == other.recording_.unchanged_repeats;
+}
+
 AdaptiveHistory::CountSignature AdaptiveHistory::count_signature() const {
   CountSignature s;
   s.keys = entries_.size();

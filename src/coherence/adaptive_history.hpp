@@ -84,6 +84,9 @@ class AdaptiveHistory {
   /// asked), the same open recording (its runs counted by count_unchanged_repeat compared as
   /// the counts are: close() adds them to its key's count).
   [[nodiscard]] bool acts_as(const AdaptiveHistory& other) const;
+  /// acts_as with every count equal too (restarts(), each key's count, the open recording's
+  /// unchanged runs): later operations act alike and count alike (RuntimeCore's carried rounds).
+  [[nodiscard]] bool same_as(const AdaptiveHistory& other) const;
   /// This history (a state within a verified round) with `rounds` more rounds' counts: each
   /// key's count grows by rounds times what it grew from round_start to round_end (a round
   /// without restarts, so every close in it only counted).

@@ -67,6 +67,11 @@ class PrefetchLedger {
   [[nodiscard]] bool acts_as(const PrefetchLedger& other) const {
     return unread_ == other.unread_ && !replaying_ && !other.replaying_;
   }
+  /// acts_as with the same counts too (RuntimeCore's carried rounds).
+  [[nodiscard]] bool same_as(const PrefetchLedger& other) const {
+    return acts_as(other) && overwritten_ == other.overwritten_ && replays_ == other.replays_ &&
+           prefetched_ == other.prefetched_;
+  }
   /// This ledger (a state within a verified round) with `rounds` more rounds' counts: each count
   /// grows by rounds times what it grew from round_start to round_end.
   void add_rounds(const PrefetchLedger& round_start, const PrefetchLedger& round_end,

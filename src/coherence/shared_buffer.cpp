@@ -833,6 +833,28 @@ bool SharedBuffer::acts_as(const PeriodicState& a, const PeriodicState& b) {
          a.residency == b.residency;
 }
 
+bool SharedBuffer::same_but_allocations(const PeriodicState& a, const PeriodicState& b) {
+  if (!(a.directory.same_masks(b.directory) && a.evicted == b.evicted &&
+        a.history.same_as(b.history) && a.prefetch.same_as(b.prefetch) &&
+        a.home_unwritten == b.home_unwritten && a.last_writes == b.last_writes &&
+        a.last_writes_current == b.last_writes_current &&
+        a.residency.size() == b.residency.size())) {
+    return false;
+  }
+  for (std::size_t d = 0; d < a.residency.size(); ++d) {
+    const std::vector<ResidentAllocation>& x = a.residency[d];
+    const std::vector<ResidentAllocation>& y = b.residency[d];
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      if (x[i].allocation.size != y[i].allocation.size || x[i].base != y[i].base ||
+          x[i].pitch != y[i].pitch || x[i].width != y[i].width) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 void SharedBuffer::restore_periodic_state(const PeriodicState& at, const PeriodicState& round_start,
                                           const PeriodicState& round_end, std::uint64_t rounds) {
   // The allocations are the round's (hold_buffers allocated nothing, nothing was evicted).

@@ -273,6 +273,12 @@ class SharedBuffer final : public EvictionClient {
   /// counters (the history's counts of 2 or more act alike), and no count restarted between a
   /// and b (a round from a to b only added to counts).
   [[nodiscard]] static bool acts_as(const PeriodicState& a, const PeriodicState& b);
+  /// Whether a, a state of one buffer, equals b, a state of another buffer of the same size,
+  /// but for which allocations they have: the same masks, histories and ledgers with the same
+  /// counts, the same bytes everywhere else, and allocations of the same sizes holding the same
+  /// bytes on each device. Every later operation then acts on the one as on the other, and
+  /// counts alike (RuntimeCore's carried rounds).
+  [[nodiscard]] static bool same_but_allocations(const PeriodicState& a, const PeriodicState& b);
   /// Makes `at` (a state within the round from round_start to round_end, which acts_as holds
   /// for) the buffer's state, its counters `rounds` rounds further on. The directory's version
   /// moves on (nothing may take it for one seen before).

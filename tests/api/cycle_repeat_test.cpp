@@ -187,6 +187,7 @@ struct Observed {
   std::uint64_t evictions = 0;
   std::uint64_t periodic_replays = 0;  // RuntimeCore::periodic_replays
   std::uint64_t probe_rounds = 0;      // RuntimeCore::periodic_probe_rounds
+  std::uint64_t carried_rounds = 0;    // RuntimeCore::periodic_carried_rounds
   // The lean repeat (RuntimeCore::launch_again): its launches, and what it must leave as the
   // repeat path does: the other counters, each device's allocation lists (LRU order) and memory.
   std::uint64_t lean_launches = 0;
@@ -324,6 +325,7 @@ Observed run_host(const std::vector<Step>& script, const HostSetup& setup, bool 
   seen.directory_skips = rt.core().repeats_leaving_directory();
   seen.periodic_replays = rt.core().periodic_replays();
   seen.probe_rounds = rt.core().periodic_probe_rounds();
+  seen.carried_rounds = rt.core().periodic_carried_rounds();
   for (const DeviceMemoryReport& r : rt.core().device_memory()) {
     seen.evictions += r.memory.evictions;
     // (Without a cap the steps do not wait: when a merged box's old allocation is freed, hence
@@ -374,6 +376,7 @@ Observed check_script(const std::vector<Step>& script, const HostSetup& setup) {
   EXPECT_EQ(fast.evictions, slow.evictions);
   EXPECT_EQ(slow.repeats, 0u);
   EXPECT_EQ(slow.periodic_replays, 0u);
+  EXPECT_EQ(slow.carried_rounds, 0u);
   return fast;
 }
 
@@ -949,6 +952,50 @@ TEST_P(PeriodicCycleHostTest, HaloCyclesOnFreshBuffersUnderADeviceMemoryCapMatch
   EXPECT_GT(fast.evictions, 0u) << "the cap did not make the runs evict";
   if (replays_expected()) {
     EXPECT_GE(fast.periodic_replays, 3u * 5 * 2) << "the ping-pong runs replayed no rounds";
+  }
+}
+
+// Carried rounds (RuntimeCore, "Carried rounds"): the same halo cycle run after run on fresh
+// buffers. Under adaptive every run after the first replays the round the run before verified
+// instead of capturing its own: a run of 12 rounds then runs 6 launches the full path (two new,
+// two repeats, the probe round), not 8, and replays 18, not 16.
+std::vector<Step> same_cycle_runs_script(int runs, int rounds, bool bump_first_in_odd_runs) {
+  const std::vector<Step> pingpong{launch(KernelKind::smooth, 0, 1, 1),
+                                   launch(KernelKind::smooth, 1, 0, 2)};
+  std::vector<Step> script;
+  for (int run = 0; run < runs; ++run) {
+    script.push_back(of_kind(Step::Kind::replace, 0));
+    script.push_back(of_kind(Step::Kind::replace, 1));
+    script.push_back(host_write(0, 0, kGrid, 11 * run + 1));
+    // Another kernel writes grid 0 first: its history holds a key the carried round's has not.
+    if (bump_first_in_odd_runs && run % 2 == 1) script.push_back(launch(KernelKind::bump, 0, 0, 3));
+    for (int r = 0; r < rounds; ++r) script.insert(script.end(), pingpong.begin(), pingpong.end());
+    script.push_back(host_read(0, 0, kGrid));
+  }
+  return script;
+}
+
+TEST_P(PeriodicCycleHostTest, TheSameCycleOnFreshBuffersReplaysTheRoundTheRunBeforeVerified) {
+  constexpr int kRuns = 5;
+  const Observed fast = check_script(same_cycle_runs_script(kRuns, 12, false), setup());
+  std::printf("%s on %zu devices: %llu periodic replays, %llu carried rounds in %d runs\n",
+              std::string(to_string(std::get<0>(GetParam()))).c_str(), setup().devices,
+              static_cast<unsigned long long>(fast.periodic_replays),
+              static_cast<unsigned long long>(fast.carried_rounds), kRuns);
+  if (std::get<0>(GetParam()) == UpdateStrategy::adaptive) {
+    EXPECT_EQ(fast.carried_rounds, static_cast<std::uint64_t>(kRuns - 1))
+        << "a run did not take the round the run before verified";
+    EXPECT_EQ(fast.periodic_replays, 16u + 18u * (kRuns - 1));
+  }
+}
+
+TEST_P(PeriodicCycleHostTest, ACarriedRoundWhoseHistoriesDifferIsNotReplayed) {
+  // Runs 2 and 4 start with a bump on grid 0, the others without: each run's buffers have a
+  // history the carried round (the run before's) has not, so every run captures its own.
+  const Observed fast = check_script(same_cycle_runs_script(5, 12, true), setup());
+  EXPECT_EQ(fast.carried_rounds, 0u) << "a round verified on other histories was replayed";
+  if (std::get<0>(GetParam()) == UpdateStrategy::adaptive) {
+    EXPECT_EQ(fast.periodic_replays, 5u * 16u);
   }
 }
 
