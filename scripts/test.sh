@@ -26,14 +26,14 @@ ctest --test-dir build/asan -j "$jobs" --output-on-failure --timeout 1500
 
 if [[ "${UNIMEM_SKIP_TSAN:-0}" != 1 ]]; then
   stage "thread sanitizer build"
-  # Only the layers with concurrent code (device drivers, memory, coherence, runtime) have
-  # concurrency tests; the LLVM-based analysis is single-threaded per call and is left out of this
-  # build.
+  # Only the layers with concurrent code (the word mutex, device drivers, memory, coherence,
+  # runtime) have concurrency tests; the LLVM-based analysis is single-threaded per call and is
+  # left out of this build.
   cmake -S . -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DUNIMEM_SANITIZE_THREAD=ON \
     -DUNIMEM_INVARIANT_CHECKS=ON -DUNIMEM_BUILD_BENCHMARKS=OFF -DUNIMEM_WITH_ANALYSIS=OFF
-  cmake --build build/tsan -j "$jobs" --target unimem_tests_device unimem_tests_memory \
-    unimem_tests_coherence unimem_tests_api unimem_tests_selftest unimem_tests_platform \
-    unimem_tests_pointer
+  cmake --build build/tsan -j "$jobs" --target unimem_tests_common unimem_tests_device \
+    unimem_tests_memory unimem_tests_coherence unimem_tests_api unimem_tests_selftest \
+    unimem_tests_platform unimem_tests_pointer
   stage "concurrency tests (tsan)"
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
   ctest --test-dir build/tsan -j "$jobs" --output-on-failure -L concurrency --timeout 1500 \
