@@ -112,28 +112,42 @@ TEST_F(OpenCLKernelLaunch, VectorAddOnASubRangeWithGlobalOffsetLeavesTheRestUnto
   d.free(dc);
 }
 
+// The `add` kernel (x[i] += a over kAddInts ints) of the argument tests, with zero-filled
+// buffers made and read back on a given device.
+constexpr std::size_t kAddInts = 256;
+constexpr std::uint64_t kAddBytes = kAddInts * sizeof(int);
+
+std::shared_ptr<OpenCLKernel> build_add(OpenCLDevice& d) {
+  return d
+      .build_opencl_program(
+          "__kernel void add(__global int* x, int a) { x[get_global_id(0)] += a; }\n")
+      ->opencl_kernel("add");
+}
+
+DeviceAllocation zeroed_ints(OpenCLDevice& on) {
+  const std::vector<int> zeros(kAddInts, 0);
+  DeviceAllocation a = on.allocate(kAddBytes);
+  on.copy_host_to_device(bytes_of(zeros).data(), a, 0, kAddBytes, {}).wait();
+  return a;
+}
+
+std::vector<int> read_ints(OpenCLDevice& on, DeviceAllocation a) {
+  std::vector<int> out(kAddInts);
+  on.copy_device_to_host(a, 0, reinterpret_cast<std::byte*>(out.data()), kAddBytes, {}).wait();
+  return out;
+}
+
 // A launch skips clSetKernelArg for arguments the kernel already holds from the last launch:
 // every launch still sees exactly its own arguments, whether they repeat, change (scalar,
 // buffer, sub-buffer view), or name a buffer allocated after another was freed (whose handle
 // the implementation may hand out again).
 TEST_F(OpenCLKernelLaunch, RepeatedLaunchesSeeExactlyTheirOwnArguments) {
   OpenCLDevice& d = device(0);
-  auto program = d.build_opencl_program(
-      "__kernel void add(__global int* x, int a) { x[get_global_id(0)] += a; }\n");
-  auto add = program->opencl_kernel("add");
-  constexpr std::size_t n = 256;
-  const std::uint64_t bytes = n * sizeof(int);
-  const std::vector<int> zeros(n, 0);
-  const auto fresh = [&] {
-    DeviceAllocation a = d.allocate(bytes);
-    d.copy_host_to_device(bytes_of(zeros).data(), a, 0, bytes, {}).wait();
-    return a;
-  };
-  const auto read = [&](DeviceAllocation a) {
-    std::vector<int> out(n);
-    d.copy_device_to_host(a, 0, reinterpret_cast<std::byte*>(out.data()), bytes, {}).wait();
-    return out;
-  };
+  auto add = build_add(d);
+  constexpr std::size_t n = kAddInts;
+  const std::uint64_t bytes = kAddBytes;
+  const auto fresh = [&d] { return zeroed_ints(d); };
+  const auto read = [&d](DeviceAllocation a) { return read_ints(d, a); };
   NDRange range;
   range.global[0] = n;
   const auto run = [&](DeviceAllocation a, int value, std::uint64_t offset = 0) {
@@ -181,22 +195,11 @@ TEST_F(OpenCLKernelLaunch, RepeatedLaunchesSeeExactlyTheirOwnArguments) {
 // in_order_finished answers for the kernels once an event of them was waited for.
 TEST_F(OpenCLKernelLaunch, LaunchInOrderAgainRepeatsOnlyWhatTheKernelStillHolds) {
   OpenCLDevice& d = device(0);
-  auto program = d.build_opencl_program(
-      "__kernel void add(__global int* x, int a) { x[get_global_id(0)] += a; }\n");
-  auto add = program->opencl_kernel("add");
-  constexpr std::size_t n = 256;
-  const std::uint64_t bytes = n * sizeof(int);
-  const std::vector<int> zeros(n, 0);
-  const auto fresh = [&](OpenCLDevice& on) {
-    DeviceAllocation a = on.allocate(bytes);
-    on.copy_host_to_device(bytes_of(zeros).data(), a, 0, bytes, {}).wait();
-    return a;
-  };
-  const auto read = [&](OpenCLDevice& on, DeviceAllocation a) {
-    std::vector<int> out(n);
-    on.copy_device_to_host(a, 0, reinterpret_cast<std::byte*>(out.data()), bytes, {}).wait();
-    return out;
-  };
+  auto add = build_add(d);
+  constexpr std::size_t n = kAddInts;
+  const std::uint64_t bytes = kAddBytes;
+  const auto fresh = zeroed_ints;
+  const auto read = read_ints;
   NDRange range;
   range.global[0] = n;
   DeviceAllocation a = fresh(d), b = fresh(d);
