@@ -1064,6 +1064,8 @@ struct ThreeGrids {
         program(rt, kSource),
         flat(3, std::vector<std::uint32_t>(kItems)) {
     program.set_log([](const std::string&) {});
+    range.global[0] = kItems;
+    range.local[0] = 64;
     for (std::size_t b = 0; b < 3; ++b) {
       for (std::uint32_t i = 0; i < kItems; ++i) flat[b][i] = i * static_cast<std::uint32_t>(b + 1);
       grids.push_back(rt.create_buffer(kItems * sizeof(std::uint32_t)));
@@ -1084,11 +1086,24 @@ struct ThreeGrids {
     }
     return out;
   }
+  // A buffer created, written by a scale of grid 0 and released (no other grid changes).
+  void scale_into_a_spare() {
+    const BufferId spare = rt.create_buffer(kItems * sizeof(std::uint32_t));
+    program.launch("scale", range, {Arg::buffer(grids[0]), Arg::buffer(spare), Arg::scalar(1u)});
+    rt.release_buffer(spare);
+  }
+  // Each grid's directory segments.
+  std::vector<std::vector<IntervalMap<AgentMask>::Segment>> directories() const {
+    std::vector<std::vector<IntervalMap<AgentMask>::Segment>> all;
+    for (const BufferId id : grids) all.push_back(rt.core().directory_segments(id));
+    return all;
+  }
 
   Runtime rt;
   Program program;
   std::vector<BufferId> grids;
   std::vector<std::vector<std::uint32_t>> flat;
+  NDRange range;  // every launch's: kItems items in groups of 64
 };
 
 // rounds of a cycle of `period` (2: scale A -> B, smooth B -> A; 3: scale A -> B, smooth B -> C,
@@ -1102,9 +1117,7 @@ ProgramObserved run_program(std::size_t devices, int period, UpdateStrategy stra
   Program& program = g.program;
   const std::vector<BufferId>& grids = g.grids;
   std::vector<std::vector<std::uint32_t>>& flat = g.flat;
-  NDRange range;
-  range.global[0] = kItems;
-  range.local[0] = 64;
+  const NDRange& range = g.range;
   const auto scale = [&](std::size_t in, std::size_t out, std::uint32_t c) {
     program.launch("scale", range,
                    {Arg::buffer(grids[in]), Arg::buffer(grids[out]), Arg::scalar(c)});
@@ -1142,17 +1155,13 @@ ProgramObserved run_program(std::size_t devices, int period, UpdateStrategy stra
       scale(2, 0, 3);
     }
     if (round == 6) read(0, 1000, 100);
-    if (round == 10) scale(2, 2, 7);  // unrelated (in place: reads and writes grid 2)
-    if (round == 14) {                // a buffer created, used and freed
-      const BufferId spare = rt.create_buffer(kItems * sizeof(std::uint32_t));
-      program.launch("scale", range, {Arg::buffer(grids[0]), Arg::buffer(spare), Arg::scalar(1u)});
-      rt.release_buffer(spare);
-    }
+    if (round == 10) scale(2, 2, 7);          // unrelated (in place: reads and writes grid 2)
+    if (round == 14) g.scale_into_a_spare();  // a buffer created, used and freed
   }
   for (std::size_t b = 0; b < 3; ++b) read(b, 0, kItems);
   rt.finish();
   seen.stats = rt.stats().to_json();
-  for (const BufferId id : grids) seen.directories.push_back(rt.core().directory_segments(id));
+  seen.directories = g.directories();
   for (const BufferId id : grids) {
     for (const char* kernel : {"scale", "smooth"}) {
       for (const AgentMask writers : {AgentMask::of(1), AgentMask::of(1).with(2)}) {
@@ -1302,9 +1311,7 @@ StreakObserved run_streaks(std::size_t devices, UpdateStrategy strategy, bool ev
   Program& program = g.program;
   const std::vector<BufferId>& grids = g.grids;
   std::vector<std::vector<std::uint32_t>>& flat = g.flat;
-  NDRange range;
-  range.global[0] = kItems;
-  range.local[0] = 64;
+  const NDRange& range = g.range;
   // Per (in, out, c): its ticket, as the OpenCL platform keeps one per kernel.
   std::vector<std::pair<std::array<std::uint32_t, 3>, std::shared_ptr<const void>>> tickets;
   std::uint64_t lean = 0;
@@ -1349,16 +1356,12 @@ StreakObserved run_streaks(std::size_t devices, UpdateStrategy strategy, bool ev
   scale(2, 2, 5, 8);
   seen.counters.push_back(rt.core().lean_launches());  // a query right after a streak
   scale(2, 2, 5, 8);
-  {
-    const BufferId spare = rt.create_buffer(kItems * sizeof(std::uint32_t));
-    program.launch("scale", range, {Arg::buffer(grids[0]), Arg::buffer(spare), Arg::scalar(1u)});
-    rt.release_buffer(spare);
-  }
+  g.scale_into_a_spare();
   scale(0, 1, 1, 10);
   for (std::size_t b = 0; b < 3; ++b) read(b, 0, kItems);
   rt.finish();
   seen.stats = rt.stats().to_json();
-  for (const BufferId id : grids) seen.directories.push_back(rt.core().directory_segments(id));
+  seen.directories = g.directories();
   for (const BufferId id : grids) {
     for (const AgentMask writers : {AgentMask::of(1), AgentMask::of(1).with(2)}) {
       seen.history_counts.push_back(rt.core().history_repeat_count(id, "scale", writers));
