@@ -825,19 +825,24 @@ void SharedBuffer::take_periodic_state(PeriodicState& into) const {
   }
 }
 
-bool SharedBuffer::acts_as(const PeriodicState& a, const PeriodicState& b) {
+namespace {
+// What acts_as and same_but_allocations both compare: where the bytes are current and what the
+// last writes were (the history, the ledger and the residency each compare in their own way).
+bool same_bytes(const SharedBuffer::PeriodicState& a, const SharedBuffer::PeriodicState& b) {
   return a.directory.same_masks(b.directory) && a.evicted == b.evicted &&
-         a.history.restarts() == b.history.restarts() && a.history.acts_as(b.history) &&
-         a.prefetch.acts_as(b.prefetch) && a.home_unwritten == b.home_unwritten &&
-         a.last_writes == b.last_writes && a.last_writes_current == b.last_writes_current &&
+         a.home_unwritten == b.home_unwritten && a.last_writes == b.last_writes &&
+         a.last_writes_current == b.last_writes_current;
+}
+}  // namespace
+
+bool SharedBuffer::acts_as(const PeriodicState& a, const PeriodicState& b) {
+  return same_bytes(a, b) && a.history.restarts() == b.history.restarts() &&
+         a.history.acts_as(b.history) && a.prefetch.acts_as(b.prefetch) &&
          a.residency == b.residency;
 }
 
 bool SharedBuffer::same_but_allocations(const PeriodicState& a, const PeriodicState& b) {
-  if (!(a.directory.same_masks(b.directory) && a.evicted == b.evicted &&
-        a.history.same_as(b.history) && a.prefetch.same_as(b.prefetch) &&
-        a.home_unwritten == b.home_unwritten && a.last_writes == b.last_writes &&
-        a.last_writes_current == b.last_writes_current &&
+  if (!(same_bytes(a, b) && a.history.same_as(b.history) && a.prefetch.same_as(b.prefetch) &&
         a.residency.size() == b.residency.size())) {
     return false;
   }
