@@ -429,8 +429,11 @@ std::uint64_t OpenCLDevice::launch_in_order(const CompiledKernel& kernel, const 
     auto lock = k.launch_lock();
     const OpenCLKernel::ArgumentsSet& set = k.arguments_set(lock);
     const bool valid = range.dims >= 1 && range.dims <= 3 && !cl_range(range).empty;
-    if (valid && set.device == this && set.released_at == context_->buffers_released() &&
-        holds_arguments(set, args)) {
+    const auto held_here = [&] {
+      return valid && set.device == this && set.released_at == context_->buffers_released() &&
+             holds_arguments(set, args);
+    };
+    if (held_here()) {
       const std::uint64_t sequence = enqueue_in_order(k, range);
       k.in_order_device(lock) = this;
       return sequence;
@@ -441,10 +444,7 @@ std::uint64_t OpenCLDevice::launch_in_order(const CompiledKernel& kernel, const 
     // The cl_kernel now holds args for this device when they were all remembered (no sub-buffer
     // view): launch_in_order_again may enqueue it again as it is.
     lock.lock();
-    if (valid && set.device == this && set.released_at == context_->buffers_released() &&
-        holds_arguments(set, args)) {
-      k.in_order_device(lock) = this;
-    }
+    if (held_here()) k.in_order_device(lock) = this;
     return sequence;
   }
   std::uint64_t sequence = 0;
