@@ -915,16 +915,23 @@ cl_int CL_API_CALL EnqueueNativeKernel(cl_command_queue q, void(CL_CALLBACK*)(vo
 
 namespace {
 
+// take_eventless_launches answered as an OpenCL call answers: CL_SUCCESS, or the runtime's
+// failure as its error code.
+cl_int take_eventless_launches_or_error(cl_command_queue q) {
+  try {
+    take_eventless_launches(q);
+  } catch (...) {
+    return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
+  }
+  return CL_SUCCESS;
+}
+
 cl_int marker(cl_command_queue q, cl_command_type type, cl_uint n, const cl_event* list,
               cl_event* event) {
   if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
   std::vector<Event> before;
   if (n == 0) {
-    try {
-      take_eventless_launches(q);
-    } catch (...) {
-      return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
-    }
+    if (const cl_int e = take_eventless_launches_or_error(q); e != CL_SUCCESS) return e;
     std::lock_guard lock(q->mutex);
     prune(q);
     before = pending_of(q);
@@ -963,21 +970,12 @@ cl_int CL_API_CALL EnqueueWaitForEvents(cl_command_queue q, cl_uint n, const cl_
 // and when their event is made): taking them flushes them.
 cl_int CL_API_CALL Flush(cl_command_queue q) {
   if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
-  try {
-    take_eventless_launches(q);
-  } catch (...) {
-    return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
-  }
-  return CL_SUCCESS;
+  return take_eventless_launches_or_error(q);
 }
 
 cl_int CL_API_CALL Finish(cl_command_queue q) {
   if (!is_live(q, ObjectKind::queue)) return CL_INVALID_COMMAND_QUEUE;
-  try {
-    take_eventless_launches(q);
-  } catch (...) {
-    return error_of_current_exception(q->context, CL_OUT_OF_RESOURCES);
-  }
+  if (const cl_int e = take_eventless_launches_or_error(q); e != CL_SUCCESS) return e;
   EventList pending;
   {
     std::lock_guard lock(q->mutex);
