@@ -89,8 +89,9 @@ struct FloydSetup {
 };
 
 // Runs every pivot k once (twice over when interleaving), comparing with the oracle; returns the
-// launches' buffers that took the shortcut.
-std::uint64_t run(const FloydSetup& s, std::uint32_t seed) {
+// launches' buffers that took the shortcut (and, when asked, how many of those took the history's
+// restart in one call: RuntimeCore::restarted_rewrite_runs).
+std::uint64_t run(const FloydSetup& s, std::uint32_t seed, std::uint64_t* restarted = nullptr) {
   std::mt19937 rng(seed);
   HostDeviceOptions device_options;
   device_options.peer_copies = s.peer;
@@ -170,6 +171,7 @@ std::uint64_t run(const FloydSetup& s, std::uint32_t seed) {
   std::vector<std::uint32_t> got(kN * kN);
   rt.read_blocking(dist, 0, std::as_writable_bytes(std::span(got)));
   EXPECT_EQ(got, flat) << "seed " << seed << ": the final matrix";
+  if (restarted != nullptr) *restarted = rt.core().restarted_rewrite_runs();
   return rt.core().rewriting_launch_buffers();
 }
 
@@ -188,6 +190,18 @@ TEST(RewriteLaunch, FloydWarshallOnTwoDevicesSkipsTheDirectoryAndMatchesFlatMemo
       }
     }
   }
+}
+
+// Under adaptive each launch's pivot row is another row, so its history only restarts the count:
+// from the third launch on (the second makes the entry the restart needs) publish_rewrites takes
+// the run in one AdaptiveHistory::restart_run, which invariant builds compare with the calls it
+// replaces; the matrix and every read still match flat memory (run).
+TEST(RewriteLaunch, AdaptiveRestartsTheHistoryOfEachPivotInOneCall) {
+  std::uint64_t restarted = 0;
+  EXPECT_EQ(run(FloydSetup{2, UpdateStrategy::adaptive, true, false}, 1, &restarted), kN - 1);
+  EXPECT_EQ(restarted, kN - 2);
+  EXPECT_EQ(run(FloydSetup{2, UpdateStrategy::lazy, true, false}, 1, &restarted), kN - 1);
+  EXPECT_EQ(restarted, 0U) << "lazy records no history";
 }
 
 TEST(RewriteLaunch, BatchAndBalanceCopyAfterEveryWriteSoTheyNeverTakeIt) {
