@@ -204,6 +204,39 @@ TEST(RewriteLaunch, AdaptiveRestartsTheHistoryOfEachPivotInOneCall) {
   EXPECT_EQ(restarted, 0U) << "lazy records no history";
 }
 
+// A pivot repeated: its launches miss the same row, so restart_run declines and the reads it left
+// for the publish must be observed there: launch 3 (the second with pivot 2) then counts the
+// sequence a second time and replays it, and so does every later one (pivots 0 1 2 2 2 2: three
+// replays of one row, no misprediction; launches 1-3 rewrite, the later ones find the directory
+// changed by the replay's copies; only launch 2 restarts in one call). Left unobserved, the
+// history would store an empty sequence and never replay.
+TEST(RewriteLaunch, ARepeatedPivotIsLearnedAndReplayedAfterTheDeferredReads) {
+  HostDeviceOptions device_options;
+  device_options.peer_copies = true;
+  Runtime rt(make_host_devices(2, device_options), RuntimeOptions{UpdateStrategy::adaptive});
+  std::vector<std::uint32_t> flat(kN * kN);
+  std::mt19937 rng(7);
+  for (std::uint32_t& v : flat) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
+  const BufferId dist = rt.create_buffer(kN * kN * 4, "dist");
+  rt.write_blocking(dist, 0, std::as_bytes(std::span(flat)));
+  const auto kernel = floyd_kernel();
+  for (const std::uint32_t k : {0U, 1U, 2U, 2U, 2U, 2U}) {
+    const std::vector<LaunchArg> args{LaunchArg::of_buffer(dist, {}, {}),
+                                      LaunchArg::of_scalar<std::uint32_t>(k)};
+    rt.core().launch_partitioned(args, floyd_partitions(k, 2, kernel));
+    floyd_step(flat, k);
+  }
+  std::vector<std::uint32_t> got(kN * kN);
+  rt.read_blocking(dist, 0, std::as_writable_bytes(std::span(got)));
+  EXPECT_EQ(got, flat);
+  EXPECT_EQ(rt.core().rewriting_launch_buffers(), 3U);  // replays move the directory on
+  EXPECT_EQ(rt.core().restarted_rewrite_runs(), 1U);
+  const TransferStats stats = rt.buffer_stats(dist);
+  EXPECT_EQ(stats.replays, 3U);
+  EXPECT_EQ(stats.prefetch_bytes, 3 * kRow);
+  EXPECT_EQ(stats.mispredictions, 0U);
+}
+
 TEST(RewriteLaunch, BatchAndBalanceCopyAfterEveryWriteSoTheyNeverTakeIt) {
   for (const UpdateStrategy strategy : {UpdateStrategy::batch, UpdateStrategy::balance}) {
     SCOPED_TRACE(std::string(to_string(strategy)));
