@@ -676,7 +676,14 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (coherent && !skip_directory) {
     const CopyLogScope log(
         context_, capture && !period_.probing ? &period_.steps[period_.position].before : nullptr);
-    acquire_inputs(plan);
+    try {
+      acquire_inputs(plan);
+    } catch (...) {
+      // As below: the reads left for publish_writes are observed before anything else looks.
+      for (SharedBuffer* b : rewriting_buffers_) b->observe_deferred_rewrite_reads();
+      rewriting_buffers_.clear();
+      throw;
+    }
   }
   // A repeat that skipped the directory steps may be followed by lean ones (launch_again): its
   // kernels and arguments are kept for them.
@@ -692,6 +699,10 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     lean_capture_ = nullptr;
   } catch (...) {
     lean_capture_ = nullptr;
+    // The reads the rewriting buffers left for publish_writes are observed as acquire would
+    // have (SharedBuffer::publish_rewrites): a failed launch leaves the history as before.
+    for (SharedBuffer* b : rewriting_buffers_) b->observe_deferred_rewrite_reads();
+    rewriting_buffers_.clear();
     if (lean_next) entry->lean.clear();
     if (ordering == Ordering::chained_deferred) record_failed_deferred_launch_locked(plan);
     throw;
@@ -2017,8 +2028,7 @@ void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std:
     // first use in the aligned plan).
     rewriting_all_written_ = false;
     for (SharedBuffer* b : rewriting_buffers_) {
-      b->begin_write();
-      b->after_device_rewrites(kernel, strategy_for(*b));
+      if (b->publish_rewrites(kernel, strategy_for(*b))) ++restarted_rewrite_runs_;
     }
     rewriting_buffers_.clear();
     return;
@@ -2039,8 +2049,7 @@ void RuntimeCore::publish_writes(std::span<const PartitionUses> plan, const std:
     if (std::find(rewriting_buffers_.begin(), rewriting_buffers_.end(), b) !=
         rewriting_buffers_.end()) {
       // Its writes are its last writes (acquire_rewriting_last_writes checked): no list to build.
-      b->begin_write();
-      b->after_device_rewrites(kernel, strategy_for(*b));
+      if (b->publish_rewrites(kernel, strategy_for(*b))) ++restarted_rewrite_runs_;
       continue;
     }
     std::size_t count = 0;
@@ -2202,6 +2211,11 @@ std::uint64_t RuntimeCore::repeats_leaving_directory() const {
 std::uint64_t RuntimeCore::rewriting_launch_buffers() const {
   std::lock_guard lock(mutex_);
   return rewriting_launch_buffers_;
+}
+
+std::uint64_t RuntimeCore::restarted_rewrite_runs() const {
+  std::lock_guard lock(mutex_);
+  return restarted_rewrite_runs_;
 }
 
 std::uint64_t RuntimeCore::cycle_repeats() const {

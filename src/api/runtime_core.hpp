@@ -269,6 +269,9 @@ class RuntimeCore {
   /// wrote again exactly what the buffer's last device writes wrote, counted once per launch and
   /// buffer (SharedBuffer::acquire_rewriting_last_writes; for tests and tools).
   [[nodiscard]] std::uint64_t rewriting_launch_buffers() const;
+  /// Of those, the ones whose adaptive history took the whole run in one call because it only
+  /// restarted the count (SharedBuffer::publish_rewrites; for tests).
+  [[nodiscard]] std::uint64_t restarted_rewrite_runs() const;
   /// Kernels submitted (one per partition) and the events passed to their drivers to wait for,
   /// in total: what the trackers (or, under measurement gamma, the previous kernel) gave them,
   /// before the driver drops finished ones (for tools: `unimem bench`'s wait_events_per_kernel).
@@ -673,6 +676,7 @@ class RuntimeCore {
   // Whether the plan of the last acquire_inputs had a chunk (write_back_chunks, right after it).
   bool launch_has_chunks_ = false;
   std::uint64_t rewriting_launch_buffers_ = 0;
+  std::uint64_t restarted_rewrite_runs_ = 0;  // restarted_rewrite_runs()
   std::vector<std::pair<Agent, IntervalSet>> publish_writes_;
   [[nodiscard]] EventList inflight_events() const;
   detail::WorkQueue host_queue_;  // last: stops before the buffers whose home copies it touches

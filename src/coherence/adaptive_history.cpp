@@ -103,6 +103,63 @@ const DemandSequence* AdaptiveHistory::open_prediction(const std::string& kernel
   return &e->sequence;
 }
 
+// Why restart_run is the three calls. Let K = (kernel, writers) be the open recording's key, E its
+// entry (entry_ points at it), and L the misses' non-empty sets in order. The recording holds
+// nothing (records_misses_only): no replayed bytes, so observe_read(agent, bytes, missing)
+// appends (agent, missing) when missing is not empty and does nothing else; the recording's
+// sequence becomes L. close() adds the unchanged runs (none) to E's count; E.repeats > 0
+// (every entry followed a run) and E.sequence != L (checked), so it stores L in E with count 1
+// and counts a restart; the recording had replayed nothing, so it returns false (no
+// misprediction); the recording's sequence ends empty (its old sets go to spare storage: no
+// behaviour). open_prediction(kernel, writers) closes nothing (closed), keeps the key (the
+// same) and entry_, clears replayed bytes (none), replayed and the unchanged runs (both already
+// so), opens, and answers null: E.repeats = 1 < 2. So the state after the three calls differs
+// from the one before only in E.sequence = L, E.repeats = 1 and restarts_ + 1, which is what is
+// done below (E's own storage reused), and nobody was told of a misprediction.
+bool AdaptiveHistory::restart_run(const std::string& kernel, AgentMask writers,
+                                  std::span<const Miss> misses) {
+  if (!records_misses_only() || entry_.node == nullptr || recording_.key.writers != writers ||
+      recording_.key.kernel != kernel) {
+    return false;
+  }
+  Entry& e = entry_.node->second;
+  std::size_t n = 0;  // the non-empty misses, compared with E's sequence in order
+  bool same = true;
+  for (const Miss& m : misses) {
+    if (m.bytes->empty()) continue;
+    same = same && n < e.sequence.size() && e.sequence[n].agent == m.agent &&
+           e.sequence[n].bytes == *m.bytes;
+    ++n;
+  }
+  if (same && n == e.sequence.size()) return false;  // close() would count a repeat
+#if UNIMEM_INVARIANTS_ENABLED
+  AdaptiveHistory full(*this);
+  for (const Miss& m : misses) full.observe_read(m.agent, *m.bytes, *m.bytes);
+  const bool full_mispredicted = full.close();
+  const DemandSequence* full_prediction = full.open_prediction(kernel, writers);
+#endif
+  e.sequence.resize(n);
+  std::size_t i = 0;
+  for (const Miss& m : misses) {
+    if (m.bytes->empty()) continue;
+    e.sequence[i].agent = m.agent;
+    e.sequence[i].bytes = *m.bytes;  // into the stored demand's storage
+    ++i;
+  }
+  e.repeats = 1;
+  ++restarts_;
+#if UNIMEM_INVARIANTS_ENABLED
+  if (full_mispredicted || full_prediction != nullptr || !same_as(full)) {
+    detail::throw_invariant("AdaptiveHistory: a restarting run of kernel '" + kernel + "' on " +
+                                writers.to_string() +
+                                " does not leave what observe_read, close and open would",
+                            __FILE__, __LINE__);
+  }
+#endif
+  check_if_enabled();
+  return true;
+}
+
 AdaptiveHistory::Entry& AdaptiveHistory::recorded_entry() {
   if (entry_.node == nullptr) entry_.node = &*entries_.try_emplace(recording_.key).first;
   return entry_.node->second;

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,27 @@ class AdaptiveHistory {
   /// The same without copying the sequence: the stored one, or null. It stays valid (and
   /// unchanged) until the next close() or open(); nothing else changes a stored sequence.
   const DemandSequence* open_prediction(const std::string& kernel, AgentMask writers);
+  /// One read of a run that missed `bytes` (observe_read's agent and missing set).
+  struct Miss {
+    Agent agent = kHostAgent;
+    const IntervalSet* bytes = nullptr;
+  };
+  /// A whole run at once when all it does is restart its key's count: observe_read of each miss
+  /// in order, close(), then open_prediction(kernel, writers), which answers null. Applies when
+  /// the open recording is kernel on writers and holds nothing yet (no demand, no replayed bytes
+  /// or prediction, no unchanged runs), its entry is known, and the misses' non-empty sets
+  /// differ from the entry's sequence (floyd-warshall: each launch's pivot row is another row);
+  /// returns false, having changed nothing, otherwise. Why it is the same is written above the
+  /// definition; invariant builds run the three calls on a copy and compare (same_as).
+  bool restart_run(const std::string& kernel, AgentMask writers, std::span<const Miss> misses);
+  /// Whether restart_run could apply to a run whose reads come next: the open recording holds
+  /// nothing yet, so observe_read records each read's missing bytes and nothing else (a caller
+  /// may then pass its reads to restart_run later, or observe them then, to the same effect, as
+  /// long as no other call on this history comes in between).
+  [[nodiscard]] bool records_misses_only() const {
+    return open_ && !recording_.replayed && !recording_.any_prefetched &&
+           recording_.sequence.empty() && recording_.unchanged_repeats == 0;
+  }
   /// Bytes a replay made valid on agent (consumed by later observe_read calls).
   void note_prefetched(Agent agent, const IntervalSet& bytes);
 

@@ -239,6 +239,7 @@ std::optional<ResidentAllocation> SharedBuffer::rect_allocation(std::size_t devi
 
 void SharedBuffer::make_current(Agent agent, const IntervalSet& bytes, bool demand) {
   if (bytes.empty()) return;
+  observe_deferred_rewrite_reads();  // a launch's reads come before this one (none today)
   const bool observe = demand && history_.recording();
   if (agent == kHostAgent) {
     if (observe) history_.observe_read(agent, bytes, directory_.missing_on(agent, bytes));
@@ -490,6 +491,7 @@ TransferStats SharedBuffer::stats() const {
 }
 
 void SharedBuffer::begin_write() {
+  observe_deferred_rewrite_reads();
   if (history_.close()) ++stats_.mispredictions;
   check_if_enabled();
 }
@@ -646,7 +648,13 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
   std::optional<Directory> shadow;
   if (directory_.segment_count() <= 4096) shadow.emplace(directory_);
 #endif
-  const bool observe = history_.recording();
+  // The history's reads are left for publish_rewrites when the recording holds nothing yet: it
+  // then records the missing bytes only, and no other call reaches this history before the
+  // launch publishes (or fails: observe_deferred_rewrite_reads), so observing them there is the
+  // same; publish_rewrites may then take the whole run at once (AdaptiveHistory::restart_run).
+  reread_misses_.clear();
+  rewrite_reads_deferred_ = history_.records_misses_only();
+  const bool observe = history_.recording() && !rewrite_reads_deferred_;
   for (std::size_t j = 0; j < uses.size(); ++j) {
     const Agent reader = uses[j].agent;
     const IntervalSet& bytes = *uses[j].needed;
@@ -678,9 +686,17 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
     }
 #endif
     if (observe) history_.observe_read(reader, bytes, reread_missing_[j]);
+    if (rewrite_reads_deferred_) reread_misses_.push_back({reader, &reread_missing_[j]});
     // Peer copies only (every source is a device that wrote the bytes), which measurement beta
     // skips whole (issue() would return at once for each).
-    if (!transfers.empty() && !context_.transfers_disabled) issue_all(transfers, kHome, nullptr);
+    if (!transfers.empty() && !context_.transfers_disabled) {
+      try {
+        issue_all(transfers, kHome, nullptr);
+      } catch (...) {
+        observe_deferred_rewrite_reads();  // the reads so far, as the calls above would have
+        throw;
+      }
+    }
   }
 #if UNIMEM_INVARIANTS_ENABLED
   if (shadow) {
@@ -695,6 +711,41 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
 #endif
   check_if_enabled();
   return true;
+}
+
+void SharedBuffer::observe_deferred_rewrite_reads() {
+  if (!rewrite_reads_deferred_) return;
+  rewrite_reads_deferred_ = false;
+  // The recording held nothing (records_misses_only), so observe_read reads only the missing
+  // bytes: passed for the bytes read too (reread_misses_ keeps no pointer into the launch).
+  for (const AdaptiveHistory::Miss& m : reread_misses_) {
+    history_.observe_read(m.agent, *m.bytes, *m.bytes);
+  }
+}
+
+bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy strategy) {
+  if (rewrite_reads_deferred_ && strategy == UpdateStrategy::adaptive) {
+    // begin_write and after_device_rewrites with the deferred reads observed first: their
+    // history calls (observe_read per read, close, open_prediction) in one restart_run when
+    // that is all they do (its proof is above its definition); then close() counts no
+    // misprediction and the open answers no prediction, so nothing is replayed, and the
+    // ledger's calls (independent of the history) remain.
+    AgentMask writers;
+    for (std::size_t i = 0; i < last_writes_count_; ++i) {
+      writers = writers.with(last_writes_[i].first);
+    }
+    if (history_.restart_run(kernel, writers, reread_misses_)) {
+      rewrite_reads_deferred_ = false;
+      for (std::size_t i = 0; i < last_writes_count_; ++i) {
+        prefetch_.overwritten(last_writes_[i].second);
+      }
+      check_if_enabled();
+      return true;
+    }
+  }
+  begin_write();
+  after_device_rewrites(kernel, strategy);
+  return false;
 }
 
 void SharedBuffer::after_device_rewrites(const std::string& kernel, UpdateStrategy strategy) {

@@ -226,6 +226,15 @@ class SharedBuffer final : public EvictionClient {
   [[nodiscard]] const IntervalSet& rewrite_missing(std::size_t use) const {
     return reread_missing_[use];
   }
+  /// begin_write and after_device_rewrites, for a launch whose reads took
+  /// acquire_rewriting_last_writes (which left their history calls to this when the adaptive
+  /// recording held nothing yet): under adaptive, a run that only restarts the history's count
+  /// (floyd-warshall: another pivot row each launch) takes AdaptiveHistory::restart_run instead
+  /// of observe_read per read, close and open (then it returns true).
+  bool publish_rewrites(const std::string& kernel, UpdateStrategy strategy);
+  /// The reads acquire_rewriting_last_writes left for publish_rewrites, observed now (a launch
+  /// that failed before publishing; begin_write and make_current call it first).
+  void observe_deferred_rewrite_reads();
   /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: its writes
   /// are the last writes again (acquire_rewriting_last_writes checked them), so the directory
   /// and the last writes stay; the ledger and the strategy act.
@@ -442,6 +451,10 @@ class SharedBuffer final : public EvictionClient {
   // acquire_rewriting_last_writes' scratch: per use the bytes it lacks and their copies, and a
   // difference's intermediate.
   std::vector<IntervalSet> reread_missing_;
+  // The reads whose history calls acquire_rewriting_last_writes left for publish_rewrites (while
+  // rewrite_reads_deferred_): each use's agent and its set of reread_missing_.
+  std::vector<AdaptiveHistory::Miss> reread_misses_;
+  bool rewrite_reads_deferred_ = false;
   std::vector<std::vector<Transfer>> reread_transfers_;
   IntervalSet reread_piece_;
 };

@@ -21,6 +21,7 @@
 
 #include <unimem/runtime.hpp>
 #include "api/runtime_core.hpp"
+#include "device/device.hpp"
 #include "device/host/host_kernel.hpp"
 #include "device/host/host_platform.hpp"
 
@@ -89,8 +90,9 @@ struct FloydSetup {
 };
 
 // Runs every pivot k once (twice over when interleaving), comparing with the oracle; returns the
-// launches' buffers that took the shortcut.
-std::uint64_t run(const FloydSetup& s, std::uint32_t seed) {
+// launches' buffers that took the shortcut (and, when asked, how many of those took the history's
+// restart in one call: RuntimeCore::restarted_rewrite_runs).
+std::uint64_t run(const FloydSetup& s, std::uint32_t seed, std::uint64_t* restarted = nullptr) {
   std::mt19937 rng(seed);
   HostDeviceOptions device_options;
   device_options.peer_copies = s.peer;
@@ -170,6 +172,7 @@ std::uint64_t run(const FloydSetup& s, std::uint32_t seed) {
   std::vector<std::uint32_t> got(kN * kN);
   rt.read_blocking(dist, 0, std::as_writable_bytes(std::span(got)));
   EXPECT_EQ(got, flat) << "seed " << seed << ": the final matrix";
+  if (restarted != nullptr) *restarted = rt.core().restarted_rewrite_runs();
   return rt.core().rewriting_launch_buffers();
 }
 
@@ -188,6 +191,167 @@ TEST(RewriteLaunch, FloydWarshallOnTwoDevicesSkipsTheDirectoryAndMatchesFlatMemo
       }
     }
   }
+}
+
+// Under adaptive each launch's pivot row is another row, so its history only restarts the count:
+// from the third launch on (the second makes the entry the restart needs) publish_rewrites takes
+// the run in one AdaptiveHistory::restart_run, which invariant builds compare with the calls it
+// replaces; the matrix and every read still match flat memory (run).
+TEST(RewriteLaunch, AdaptiveRestartsTheHistoryOfEachPivotInOneCall) {
+  std::uint64_t restarted = 0;
+  EXPECT_EQ(run(FloydSetup{2, UpdateStrategy::adaptive, true, false}, 1, &restarted), kN - 1);
+  EXPECT_EQ(restarted, kN - 2);
+  EXPECT_EQ(run(FloydSetup{2, UpdateStrategy::lazy, true, false}, 1, &restarted), kN - 1);
+  EXPECT_EQ(restarted, 0U) << "lazy records no history";
+}
+
+// A pivot repeated: its launches miss the same row, so restart_run declines and the reads it left
+// for the publish must be observed there: launch 3 (the second with pivot 2) then counts the
+// sequence a second time and replays it, and so does every later one (pivots 0 1 2 2 2 2: three
+// replays of one row, no misprediction; launches 1-3 rewrite, the later ones find the directory
+// changed by the replay's copies; only launch 2 restarts in one call). Left unobserved, the
+// history would store an empty sequence and never replay.
+TEST(RewriteLaunch, ARepeatedPivotIsLearnedAndReplayedAfterTheDeferredReads) {
+  HostDeviceOptions device_options;
+  device_options.peer_copies = true;
+  Runtime rt(make_host_devices(2, device_options), RuntimeOptions{UpdateStrategy::adaptive});
+  std::vector<std::uint32_t> flat(kN * kN);
+  std::mt19937 rng(7);
+  for (std::uint32_t& v : flat) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
+  const BufferId dist = rt.create_buffer(kN * kN * 4, "dist");
+  rt.write_blocking(dist, 0, std::as_bytes(std::span(flat)));
+  const auto kernel = floyd_kernel();
+  for (const std::uint32_t k : {0U, 1U, 2U, 2U, 2U, 2U}) {
+    const std::vector<LaunchArg> args{LaunchArg::of_buffer(dist, {}, {}),
+                                      LaunchArg::of_scalar<std::uint32_t>(k)};
+    rt.core().launch_partitioned(args, floyd_partitions(k, 2, kernel));
+    floyd_step(flat, k);
+  }
+  std::vector<std::uint32_t> got(kN * kN);
+  rt.read_blocking(dist, 0, std::as_writable_bytes(std::span(got)));
+  EXPECT_EQ(got, flat);
+  EXPECT_EQ(rt.core().rewriting_launch_buffers(), 3U);  // replays move the directory on
+  EXPECT_EQ(rt.core().restarted_rewrite_runs(), 1U);
+  const TransferStats stats = rt.buffer_stats(dist);
+  EXPECT_EQ(stats.replays, 3U);
+  EXPECT_EQ(stats.prefetch_bytes, 3 * kRow);
+  EXPECT_EQ(stats.mispredictions, 0U);
+}
+
+// A host device whose kernel launches throw while fail_launches is set; every other hook
+// forwards to the host device it wraps (peer copies between two such devices too).
+class LaunchFailingDevice final : public Device {
+ public:
+  explicit LaunchFailingDevice(std::shared_ptr<Device> inner) : inner_(std::move(inner)) {}
+  bool fail_launches = false;
+
+  [[nodiscard]] std::string name() const override { return inner_->name() + " (failing)"; }
+  [[nodiscard]] std::string driver() const override { return inner_->driver(); }
+  [[nodiscard]] std::uint64_t capacity() const override { return inner_->capacity(); }
+  [[nodiscard]] std::uint64_t max_allocation() const override { return inner_->max_allocation(); }
+  [[nodiscard]] std::uint64_t argument_offset_alignment() const override {
+    return inner_->argument_offset_alignment();
+  }
+  [[nodiscard]] bool rebases_arguments() const override { return inner_->rebases_arguments(); }
+  DeviceAllocation allocate(std::uint64_t bytes) override { return inner_->allocate(bytes); }
+  void free(DeviceAllocation allocation) override { inner_->free(allocation); }
+  Event copy_host_to_device(const std::byte* src, DeviceAllocation dst, std::uint64_t dst_offset,
+                            std::uint64_t bytes, std::span<const Event> deps) override {
+    return inner_->copy_host_to_device(src, dst, dst_offset, bytes, deps);
+  }
+  Event copy_device_to_host(DeviceAllocation src, std::uint64_t src_offset, std::byte* dst,
+                            std::uint64_t bytes, std::span<const Event> deps) override {
+    return inner_->copy_device_to_host(src, src_offset, dst, bytes, deps);
+  }
+  Event copy_device_to_device(DeviceAllocation src, std::uint64_t src_offset, DeviceAllocation dst,
+                              std::uint64_t dst_offset, std::uint64_t bytes,
+                              std::span<const Event> deps) override {
+    return inner_->copy_device_to_device(src, src_offset, dst, dst_offset, bytes, deps);
+  }
+  [[nodiscard]] bool can_copy_from_peer(const Device& source) const override {
+    const auto* other = dynamic_cast<const LaunchFailingDevice*>(&source);
+    return other != nullptr && inner_->can_copy_from_peer(*other->inner_);
+  }
+  Event copy_from_peer(const Device& source, DeviceAllocation src, std::uint64_t src_offset,
+                       DeviceAllocation dst, std::uint64_t dst_offset, std::uint64_t bytes,
+                       std::span<const Event> deps) override {
+    const auto& other = dynamic_cast<const LaunchFailingDevice&>(source);
+    return inner_->copy_from_peer(*other.inner_, src, src_offset, dst, dst_offset, bytes, deps);
+  }
+  Event launch(const CompiledKernel& kernel, const NDRange& range, std::span<const KernelArg> args,
+               std::span<const Event> deps) override {
+    if (fail_launches) throw DeviceError("launch failed (on purpose)");
+    return inner_->launch(kernel, range, args, deps);
+  }
+  Event launch_without_times(const CompiledKernel& kernel, const NDRange& range,
+                             std::span<const KernelArg> args,
+                             std::span<const Event> deps) override {
+    if (fail_launches) throw DeviceError("launch failed (on purpose)");
+    return inner_->launch_without_times(kernel, range, args, deps);
+  }
+  void finish() override { inner_->finish(); }
+
+ private:
+  std::shared_ptr<Device> inner_;
+};
+
+// A launch that fails after its acquire (the second device's kernel cannot be enqueued) leaves
+// its history calls observed as the acquire would have made them (the catch in
+// launch_partitioned): the next launch then finds a recording holding the failed launch's
+// demand, so its run is not a restart in one call; every later one is again. Left unobserved,
+// the next launch would restart in one call too (one restart more), with a history that never
+// saw the failed launch's reads.
+TEST(RewriteLaunch, AFailedLaunchObservesTheReadsLeftForItsPublish) {
+  HostDeviceOptions device_options;
+  device_options.peer_copies = true;
+  DeviceRegistry hosts = make_host_devices(2, device_options);
+  DeviceRegistry devices;
+  std::vector<std::shared_ptr<LaunchFailingDevice>> failing;
+  for (std::size_t d = 0; d < hosts.size(); ++d) {
+    failing.push_back(std::make_shared<LaunchFailingDevice>(hosts.shared(d)));
+    devices.add(failing.back());
+  }
+  Runtime rt(std::move(devices), RuntimeOptions{UpdateStrategy::adaptive});
+  std::vector<std::uint32_t> flat(kN * kN);
+  std::mt19937 rng(11);
+  for (std::uint32_t& v : flat) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
+  const BufferId dist = rt.create_buffer(kN * kN * 4, "dist");
+  rt.write_blocking(dist, 0, std::as_bytes(std::span(flat)));
+  const auto kernel = floyd_kernel();
+  const auto launch = [&](std::uint32_t k) {
+    const std::vector<LaunchArg> args{LaunchArg::of_buffer(dist, {}, {}),
+                                      LaunchArg::of_scalar<std::uint32_t>(k)};
+    rt.core().launch_partitioned(args, floyd_partitions(k, 2, kernel));
+  };
+  for (std::uint32_t k = 0; k < 4; ++k) {
+    launch(k);
+    floyd_step(flat, k);
+  }
+  EXPECT_EQ(rt.core().restarted_rewrite_runs(), 2U);  // launches 2 and 3
+  rt.finish();
+  failing[1]->fail_launches = true;
+  EXPECT_THROW(launch(4), DeviceError);
+  failing[1]->fail_launches = false;
+  rt.finish();
+  // The first partition's kernel ran: rows of device 0 took pivot 4, device 1's did not.
+  for (std::uint64_t i = 0; i < kN / 2; ++i) {
+    for (std::uint64_t j = 0; j < kN; ++j) {
+      const std::uint32_t via = flat[i * kN + 4] + flat[4 * kN + j];
+      if (via < flat[i * kN + j]) flat[i * kN + j] = via;
+    }
+  }
+  const std::uint64_t before = rt.core().restarted_rewrite_runs();
+  EXPECT_EQ(before, 2U);
+  for (std::uint32_t k = 5; k < 9; ++k) {
+    launch(k);
+    floyd_step(flat, k);
+  }
+  EXPECT_EQ(rt.core().restarted_rewrite_runs() - before, 3U)
+      << "launch 5 finds the failed launch's reads in the recording; 6, 7 and 8 restart in one "
+         "call";
+  std::vector<std::uint32_t> got(kN * kN);
+  rt.read_blocking(dist, 0, std::as_writable_bytes(std::span(got)));
+  EXPECT_EQ(got, flat);
 }
 
 TEST(RewriteLaunch, BatchAndBalanceCopyAfterEveryWriteSoTheyNeverTakeIt) {

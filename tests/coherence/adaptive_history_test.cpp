@@ -295,6 +295,73 @@ TEST(AdaptiveHistory, CountedUnchangedRepeatsEqualRunningThemOnRandomRuns) {
   EXPECT_GT(counted, 100) << "the random runs hardly ever had an unchanged repeat";
 }
 
+// restart_run against the calls it stands for (observe_read per miss, close, open_prediction) on
+// a second history, over random runs whose reads repeat the last run's often (so the histories
+// learn, replay and mispredict: restart_run must decline those) and whose kernels change at
+// times: whenever it applies, both histories must act and count alike (same_as) and answer the
+// same predictions.
+TEST(AdaptiveHistory, ARestartingRunInOneCallEqualsObservingClosingAndOpening) {
+  const std::vector<AdaptiveHistory::Key> keys{{"floyd", AgentMask::of(1).with(2)},
+                                               {"other", AgentMask::of(1)}};
+  int restarted = 0;
+  int declined = 0;
+  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    AdaptiveHistory whole, calls;
+    std::vector<IntervalSet> sets;  // this run's missing bytes, per read
+    std::vector<AdaptiveHistory::Miss> misses;
+    for (int op = 0; op < 300; ++op) {
+      const AdaptiveHistory::Key& key = keys[rng() % 5 == 0 ? 1 : 0];
+      // 0-2 reads, each missing one of a few rows or nothing; often the last run's reads again.
+      if (rng() % 3 != 0 || sets.empty()) {
+        sets.assign(rng() % 3, IntervalSet{});
+        for (IntervalSet& s : sets) {
+          const std::uint64_t row = rng() % 4;
+          if (rng() % 4 != 0) s = IntervalSet{{row * 16, row * 16 + 16}};
+        }
+      }
+      misses.clear();
+      for (std::size_t i = 0; i < sets.size(); ++i) {
+        misses.push_back({static_cast<Agent>(1 + i % 2), &sets[i]});
+      }
+      const bool fast = whole.records_misses_only() && rng() % 8 != 0 &&
+                        whole.restart_run(key.kernel, key.writers, misses);
+      for (const AdaptiveHistory::Miss& m : misses) {
+        if (!fast) whole.observe_read(m.agent, *m.bytes, *m.bytes);
+        calls.observe_read(m.agent, *m.bytes, *m.bytes);
+      }
+      const bool mispredicted = calls.close();
+      const DemandSequence* predicted = calls.open_prediction(key.kernel, key.writers);
+      if (fast) {
+        ++restarted;
+        EXPECT_FALSE(mispredicted) << "op " << op;
+        EXPECT_EQ(predicted, nullptr) << "op " << op;
+      } else {
+        ++declined;
+        ASSERT_EQ(whole.close(), mispredicted) << "op " << op;
+        const DemandSequence* got = whole.open_prediction(key.kernel, key.writers);
+        ASSERT_EQ(got == nullptr, predicted == nullptr) << "op " << op;
+        if (got != nullptr) {
+          ASSERT_EQ(*got, *predicted) << "op " << op;
+        }
+      }
+      // A replay's bytes, noted on both, so that later runs find replayed bytes (restart_run
+      // declines) as a launch would.
+      if (predicted != nullptr) {
+        for (const Demand& d : *predicted) {
+          whole.note_prefetched(d.agent, d.bytes);
+          calls.note_prefetched(d.agent, d.bytes);
+        }
+      }
+      ASSERT_TRUE(whole.same_as(calls)) << "op " << op << (fast ? " (restart_run)" : "");
+      ASSERT_NO_THROW(whole.check_invariants()) << "op " << op;
+    }
+  }
+  EXPECT_GT(restarted, 1000) << "restart_run hardly ever applied";
+  EXPECT_GT(declined, 1000) << "restart_run hardly ever declined";
+}
+
 // observe_read and note_prefetched against the set algebra they implement (an oracle kept
 // beside the history): a read consumes the replayed bytes it uses (prefetched & bytes), and what
 // it needed (missing | used) joins the recording. Random reads contain the replayed bytes, cut
