@@ -2104,6 +2104,10 @@ void RuntimeCore::set_measurement(MeasurementMode mode) {
 
 void RuntimeCore::finish() {
   EventList all;
+  // The in-flight list's entries, moved out of it (not copied: see below), from running_from on.
+  std::vector<InFlight> running;
+  std::size_t running_from = 0;
+  std::size_t replayed_count = 0;  // all's first entries: the replayed steps' events
   // Per buffer, the accesses its trackers held when `all` was gathered: all finished once it
   // has been waited for, so the trackers can drop them without asking each event (a buffer's
   // trackers hold about a thousand after a floyd-warshall run, and its release would ask again).
@@ -2124,19 +2128,26 @@ void RuntimeCore::finish() {
     } else {
       settle_deferred_records_locked();  // finish() forgets what it waited for: records first
     }
-    const EventList running = inflight_events();  // complete ones too: a failure is reported
-    all.insert(all.end(), running.begin(), running.end());
+    replayed_count = all.size();
+    // The in-flight operations (complete ones too: a failure is reported), moved out of the list
+    // with the storage an earlier finish() left (inflight_spare_), and dropped once waited for,
+    // as the next pruning would drop them; put back when one failed, so a failure is reported
+    // as before until a pruning drops it. An operation then costs the same whether it finished
+    // before the end (pruned) or not (here): before, each one still running cost a copy, a wait
+    // and a release more, so a run's work followed how far the host had run ahead of the
+    // devices (`unimem bench --instructions`: 1-4 M instructions between two like runs of
+    // 20,000 short launches).
+    running.swap(inflight_spare_);
+    running.swap(inflight_);
+    running_from = inflight_head_;
+    inflight_head_ = 0;
     // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
-    // an event costs a driver call even when it has finished, so each is listed once (its
-    // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
-    // a thousand of them. Every kernel and host access is in flight here until it has
-    // finished (track), so a buffer that recorded no copy since its accesses were last
-    // forgotten holds nothing else to wait for: it is not asked (pending() asks each of its
-    // events whether it finished, a driver call each, twice; measurement beta issues no copy).
-    // The in-flight list alone is waited for as it is: each operation is tracked once (a
-    // repeated event would only be asked again), and sorting a backlog of thousands of short
-    // launches cost more than waiting for it.
-    const std::size_t inflight_count = all.size();
+    // an event costs a driver call even when it has finished, so the list is taken once (its
+    // first places kept: the first failure is reported). Every kernel and host access is in
+    // flight here until it has finished (track), so a buffer that recorded no copy since its
+    // accesses were last forgotten holds nothing else to wait for: it is not asked (pending()
+    // asks each of its events whether it finished, a driver call each, twice; measurement beta
+    // issues no copy).
     marks.reserve(buffers_.size());
     for (const auto& [id, b] : buffers_) {
       if (b->may_hold_copies()) {
@@ -2145,11 +2156,43 @@ void RuntimeCore::finish() {
       }
       marks.emplace_back(id, b->access_marks());
     }
-    if (all.size() != inflight_count) all = first_occurrences(std::move(all));
+    if (all.size() != replayed_count) {
+      // The replayed steps' events keep their first places, the list's first.
+      replayed_count =
+          first_occurrences(
+              EventList(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(replayed_count)))
+              .size();
+      all = first_occurrences(std::move(all));
+    }
   }
-  wait_all(all);
+  // As wait_all over the replayed steps' events, the in-flight ones and the pending copies in
+  // that order: newest first (once the newest has finished the others mostly have), and the
+  // first failure in that order is the one reported.
+  std::exception_ptr failed;
+  const auto wait_for = [&failed](const Event& e) {
+    try {
+      e.wait();
+    } catch (...) {
+      failed = std::current_exception();  // an earlier one overwrites: the first failure wins
+    }
+  };
+  for (std::size_t i = all.size(); i-- > replayed_count;) wait_for(all[i]);
+  for (std::size_t i = running.size(); i-- > running_from;) wait_for(running[i].event);
+  for (std::size_t i = replayed_count; i-- > 0;) wait_for(all[i]);
+  if (failed) {
+    {
+      std::lock_guard lock(mutex_);
+      inflight_.insert(
+          inflight_.begin() + static_cast<std::ptrdiff_t>(inflight_head_),
+          std::make_move_iterator(running.begin() + static_cast<std::ptrdiff_t>(running_from)),
+          std::make_move_iterator(running.end()));
+    }
+    std::rethrow_exception(failed);
+  }
+  running.clear();  // every one finished: its event and kernel object go
   // Everything issued so far has finished: boxes merged away can go.
   std::lock_guard lock(mutex_);
+  if (running.capacity() > inflight_spare_.capacity()) inflight_spare_.swap(running);
   for (const auto& [id, b] : buffers_) b->reap_retired();
   for (const auto& [id, m] : marks) {
     if (auto it = buffers_.find(id); it != buffers_.end()) it->second->forget_accesses_before(m);

@@ -432,6 +432,7 @@ class RuntimeCore {
   };
   std::vector<InFlight> inflight_;  // live from inflight_head_ on (track)
   std::size_t inflight_head_ = 0;
+  std::vector<InFlight> inflight_spare_;  // empty; storage finish() swaps with inflight_'s
   // Every call that may change a buffer, the directory, residency or strategies counts here
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
