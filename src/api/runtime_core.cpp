@@ -33,6 +33,17 @@ void take_periodic_states(const std::vector<SharedBuffer*>& buffers,
   }
 }
 
+// A replay chain after its next operation `e`: e alone (what assign(1, e) leaves), with no call
+// and no list rebuilt when the chain already holds one event (the common case after the first
+// replayed step).
+void chain_after(EventList& chain, const Event& e) {
+  if (chain.size() == 1) {
+    chain.front() = e;
+  } else {
+    chain.assign(1, e);
+  }
+}
+
 // Points the buffers' copy log at a periodic cycle's step while it lives (null: no log).
 class CopyLogScope {
  public:
@@ -1754,10 +1765,12 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
   // last deferred run as it was.
   // A chained deferred launch's entries are null (launch_partitioned moves them out) unless a
   // launch failed after submitting its kernels: each is made null here, a test and no store when
-  // it is already. A periodic replay takes the whole list (replay_period_step): one per partition.
-  const bool deferred = ordering == Ordering::chained_deferred || ordering == Ordering::periodic;
-  if (ordering == Ordering::periodic) {
-    deferred_scratch_.assign(plan.size(), Event{});
+  // it is already. A periodic replay takes the whole list (replay_period_step): its kernels are
+  // appended, one per partition enqueued, to the list it leaves empty (emptied here otherwise).
+  const bool periodic = ordering == Ordering::periodic;
+  const bool deferred = ordering == Ordering::chained_deferred || periodic;
+  if (periodic) {
+    if (!deferred_scratch_.empty()) deferred_scratch_.clear();
   } else if (deferred) {
     if (deferred_scratch_.size() < plan.size()) deferred_scratch_.resize(plan.size());
     for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -1804,9 +1817,9 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
           tracker.deps_for_write(u.written, deps);
         }
       }
-      if (ordering == Ordering::periodic) {
-        const EventList& chain = period_.chain[pu.agent];
-        deps.insert(deps.end(), chain.begin(), chain.end());
+      if (periodic) {
+        // The agent's chain is the whole wait list (a deferred kernel asked no tracker): passed
+        // as it is, not copied (below).
       } else if (const Event& previous = last_kernel_[p.device];
                  ordering != Ordering::hazards && !previous.is_null() &&
                  std::find(deps.begin(), deps.end(), previous) == deps.end()) {
@@ -1814,6 +1827,14 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       }
     }
     measurement_.add_kernel_dependencies(p.device, deps);
+    if (periodic && !deps.empty()) {  // (not so in any mode: periodic only in alpha and beta)
+      const EventList& chain = period_.chain[pu.agent];
+      deps.insert(deps.end(), chain.begin(), chain.end());
+    }
+    // The chain changes only after the kernel is enqueued (below).
+    const std::span<const Event> waits = periodic && deps.empty()
+                                             ? std::span<const Event>(period_.chain[pu.agent])
+                                             : std::span<const Event>(deps);
     // Rebasing (see RuntimeCore in runtime_core.hpp): a device that offsets pointers itself gets
     // each allocation's base; any other runs the rewritten kernel, with buffer + (offset - base)
     // for each __global pointer, when an allocation does not start at its buffer's byte 0.
@@ -1931,20 +1952,23 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     }
     const std::int64_t submitted = trace_ ? TraceRecorder::now_ns() : 0;
     ++kernel_waits_.kernels;
-    kernel_waits_.events += deps.size();
+    kernel_waits_.events += waits.size();
     // Only the platform's profiled commands (partition_events) and the trace ask a kernel's
     // event when it ran: the others' drivers may leave their events without times.
     const std::span<const KernelArg> launch_args(kargs.data(), arg_count);
     Event e = partition_events != nullptr || trace_
-                  ? device.launch(kernel, p.range, launch_args, deps)
-                  : device.launch_without_times(kernel, p.range, launch_args, deps);
+                  ? device.launch(kernel, p.range, launch_args, waits)
+                  : device.launch_without_times(kernel, p.range, launch_args, waits);
     if (trace_) {
       trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
     }
     measurement_.record_kernel(p.device, e);
     const bool coherent = measurement_.coherent();
     if (coherent) {
-      if (ordering == Ordering::periodic) period_.chain[pu.agent].assign(1, e);
+      if (periodic) {
+        chain_after(period_.chain[pu.agent], e);
+        deferred_scratch_.push_back(e);
+      }
       if (!deferred) {
         for (std::size_t i = 0; i < pu.uses.size(); ++i) {
           // The write shadows the read of the same bytes (record_write would cut them from the
@@ -1968,7 +1992,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
                        pitched     ? p.pitched_kernel
                        : rewritten ? p.rebased_kernel
                                    : p.kernel,
-                       deferred, coherent);
+                       deferred && !periodic, coherent);
     if (plan.size() == 1) {
       only = std::move(e);
     } else {
@@ -2089,6 +2113,10 @@ void RuntimeCore::set_measurement(MeasurementMode mode) {
 
 void RuntimeCore::finish() {
   EventList all;
+  // The in-flight list's entries, moved out of it (not copied: see below), from running_from on.
+  std::vector<InFlight> running;
+  std::size_t running_from = 0;
+  std::size_t replayed_count = 0;  // all's first entries: the replayed steps' events
   // Per buffer, the accesses its trackers held when `all` was gathered: all finished once it
   // has been waited for, so the trackers can drop them without asking each event (a buffer's
   // trackers hold about a thousand after a floyd-warshall run, and its release would ask again).
@@ -2109,19 +2137,26 @@ void RuntimeCore::finish() {
     } else {
       settle_deferred_records_locked();  // finish() forgets what it waited for: records first
     }
-    const EventList running = inflight_events();  // complete ones too: a failure is reported
-    all.insert(all.end(), running.begin(), running.end());
+    replayed_count = all.size();
+    // The in-flight operations (complete ones too: a failure is reported), moved out of the list
+    // with the storage an earlier finish() left (inflight_spare_), and dropped once waited for,
+    // as the next pruning would drop them; put back when one failed, so a failure is reported
+    // as before until a pruning drops it. An operation then costs the same whether it finished
+    // before the end (pruned) or not (here): before, each one still running cost a copy, a wait
+    // and a release more, so a run's work followed how far the host had run ahead of the
+    // devices (`unimem bench --instructions`: 1-4 M instructions between two like runs of
+    // 20,000 short launches).
+    running.swap(inflight_spare_);
+    running.swap(inflight_);
+    running_from = inflight_head_;
+    inflight_head_ = 0;
     // Buffers' pending copies and kernels: the kernels are in-flight ones too, and waiting for
-    // an event costs a driver call even when it has finished, so each is listed once (its
-    // first place kept: wait_all reports the first failure). A floyd-warshall run leaves about
-    // a thousand of them. Every kernel and host access is in flight here until it has
-    // finished (track), so a buffer that recorded no copy since its accesses were last
-    // forgotten holds nothing else to wait for: it is not asked (pending() asks each of its
-    // events whether it finished, a driver call each, twice; measurement beta issues no copy).
-    // The in-flight list alone is waited for as it is: each operation is tracked once (a
-    // repeated event would only be asked again), and sorting a backlog of thousands of short
-    // launches cost more than waiting for it.
-    const std::size_t inflight_count = all.size();
+    // an event costs a driver call even when it has finished, so the list is taken once (its
+    // first places kept: the first failure is reported). Every kernel and host access is in
+    // flight here until it has finished (track), so a buffer that recorded no copy since its
+    // accesses were last forgotten holds nothing else to wait for: it is not asked (pending()
+    // asks each of its events whether it finished, a driver call each, twice; measurement beta
+    // issues no copy).
     marks.reserve(buffers_.size());
     for (const auto& [id, b] : buffers_) {
       if (b->may_hold_copies()) {
@@ -2130,11 +2165,43 @@ void RuntimeCore::finish() {
       }
       marks.emplace_back(id, b->access_marks());
     }
-    if (all.size() != inflight_count) all = first_occurrences(std::move(all));
+    if (all.size() != replayed_count) {
+      // The replayed steps' events keep their first places, the list's first.
+      replayed_count =
+          first_occurrences(
+              EventList(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(replayed_count)))
+              .size();
+      all = first_occurrences(std::move(all));
+    }
   }
-  wait_all(all);
+  // As wait_all over the replayed steps' events, the in-flight ones and the pending copies in
+  // that order: newest first (once the newest has finished the others mostly have), and the
+  // first failure in that order is the one reported.
+  std::exception_ptr failed;
+  const auto wait_for = [&failed](const Event& e) {
+    try {
+      e.wait();
+    } catch (...) {
+      failed = std::current_exception();  // an earlier one overwrites: the first failure wins
+    }
+  };
+  for (std::size_t i = all.size(); i-- > replayed_count;) wait_for(all[i]);
+  for (std::size_t i = running.size(); i-- > running_from;) wait_for(running[i].event);
+  for (std::size_t i = replayed_count; i-- > 0;) wait_for(all[i]);
+  if (failed) {
+    {
+      std::lock_guard lock(mutex_);
+      inflight_.insert(
+          inflight_.begin() + static_cast<std::ptrdiff_t>(inflight_head_),
+          std::make_move_iterator(running.begin() + static_cast<std::ptrdiff_t>(running_from)),
+          std::make_move_iterator(running.end()));
+    }
+    std::rethrow_exception(failed);
+  }
+  running.clear();  // every one finished: its event and kernel object go
   // Everything issued so far has finished: boxes merged away can go.
   std::lock_guard lock(mutex_);
+  if (running.capacity() > inflight_spare_.capacity()) inflight_spare_.swap(running);
   for (const auto& [id, b] : buffers_) b->reap_retired();
   for (const auto& [id, m] : marks) {
     if (auto it = buffers_.find(id); it != buffers_.end()) it->second->forget_accesses_before(m);
@@ -2617,8 +2684,8 @@ Event RuntimeCore::replay_copy(const RecordedCopy& copy) {
   const Agent to = copy.rows.front().to;
   Event e = copy.buffer->replay_copy(copy.rows, chain[from], chain[to], launch_deps_);
   if (!e.is_null()) {  // beta issues none
-    chain[from].assign(1, e);
-    chain[to].assign(1, e);
+    chain_after(chain[from], e);
+    chain_after(chain[to], e);
   }
   return e;
 }
@@ -2648,46 +2715,52 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
     detail::throw_invariant("a replayed launch of a periodic cycle evicted an allocation", __FILE__,
                             __LINE__);
   }
-  EventList before = std::move(c.spare_before);
-  before.clear();
-  EventList kernel_events;
-  EventList after = std::move(c.spare_after);
-  after.clear();
+  // This replay's events go to lists that are empty here and are made the step's once all of
+  // them were issued (the step keeps its previous replay's until then: a failure records what
+  // this one issued after them): the copies' to the spares, the kernels' to deferred_scratch_
+  // (submit_kernels appends one per partition). The step's previous lists then become those
+  // lists, emptied: no list is made, moved or destroyed per replay, only its events.
+  EventList& before = c.spare_before;
+  EventList& after = c.spare_after;
   Event kernels;
   try {
-    before.reserve(step.before.size());
-    for (const RecordedCopy& copy : step.before) before.push_back(replay_copy(copy));
+    if (!step.before.empty()) {
+      before.reserve(step.before.size());
+      for (const RecordedCopy& copy : step.before) before.push_back(replay_copy(copy));
+    }
     kernels = submit_kernels(args, entry.plan, partition_events, Ordering::periodic, false);
-    kernel_events.swap(deferred_scratch_);
-    deferred_scratch_.clear();
-    after.reserve(step.after.size());
-    for (const RecordedCopy& copy : step.after) after.push_back(replay_copy(copy));
+    if (!step.after.empty()) {
+      after.reserve(step.after.size());
+      for (const RecordedCopy& copy : step.after) after.push_back(replay_copy(copy));
+    }
   } catch (...) {
     // The state stays the previous step's; what this one issued is recorded after it, so later
     // operations wait for it.
-    if (kernel_events.empty()) kernel_events.swap(deferred_scratch_);
-    deferred_scratch_.clear();
+    EventList issued_before;
+    EventList kernel_events;
+    EventList issued_after;
+    issued_before.swap(before);
+    kernel_events.swap(deferred_scratch_);
+    issued_after.swap(after);
     materialize_period_locked();
-    for (std::size_t i = 0; i < before.size(); ++i) {
-      step.before[i].buffer->record_replayed_copy(step.before[i].rows, before[i]);
+    for (std::size_t i = 0; i < issued_before.size(); ++i) {
+      step.before[i].buffer->record_replayed_copy(step.before[i].rows, issued_before[i]);
     }
     for (std::size_t i = 0; i < kernel_events.size(); ++i) {
       if (!kernel_events[i].is_null()) record_accesses(entry.plan[i], kernel_events[i]);
     }
-    for (std::size_t i = 0; i < after.size(); ++i) {
-      step.after[i].buffer->record_replayed_copy(step.after[i].rows, after[i]);
+    for (std::size_t i = 0; i < issued_after.size(); ++i) {
+      step.after[i].buffer->record_replayed_copy(step.after[i].rows, issued_after[i]);
     }
     throw;
   }
   step.before_events.swap(before);
-  step.kernel_events.swap(kernel_events);
+  step.kernel_events.swap(deferred_scratch_);
   step.after_events.swap(after);
-  // The step's previous lists: their storage serves the next replay (the kernels' through the
-  // scratch list submit_kernels fills, which is empty here).
-  c.spare_before = std::move(before);
-  c.spare_after = std::move(after);
-  kernel_events.clear();
-  deferred_scratch_.swap(kernel_events);
+  // The previous replay's events of the step: dropped (the lists stay for the next replay).
+  if (!before.empty()) before.clear();
+  if (!deferred_scratch_.empty()) deferred_scratch_.clear();
+  if (!after.empty()) after.clear();
   step.replayed_at = number;
   ++c.replayed;
   ++periodic_replays_;

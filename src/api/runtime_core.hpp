@@ -359,7 +359,8 @@ class RuntimeCore {
   };
   /// The launch's completion: its one kernel's event, or when_all of several. Under
   /// chained_deferred the kernels' events are kept in deferred_scratch_ (launch_partitioned
-  /// hands them to the entry once every partition was enqueued).
+  /// hands them to the entry once every partition was enqueued); under periodic they are
+  /// appended to it, emptied first (replay_period_step takes the list).
   /// acquired: acquire_inputs ran for this launch (BufferUse::read_only is this launch's).
   Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                        std::vector<Event>* partition_events, Ordering ordering, bool acquired);
@@ -434,6 +435,7 @@ class RuntimeCore {
   };
   std::vector<InFlight> inflight_;  // live from inflight_head_ on (track)
   std::size_t inflight_head_ = 0;
+  std::vector<InFlight> inflight_spare_;  // empty; storage finish() swaps with inflight_'s
   // Every call that may change a buffer, the directory, residency or strategies counts here
   // (under mutex_): the repeat path below applies only right after its launch.
   std::uint64_t operations_ = 0;
@@ -572,8 +574,8 @@ class RuntimeCore {
     std::size_t streak = 0;      // repeats in a row with the cycle length streak_length
     std::size_t streak_length = 0;
     std::vector<EventList> chain;  // per agent: what its next replayed operation waits for
-    // The lists a step's previous replay held, kept for the next replay's copies (their storage
-    // only: cleared before use), so a replayed launch allocates no list.
+    // The lists a step's previous replay held, kept (empty) for the next replay's copies, so a
+    // replayed launch allocates no list (replay_period_step).
     EventList spare_before;
     EventList spare_after;
     std::vector<Directory> shadow;  // invariant builds: the directories the full path would have

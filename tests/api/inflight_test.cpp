@@ -14,6 +14,7 @@
 #include <future>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include <unimem/runtime.hpp>
@@ -86,6 +87,50 @@ TEST(InflightList, KeepsRunningLaunchesAndDropsFinishedOnesWithinOnePeriod) {
   const auto expected = static_cast<std::uint8_t>((backlog + period) & 0xFF);
   for (std::uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(host[i], expected) << "byte " << i;
   EXPECT_EQ(gated.runs.load(), static_cast<int>(backlog + period));
+}
+
+TEST(InflightList, FinishLeavesNothingInFlightAndTheNextLaunchesRunAfterIt) {
+  GatedIncrement gated;
+  Runtime rt(make_host_devices(1));
+  const BufferId buffer = rt.create_buffer(kBytes, "counts");
+  std::vector<std::uint8_t> host(kBytes, 0);
+  rt.write_blocking(buffer, 0, std::as_bytes(std::span(host)));
+  const auto launch = increment_launch(buffer, gated.kernel);
+  RuntimeCore& core = rt.core();
+  const std::size_t backlog = 3 * RuntimeCore::kPruneInflightEvery + 5;
+  for (std::size_t i = 0; i < backlog; ++i) {
+    core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
+  }
+  gated.open.set_value();
+  rt.finish();
+  // finish() waited for every operation and dropped them: none is left for a pruning.
+  EXPECT_EQ(core.inflight_operations(), 0u) << "finish() left finished operations in the list";
+  // Twice more: the list's storage goes back and forth (finish() swaps it with a spare one).
+  for (int round = 0; round < 2; ++round) {
+    for (std::size_t i = 0; i < backlog; ++i) {
+      core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
+    }
+    EXPECT_GT(core.inflight_operations(), 0u);
+    rt.finish();
+    EXPECT_EQ(core.inflight_operations(), 0u);
+  }
+  rt.read_blocking(buffer, 0, std::as_writable_bytes(std::span(host)));
+  const auto expected = static_cast<std::uint8_t>((3 * backlog) & 0xFF);
+  for (std::uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(host[i], expected) << "byte " << i;
+}
+
+TEST(InflightList, AFailedLaunchIsReportedByEveryFinishUntilAPruningDropsIt) {
+  Runtime rt(make_host_devices(1));
+  const BufferId buffer = rt.create_buffer(kBytes, "b");
+  auto bad = std::make_shared<HostKernel>(
+      "bad", [](const HostKernelContext&) { throw std::runtime_error("kernel bad exploded"); });
+  const auto launch = increment_launch(buffer, bad);
+  RuntimeCore& core = rt.core();
+  core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
+  EXPECT_THROW(rt.finish(), std::runtime_error);
+  // The failed operation went back into the list: the next finish() reports it again.
+  EXPECT_EQ(core.inflight_operations(), 1u);
+  EXPECT_THROW(rt.finish(), std::runtime_error);
 }
 
 }  // namespace

@@ -307,6 +307,54 @@ TEST_F(QueuedKernels, ATimedLaunchKeepsItsOwnEventWithTimes) {
   device(0).set_profiling(false);
 }
 
+TEST_F(QueuedKernels, AKernelAfterATimedOneOfItsQueueNeedsNeitherAWaitListNorAClEvent) {
+  device(0).set_profiling(true);
+  auto [gate, gate_state] = Event::make_manual();
+  const KernelArg first[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
+                             KernelArg::of_buffer(c_)};
+  const KernelArg second[] = {KernelArg::of_buffer(c_), KernelArg::of_buffer(b_),
+                              KernelArg::of_buffer(e_)};
+  // The queue is held behind a kernel waiting for the gate, so the timed kernel after it (an
+  // empty wait list) is still running when the next one is enqueued: the next one used to put
+  // it in its wait list and so get a cl_event of its own, and the kernel after that one too,
+  // for as long as the host stayed ahead of the device.
+  Event held = device(0).launch_without_times(*vadd_, range(), first, {&gate, 1});
+  Event timed = device(0).launch(*vadd_, range(), first, {});
+  ASSERT_NE(dynamic_cast<ClEventState*>(timed.state().get()), nullptr);
+  EXPECT_TRUE(device(0).orders_after(timed));
+  Event next = device(0).launch_without_times(*vadd_, range(), second, {&timed, 1});
+  EXPECT_NE(dynamic_cast<QueuedKernelEventState*>(next.state().get()), nullptr)
+      << "the kernel after a timed kernel of its queue got a wait list";
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(next.is_complete()) << "the kernel ran before the ones before it in its queue";
+  gate_state->complete();
+  next.wait();
+  EXPECT_TRUE(held.is_complete());
+  EXPECT_TRUE(timed.is_complete());
+  EXPECT_TRUE(timed.state()->times().has_value());
+  EXPECT_TRUE(holds_a_plus_2b(read(e_, {})));
+  device(0).set_profiling(false);
+}
+
+TEST_F(QueuedKernels, AKernelAfterATimedOneThatWaitedStillCarriesItsFailure) {
+  device(0).set_profiling(true);
+  auto [gate, gate_state] = Event::make_manual();
+  const KernelArg first[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
+                             KernelArg::of_buffer(c_)};
+  const KernelArg second[] = {KernelArg::of_buffer(c_), KernelArg::of_buffer(b_),
+                              KernelArg::of_buffer(e_)};
+  // The timed kernel waits for something that may fail: it is no plain kernel of the queue, so
+  // the next one keeps it in its wait list (and a cl_event), and its failure reaches the next.
+  Event timed = device(0).launch(*vadd_, range(), first, {&gate, 1});
+  EXPECT_FALSE(device(0).orders_after(timed));
+  Event next = device(0).launch_without_times(*vadd_, range(), second, {&timed, 1});
+  EXPECT_NE(dynamic_cast<ClEventState*>(next.state().get()), nullptr);
+  gate_state->fail(std::make_exception_ptr(DeviceError("upstream failed")));
+  EXPECT_THROW(timed.wait(), DeviceError);
+  EXPECT_THROW(next.wait(), DeviceError);
+  device(0).set_profiling(false);
+}
+
 TEST_F(QueuedKernels, AKernelOnAnotherDeviceWaitsForAQueuedKernel) {
   if (!need_two_peers()) GTEST_SKIP() << "needs two devices in one OpenCL context";
   auto [gate, gate_state] = Event::make_manual();

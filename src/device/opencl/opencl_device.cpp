@@ -702,6 +702,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     lock.unlock();  // the arguments are captured
     return status;
   };
+  bool listless = ordered;  // enqueued with an empty wait list
   if (ordered) {
     check(enqueue(0, nullptr, own_event ? &event : nullptr), "clEnqueueNDRangeKernel", detail);
   } else {
@@ -709,7 +710,8 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
     // initialise one.
     WaitList wait_list(context_->handle(), deps, *text, kernels_.get());
     if (auto failed = wait_list.failed_dependency()) return failed_event(std::move(failed));
-    own_event = own_event || wait_list.size() != 0;
+    listless = wait_list.size() == 0;
+    own_event = own_event || !listless;
     check(enqueue(wait_list.size(), wait_list.data(), own_event ? &event : nullptr),
           "clEnqueueNDRangeKernel", detail);
     wait_list.arm();
@@ -725,7 +727,7 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
   }
   Event result =
       own_event
-          ? make_event(event, context_, text)
+          ? make_event(event, context_, text, listless ? kernels_ : nullptr)
           : Event(std::allocate_shared<QueuedKernelEventState>(
                 event_blocks::Allocator<QueuedKernelEventState>(event_block), kernels_, sequence));
   // Start the command now: without a flush an implementation may hold it until a blocking call.

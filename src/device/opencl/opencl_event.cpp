@@ -207,15 +207,35 @@ void QueuedKernelEventState::on_complete(std::function<void()> callback) {
 }
 
 Event make_event(cl_event event, std::shared_ptr<const Context> context,
-                 std::shared_ptr<const std::string> operation) {
-  return Event(std::make_shared<ClEventState>(event, std::move(context), std::move(operation)));
+                 std::shared_ptr<const std::string> operation,
+                 std::shared_ptr<const KernelQueue> ordered_in) {
+  auto state = std::make_shared<ClEventState>(event, std::move(context), std::move(operation));
+  if (ordered_in) state->set_ordered_in(std::move(ordered_in));
+  return Event(std::move(state));
 }
+
+namespace {
+
+// Whether `dep` is a kernel of the in-order queue `ordered_by` enqueued with an empty wait list:
+// a QueuedKernelEventState, or a ClEventState of one (a kernel whose times were asked for). Either
+// runs before the queue's later commands, and no dependency of it failed (it had none), so
+// leaving it out of a later kernel's wait list changes neither the order nor which failures that
+// kernel reports. (Before, a ClEventState was put in the list while it ran and left out once it
+// had finished, and the next kernel got a cl_event of its own because its list was not empty: a
+// chain that held as long as the host stayed ahead of the device, so what a launch cost depended
+// on timing.)
+bool ordered_in(const Event& dep, const KernelQueue* ordered_by) {
+  const EventState* state = dep.state().get();
+  if (const auto* queued = as_queued_kernel(state)) return queued->queue() == ordered_by;
+  const auto* native = as_cl_event(state);
+  return native != nullptr && ordered_by != nullptr && native->ordered_in() == ordered_by;
+}
+
+}  // namespace
 
 bool WaitList::empty_for(std::span<const Event> deps, const KernelQueue* ordered_by) {
   for (const Event& dep : deps) {
-    if (dep.is_null()) continue;
-    const auto* queued = as_queued_kernel(dep.state().get());
-    if (queued == nullptr || queued->queue() != ordered_by) return false;
+    if (!dep.is_null() && !ordered_in(dep, ordered_by)) return false;
   }
   return true;
 }
@@ -225,6 +245,7 @@ WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_
   for (const Event& dep : deps) {
     if (dep.is_null()) continue;
     const ClEventState* native = as_cl_event(dep.state().get());
+    if (native != nullptr && ordered_by != nullptr && native->ordered_in() == ordered_by) continue;
     if (const auto* queued = as_queued_kernel(dep.state().get())) {
       // An earlier kernel of the queue this command goes to runs before it anyway; any other
       // command waits for a marker after the kernel.

@@ -22,6 +22,8 @@
 
 namespace unimem::opencl {
 
+class KernelQueue;
+
 /// An Event backed by a cl_event. Owns one reference to it. wait() and a failed status throw a
 /// DeviceError naming the operation; on_complete uses clSetEventCallback, so callbacks run on the
 /// OpenCL implementation's notification thread (or inline when the event already finished).
@@ -52,6 +54,13 @@ class ClEventState final : public EventState {
 
   [[nodiscard]] cl_event handle() const { return event_; }
   [[nodiscard]] cl_context context() const { return context_->handle(); }
+  /// The KernelQueue of a kernel enqueued there with an empty wait list (set_ordered_in), else
+  /// null: the later kernels of that queue leave it out of their wait lists, as they leave out
+  /// a QueuedKernelEventState (WaitList).
+  [[nodiscard]] const KernelQueue* ordered_in() const { return ordered_in_.get(); }
+  /// Marks the event as that of a kernel enqueued on `queue` with an empty wait list. Call once,
+  /// before the event is shared.
+  void set_ordered_in(std::shared_ptr<const KernelQueue> queue) { ordered_in_ = std::move(queue); }
 
  private:
   [[nodiscard]] cl_int status() const;
@@ -61,6 +70,8 @@ class ClEventState final : public EventState {
   // released context's handle could be reused by a new one), without a driver call per event.
   std::shared_ptr<const Context> context_;
   std::shared_ptr<const std::string> operation_;
+  // Held, not only compared: a destroyed queue's address may be a new queue's.
+  std::shared_ptr<const KernelQueue> ordered_in_;
   // The final status (CL_COMPLETE or a negative error) once the command is seen finished, else
   // kUnknown: a finished event never changes, so later is_complete() and failure() calls need
   // no clGetEventInfo. The runtime asks often (hazard tracking, in-flight lists, wait lists),
@@ -220,9 +231,11 @@ class QueuedKernelEventState final : public EventState {
   mutable std::uint64_t marker_after_ = 0;
 };
 
-/// Wraps a freshly enqueued cl_event into an Event.
+/// Wraps a freshly enqueued cl_event into an Event; `ordered_in`: the KernelQueue of a kernel
+/// enqueued there with an empty wait list (ClEventState::set_ordered_in), else null.
 [[nodiscard]] Event make_event(cl_event event, std::shared_ptr<const Context> context,
-                               std::shared_ptr<const std::string> operation);
+                               std::shared_ptr<const std::string> operation,
+                               std::shared_ptr<const KernelQueue> ordered_in = nullptr);
 
 /// The wait list of one enqueue call, built from Device-contract deps:
 /// - a ClEventState of the same context goes into the list as it is;
@@ -240,8 +253,9 @@ class WaitList {
   WaitList(cl_context context, std::span<const Event> deps, std::string_view operation,
            const KernelQueue* ordered_by = nullptr);
   /// Whether the list of `deps` would be empty, with no failed dependency and no bridge: every
-  /// one is null or a kernel of `ordered_by` (the constructor skips those first). A launch after
-  /// its queue's previous kernel builds no list then.
+  /// one is null or a kernel of `ordered_by` enqueued with an empty wait list (a
+  /// QueuedKernelEventState, or a ClEventState ordered_in it; the constructor skips those first). A
+  /// launch after its queue's previous kernel builds no list then.
   [[nodiscard]] static bool empty_for(std::span<const Event> deps, const KernelQueue* ordered_by);
   ~WaitList();
   WaitList(const WaitList&) = delete;
