@@ -304,6 +304,11 @@ void RuntimeCore::set_buffer_strategy(BufferId id, std::optional<UpdateStrategy>
 
 void RuntimeCore::time_host_operations() { host_queue_.set_timing(true); }
 
+void RuntimeCore::time_device_operations() {
+  const std::lock_guard lock(mutex_);  // closes an open streak
+  for (std::size_t d = 0; d < registry_.size(); ++d) registry_.at(d).set_profiling(true);
+}
+
 Event RuntimeCore::write(BufferId id, std::uint64_t offset, std::span<const std::byte> data,
                          DeviceEvents* operations) {
   std::lock_guard lock(mutex_);

@@ -187,6 +187,11 @@ class RuntimeCore {
   /// From now on the host copies of reads and writes record when they ran (EventTimes on the host
   /// clock), as they do when tracing; the devices' operations do once Device::set_profiling is on.
   void time_host_operations();
+  /// From now on the devices' operations record when they ran (Device::set_profiling(true) on
+  /// each, under the runtime's lock: nothing is submitted meanwhile, an open streak is closed
+  /// first). Earlier operations keep what they had. Profiling costs the drivers time per command
+  /// (POCL reads the clock at each step of each one), so it waits for someone to ask.
+  void time_device_operations();
 
   /// Runs a kernel on one device: makes every read and may-write byte current on the device
   /// before it starts and records the write and may-write bytes as the device's afterwards.

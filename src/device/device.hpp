@@ -225,10 +225,13 @@ class Device {
   /// Blocks until every operation submitted so far has finished.
   virtual void finish() = 0;
 
-  /// Profiling for traces (UNIMEM_TRACE): while on, the events of operations submitted afterwards
-  /// report when they ran (EventState::times; OpenCL: CL_PROFILING_COMMAND_*). Call only while
-  /// nothing is being submitted (a Runtime calls it in its constructor). Optional: the default
-  /// does nothing, and the trace then times operations by submission and completion on the host.
+  /// Profiling for traces (UNIMEM_TRACE) and the OpenCL platform's profiling queues: while on,
+  /// the events of operations submitted afterwards report when they ran (EventState::times;
+  /// OpenCL: CL_PROFILING_COMMAND_*). Call only while nothing is being submitted (a Runtime calls
+  /// it in its constructor, or under its lock: RuntimeCore::time_device_operations); operations
+  /// submitted before keep their order with later ones and run on (the OpenCL driver waits for
+  /// nothing). Optional: the default does nothing, and the trace then times operations by
+  /// submission and completion on the host.
   virtual void set_profiling(bool on) { (void)on; }
 };
 

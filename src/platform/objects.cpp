@@ -47,6 +47,14 @@ cl_command_queue CL_API_CALL CreateCommandQueue(cl_context context, cl_device_id
     set_error(errcode_ret, CL_INVALID_VALUE);
     return nullptr;
   }
+  if ((properties & CL_QUEUE_PROFILING_ENABLE) != 0) {
+    try {
+      PlatformState::get().time_devices();
+    } catch (...) {
+      set_error(errcode_ret, error_of_current_exception(context, CL_OUT_OF_RESOURCES));
+      return nullptr;
+    }
+  }
   auto* q = make_object<_cl_command_queue>(ObjectKind::queue);
   q->context = context;
   q->device = device;

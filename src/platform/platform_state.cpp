@@ -196,9 +196,7 @@ void PlatformState::discover() {
       }
       options.strategy = *strategy;
     }
-    // Device times for CL_PROFILING_COMMAND_START / END (profiling.hpp). Only now, before the
-    // runtime exists: turning profiling on recreates a device's queue.
-    for (std::size_t i = 0; i < registry.size(); ++i) registry.at(i).set_profiling(true);
+    // Device times come with the first profiling queue (time_devices).
     runtime_ = std::make_unique<Runtime>(std::move(registry), options);
     // And when the host copies of reads and writes ran, for commands served by the host.
     runtime_->core().time_host_operations();
@@ -222,6 +220,11 @@ Runtime& PlatformState::runtime() {
 }
 
 RuntimeCore& PlatformState::core() { return runtime().core(); }
+
+void PlatformState::time_devices() {
+  // A throw leaves the flag unset: the next profiling queue tries again.
+  std::call_once(devices_timed_, [this] { core().time_device_operations(); });
+}
 
 DeviceCopies& PlatformState::copies() {
   Runtime& rt = runtime();

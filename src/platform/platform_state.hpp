@@ -79,6 +79,12 @@ class PlatformState {
 
   /// Where the devices' profiling clocks sit on the host clock (profiling.hpp).
   DeviceClocks& device_clocks() { return device_clocks_; }
+  /// Device times for CL_PROFILING_COMMAND_START / END (profiling.hpp) from now on
+  /// (RuntimeCore::time_device_operations), once: called by the first profiling queue's
+  /// clCreateCommandQueue, before any command of it. Until then the devices do not profile:
+  /// POCL reads the clock at every step of every command of a profiling queue, a cost of each
+  /// launch that a program profiling nothing need not pay (docs/MEASUREMENTS.md, issue 9).
+  void time_devices();
 
   /// Counts a launch in the run report.
   void record_launch(const std::string& kernel, const std::shared_ptr<const LaunchPlan>& plan);
@@ -113,6 +119,7 @@ class PlatformState {
   void count_launches(const std::string& kernel, const LaunchPlan& plan, std::uint64_t n);
 
   DeviceClocks device_clocks_;
+  std::once_flag devices_timed_;
   std::mutex report_mutex_;
   RunReport report_;
   // Launches of one plan in a row are counted here and added to report_ when another plan comes

@@ -11,7 +11,9 @@
 // times are already on it. All are clamped so that QUEUED <= SUBMIT <= START <= END. A command
 // with no such operation (a marker, a barrier, a migration, a map that need not fetch, an unmap
 // of a read-only map) or one whose operations have no times reports SUBMIT = START = when the
-// runtime accepted it and END = when the platform saw it complete.
+// runtime accepted it and END = when the platform saw it complete. The devices time their
+// operations from the first profiling queue's creation on (PlatformState::time_devices), so every
+// command of a profiling queue has device times.
 
 #include <cstddef>
 #include <mutex>

@@ -355,6 +355,51 @@ TEST_F(QueuedKernels, AKernelAfterATimedOneThatWaitedStillCarriesItsFailure) {
   device(0).set_profiling(false);
 }
 
+// Profiling turned on while kernels wait (the unimem platform does so at its first profiling
+// queue): later kernels go to a new queue, yet still run after the earlier ones, whose numbers
+// stay valid and are continued.
+TEST_F(QueuedKernels, TurningProfilingOnKeepsTheKernelsInLaunchOrder) {
+  OpenCLDevice& d = device(0);
+  auto [gate, gate_state] = Event::make_manual();
+  // k1 waits for the gate, k2 (e = a + 2b) and the third (c = e + b) only behind it in the queue.
+  auto [k1, k2] = two_kernels({&gate, 1}, false);
+  const KernelArg third[] = {KernelArg::of_buffer(e_), KernelArg::of_buffer(b_),
+                             KernelArg::of_buffer(c_)};
+  const std::uint64_t before = d.launch_in_order(*vadd_, range(), third);
+  d.set_profiling(true);
+  // e = c + b = a + 4b: it waits for nothing but the device's earlier kernels.
+  const KernelArg fourth[] = {KernelArg::of_buffer(c_), KernelArg::of_buffer(b_),
+                              KernelArg::of_buffer(e_)};
+  const std::uint64_t after = d.launch_in_order(*vadd_, range(), fourth);
+  EXPECT_EQ(after, before + 1) << "the new kernel queue does not continue the numbering";
+  Event last = d.in_order_event(after);
+  Event earlier = d.in_order_event(before);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(last.is_complete()) << "a kernel after the switch ran before the earlier ones";
+  EXPECT_FALSE(earlier.is_complete());
+  EXPECT_FALSE(d.in_order_finished(before));
+  gate_state->complete();
+  last.wait();
+  EXPECT_TRUE(earlier.is_complete());
+  EXPECT_TRUE(d.in_order_finished(before));
+  EXPECT_TRUE(k2.is_complete());
+  const std::vector<int> e = read(e_, {});
+  for (std::size_t i = 0; i < kItems; ++i) {
+    ASSERT_EQ(e[i], x_[i] + 4 * y_[i]) << "item " << i;
+  }
+  // What came after the switch is profiled.
+  const KernelArg first[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
+                             KernelArg::of_buffer(c_)};
+  Event timed = d.launch(*vadd_, range(), first, {});
+  timed.wait();
+  EXPECT_TRUE(timed.state()->times().has_value());
+  d.set_profiling(false);
+  Event untimed = d.launch(*vadd_, range(), first, {});
+  untimed.wait();
+  EXPECT_FALSE(untimed.state()->times().has_value());
+  d.finish();
+}
+
 TEST_F(QueuedKernels, AKernelOnAnotherDeviceWaitsForAQueuedKernel) {
   if (!need_two_peers()) GTEST_SKIP() << "needs two devices in one OpenCL context";
   auto [gate, gate_state] = Event::make_manual();

@@ -1308,6 +1308,98 @@ TEST_F(PlatformApi, KernelProfilingTimesComeFromTheDevices) {
   clReleaseProgram(p);
 }
 
+// The devices profile only once a profiling queue exists (PlatformState::time_devices): one made
+// while launches of a plain queue still run gets device times for its own commands (as above:
+// the task's START comes after the kernel it waits for has run), and every launch of both queues
+// runs, in their order, exactly once.
+TEST_F(PlatformApi, AProfilingQueueMadeAfterLaunchesGetsDeviceTimes) {
+  cl_device_id device = nullptr;
+  ASSERT_EQ(clGetDeviceIDs(unimem_, CL_DEVICE_TYPE_ALL, 1, &device, nullptr), CL_SUCCESS);
+  cl_int e = CL_SUCCESS;
+  cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_command_queue plain = clCreateCommandQueue(context, device, 0, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  const char* source = R"(__kernel void busy(__global uint* v, int rounds) {
+    const size_t i = get_global_id(0);
+    uint x = v[i];
+    for (int r = 0; r < rounds; ++r) x = x * 3u + 1u;
+    v[i] = x;
+  }
+  __kernel void total(__global const uint* v, __global uint* out, int n) {
+    uint sum = 0;
+    for (int i = 0; i < n; ++i) sum += v[i];
+    out[0] = sum;
+  })";
+  cl_program p = clCreateProgramWithSource(context, 1, &source, nullptr, &e);
+  ASSERT_EQ(clBuildProgram(p, 1, &device, "", nullptr, nullptr), CL_SUCCESS);
+  cl_kernel k = clCreateKernel(p, "busy", &e);
+  cl_kernel total = clCreateKernel(p, "total", &e);
+  constexpr int n = 1 << 14;
+  std::vector<cl_uint> host(n);
+  std::iota(host.begin(), host.end(), 0u);
+  cl_mem v = clCreateBuffer(context, CL_MEM_COPY_HOST_PTR, n * 4, host.data(), &e);
+  cl_mem out = clCreateBuffer(context, CL_MEM_READ_WRITE, 4, nullptr, &e);
+  const int short_rounds = 10, rounds = 4000;
+  clSetKernelArg(k, 0, sizeof v, &v);
+  clSetKernelArg(k, 1, sizeof short_rounds, &short_rounds);
+  clSetKernelArg(total, 0, sizeof v, &v);
+  clSetKernelArg(total, 1, sizeof out, &out);
+  clSetKernelArg(total, 2, sizeof n, &n);
+  const std::size_t global = n, local = 64;
+  constexpr int kPlainLaunches = 200;  // repeats: the eventless streak
+  for (int i = 0; i < kPlainLaunches; ++i) {
+    ASSERT_EQ(clEnqueueNDRangeKernel(plain, k, 1, nullptr, &global, &local, 0, nullptr, nullptr),
+              CL_SUCCESS);
+  }
+  cl_event plain_done = nullptr;
+  ASSERT_EQ(clEnqueueMarkerWithWaitList(plain, 0, nullptr, &plain_done), CL_SUCCESS);
+  cl_command_queue profiled = clCreateCommandQueue(context, device, CL_QUEUE_PROFILING_ENABLE, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  clSetKernelArg(k, 1, sizeof rounds, &rounds);
+  cl_event first = nullptr, second = nullptr;
+  ASSERT_EQ(
+      clEnqueueNDRangeKernel(profiled, k, 1, nullptr, &global, &local, 1, &plain_done, &first),
+      CL_SUCCESS);
+  ASSERT_EQ(clEnqueueTask(profiled, total, 0, nullptr, &second), CL_SUCCESS);
+  ASSERT_EQ(clFinish(profiled), CL_SUCCESS);
+  ASSERT_EQ(clFinish(plain), CL_SUCCESS);
+  cl_uint sum = 0;
+  ASSERT_EQ(clEnqueueReadBuffer(profiled, out, CL_TRUE, 0, 4, &sum, 0, nullptr, nullptr),
+            CL_SUCCESS);
+  std::vector<cl_uint> got(n);
+  ASSERT_EQ(clEnqueueReadBuffer(profiled, v, CL_TRUE, 0, n * 4, got.data(), 0, nullptr, nullptr),
+            CL_SUCCESS);
+  cl_uint expected_sum = 0;
+  for (int i = 0; i < n; ++i) {
+    cl_uint x = host[static_cast<std::size_t>(i)];
+    for (int r = 0; r < kPlainLaunches * short_rounds + rounds; ++r) x = x * 3u + 1u;
+    ASSERT_EQ(got[static_cast<std::size_t>(i)], x) << "item " << i;
+    expected_sum += x;
+  }
+  EXPECT_EQ(sum, expected_sum);
+  const ProfiledTimes a = profiled_times(first), b = profiled_times(second);
+  for (const ProfiledTimes& t : {a, b}) {
+    EXPECT_LE(t.queued, t.submit);
+    EXPECT_LE(t.submit, t.start);
+    EXPECT_LT(t.start, t.end);
+  }
+  // With host times the task's START would be when the runtime accepted it, at once.
+  EXPECT_GE(b.start, a.start + (a.end - a.start) * 9 / 10)
+      << "the task's START (" << (b.start - a.start) / 1000 << " us after the kernel's) is not "
+      << "when it ran: the kernel ran " << (a.end - a.start) / 1000 << " us";
+  // A plain queue's event still has no times.
+  EXPECT_EQ(clGetEventProfilingInfo(plain_done, CL_PROFILING_COMMAND_START, sizeof a.start, nullptr,
+                                    nullptr),
+            CL_PROFILING_INFO_NOT_AVAILABLE);
+  for (cl_event ev : {plain_done, first, second}) clReleaseEvent(ev);
+  for (cl_mem m : {v, out}) clReleaseMemObject(m);
+  for (cl_kernel kk : {k, total}) clReleaseKernel(kk);
+  clReleaseProgram(p);
+  for (cl_command_queue q : {plain, profiled}) clReleaseCommandQueue(q);
+  clReleaseContext(context);
+}
+
 // Reads, writes and copies on a profiling queue report START and END of the operations that did
 // their work (profiling.hpp), not when the runtime accepted them. On one queue a large write, a
 // kernel reading and writing that buffer, a device copy of it and a large read of it; on a second

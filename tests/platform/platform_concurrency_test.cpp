@@ -213,4 +213,79 @@ TEST(PlatformConcurrency, LaunchesOfOneKernelFromSeveralThreadsEachRunAndAreCoun
   clReleaseMemObject(buffer);
 }
 
+// The first profiling queue turns the devices' profiling on (PlatformState::time_devices: new
+// device queues, the kernels in launch order across them) while other threads launch on plain
+// queues, their lean repeats in an eventless streak. Every launch runs once, and the profiled
+// launches report their times. Runs under TSan (label platform-concurrency).
+TEST(PlatformConcurrency, AProfilingQueueMadeWhileOthersLaunchLeavesEveryLaunchRunOnce) {
+  ASSERT_TRUE(kEnvironment);
+  const BuiltProgram built("__kernel void add_one(__global int* v) { v[get_global_id(0)] += 1; }");
+  ASSERT_TRUE(built.built);
+  cl_int e = CL_SUCCESS;
+  constexpr int kThreads = 3;
+  constexpr int kLaunches = 400;  // per thread
+  constexpr int kProfiled = 20;
+  constexpr std::size_t kItems = 256;
+  std::vector<int> zero(kItems, 0);
+  cl_mem buffer =
+      clCreateBuffer(built.context, CL_MEM_COPY_HOST_PTR, kItems * sizeof(int), zero.data(), &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  std::vector<int> failed_calls(kThreads + 1, 0);
+  std::atomic<int> launched{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      cl_int err = CL_SUCCESS;
+      cl_command_queue queue = clCreateCommandQueue(built.context, built.device, 0, &err);
+      cl_kernel kernel = clCreateKernel(built.program, "add_one", &err);
+      failed_calls[t] += clSetKernelArg(kernel, 0, sizeof buffer, &buffer) != CL_SUCCESS;
+      const std::size_t global = kItems, local = 64;
+      for (int i = 0; i < kLaunches; ++i) {
+        failed_calls[t] += clEnqueueNDRangeKernel(queue, kernel, 1, nullptr, &global, &local, 0,
+                                                  nullptr, nullptr) != CL_SUCCESS;
+        launched.fetch_add(1);
+      }
+      failed_calls[t] += clFinish(queue) != CL_SUCCESS;
+      clReleaseKernel(kernel);
+      clReleaseCommandQueue(queue);
+    });
+  }
+  // Once the others are under way: the profiling queue, and launches with events on it.
+  while (launched.load() < kThreads * kLaunches / 4) std::this_thread::yield();
+  cl_command_queue profiled =
+      clCreateCommandQueue(built.context, built.device, CL_QUEUE_PROFILING_ENABLE, &e);
+  ASSERT_EQ(e, CL_SUCCESS);
+  cl_kernel kernel = clCreateKernel(built.program, "add_one", &e);
+  ASSERT_EQ(clSetKernelArg(kernel, 0, sizeof buffer, &buffer), CL_SUCCESS);
+  std::vector<cl_event> events(kProfiled, nullptr);
+  const std::size_t global = kItems, local = 64;
+  for (cl_event& ev : events) {
+    failed_calls[kThreads] += clEnqueueNDRangeKernel(profiled, kernel, 1, nullptr, &global, &local,
+                                                     0, nullptr, &ev) != CL_SUCCESS;
+  }
+  failed_calls[kThreads] += clFinish(profiled) != CL_SUCCESS;
+  for (auto& th : threads) th.join();
+  for (int t = 0; t <= kThreads; ++t) EXPECT_EQ(failed_calls[t], 0) << "thread " << t;
+  for (cl_event ev : events) {
+    cl_ulong start = 0, end = 0;
+    EXPECT_EQ(
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, nullptr),
+        CL_SUCCESS);
+    EXPECT_EQ(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, nullptr),
+              CL_SUCCESS);
+    EXPECT_LE(start, end);
+    clReleaseEvent(ev);
+  }
+  std::vector<int> result(kItems, -1);
+  ASSERT_EQ(clEnqueueReadBuffer(profiled, buffer, CL_TRUE, 0, kItems * sizeof(int), result.data(),
+                                0, nullptr, nullptr),
+            CL_SUCCESS);
+  for (std::size_t i = 0; i < kItems; ++i) {
+    ASSERT_EQ(result[i], kThreads * kLaunches + kProfiled) << "element " << i;
+  }
+  clReleaseKernel(kernel);
+  clReleaseCommandQueue(profiled);
+  clReleaseMemObject(buffer);
+}
+
 }  // namespace

@@ -107,21 +107,25 @@ OpenCLDevice::OpenCLDevice(std::shared_ptr<const Context> context, DeviceInfo in
   create_queue();
 }
 
-void OpenCLDevice::create_queue() {
+void OpenCLDevice::create_queue(KernelQueue* previous) {
   cl_command_queue_properties properties =
       out_of_order_ ? CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE : 0;
   if (profiling_) properties |= CL_QUEUE_PROFILING_ENABLE;
   cl_int status = CL_SUCCESS;
-  queue_ = clCreateCommandQueue(context_->handle(), info_.device, properties, &status);
+  cl_command_queue copies =
+      clCreateCommandQueue(context_->handle(), info_.device, properties, &status);
   check(status, "clCreateCommandQueue", [this] { return "device " + name_; });
   cl_command_queue kernels = clCreateCommandQueue(
       context_->handle(), info_.device, profiling_ ? CL_QUEUE_PROFILING_ENABLE : 0, &status);
-  if (status != CL_SUCCESS) {
-    clReleaseCommandQueue(queue_);
-    queue_ = nullptr;
-  }
+  if (status != CL_SUCCESS) clReleaseCommandQueue(copies);
   check(status, "clCreateCommandQueue", [this] { return "device " + name_ + " (kernels)"; });
-  kernels_ = std::make_shared<KernelQueue>(kernels, context_, name_);
+  try {
+    kernels_ = std::make_shared<KernelQueue>(kernels, context_, name_, previous);
+  } catch (...) {  // the KernelQueue released its queue
+    clReleaseCommandQueue(copies);
+    throw;
+  }
+  queue_ = copies;
 }
 
 void OpenCLDevice::finish_queues() {
@@ -130,24 +134,42 @@ void OpenCLDevice::finish_queues() {
   const std::uint64_t kernels = kernels_->enqueued();
   check(clFinish(kernels_->handle()), "clFinish", [this] { return "device " + name_; });
   kernels_->note_finished_through(kernels);
+  for (const Replaced& r : replaced_) {
+    check(clFinish(r.copies), "clFinish", [this] { return "device " + name_; });
+  }
   check(clFinish(queue_), "clFinish", [this] { return "device " + name_; });
 }
 
 void OpenCLDevice::set_profiling(bool on) {
   if (on == profiling_) return;
-  // Commands already enqueued keep their queue alive through their events; the old queue is
-  // drained first so that no command of it is left unflushed.
-  finish_queues();
-  clReleaseCommandQueue(queue_);
-  queue_ = nullptr;
-  kernels_.reset();  // its events keep it (and its queue) alive
+  // Nothing is waited for: later commands go to new queues while the old ones run what they
+  // hold. The copy queue's commands are ordered by their wait lists alone; the kernel queue's
+  // order is a promise (orders_after, launch_in_order): the new one starts behind every kernel
+  // of the old one and continues its numbering (KernelQueue's constructor). The old queues are
+  // flushed and kept until the device goes (finish() waits for them too).
+  check(clFlush(queue_), "clFlush", [this] { return "device " + name_; });
+  check(clFlush(kernels_->handle()), "clFlush", [this] { return "device " + name_; });
+  replaced_.reserve(replaced_.size() + 1);
+  std::shared_ptr<KernelQueue> old_kernels = kernels_;
+  cl_command_queue old_copies = queue_;
   profiling_ = on;
-  create_queue();
+  try {
+    create_queue(old_kernels.get());
+  } catch (...) {
+    profiling_ = !on;
+    throw;
+  }
+  replaced_.push_back(Replaced{old_copies, std::move(old_kernels)});
 }
 
 OpenCLDevice::~OpenCLDevice() {
   if (kernels_) clFinish(kernels_->handle());
   if (queue_ != nullptr) clFinish(queue_);
+  for (const Replaced& r : replaced_) {
+    clFinish(r.copies);
+    clReleaseCommandQueue(r.copies);
+  }
+  replaced_.clear();  // the kernel queues (their destructors release them)
   if (!allocations_.empty()) context_->note_buffer_released();
   for (const auto& [handle, size] : allocations_) {
     clReleaseMemObject(static_cast<cl_mem>(handle));

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "device/device.hpp"
 #include "device/opencl/opencl_api.hpp"
@@ -104,8 +105,10 @@ class OpenCLDevice final : public Device {
   [[nodiscard]] bool in_order_finished(std::uint64_t sequence) const override;
 
   void finish() override;
-  /// Replaces the command queue by one with (or without) CL_QUEUE_PROFILING_ENABLE, after the
-  /// old one has finished; the events of later commands then report their profiling times.
+  /// Replaces the queues by ones with (or without) CL_QUEUE_PROFILING_ENABLE; the events of later
+  /// commands then report their profiling times. Waits for nothing: the old queues run what they
+  /// hold, the new kernel queue's kernels run after the old one's (KernelQueue), finish() waits
+  /// for both.
   void set_profiling(bool on) override;
 
   /// Builds source for every device of this device's Context (its build_domain()).
@@ -165,7 +168,16 @@ class OpenCLDevice final : public Device {
   bool profiling_ = false;
   cl_command_queue queue_ = nullptr;      // copies
   std::shared_ptr<KernelQueue> kernels_;  // kernels (in-order)
-  void create_queue();
+  // The queues set_profiling replaced, held until the device goes (finish_queues waits for the
+  // copy queues; the kernel queues run before the current one).
+  struct Replaced {
+    cl_command_queue copies;
+    std::shared_ptr<KernelQueue> kernels;
+  };
+  std::vector<Replaced> replaced_;
+  // Creates queue_ and kernels_ (after `previous`'s kernels, KernelQueue); on failure neither
+  // is changed.
+  void create_queue(KernelQueue* previous = nullptr);
   // clFinish on both queues; the kernels enqueued before are then known finished.
   void finish_queues();
 

@@ -137,11 +137,28 @@ void give_back(void* block) noexcept {
 }  // namespace event_blocks
 
 KernelQueue::KernelQueue(cl_command_queue queue, std::shared_ptr<const Context> context,
-                         const std::string& device)
+                         const std::string& device, KernelQueue* previous)
     : queue_(queue),
       context_(std::move(context)),
       marker_text_(std::make_shared<const std::string>(
-          "a kernel on device " + device + " (a marker after the kernels of its queue failed)")) {}
+          "a kernel on device " + device + " (a marker after the kernels of its queue failed)")) {
+  if (previous == nullptr) return;
+  const std::uint64_t before = previous->enqueued();
+  if (before == 0) return;
+  try {
+    // The marker completes normally even after a failed kernel of its in-order queue (POCL), so
+    // the barrier never waits for a failed event (a command that does never runs).
+    const Marker last = previous->marker_after(before);
+    cl_event after = last.event->handle();
+    check(clEnqueueBarrierWithWaitList(queue_, 1, &after, nullptr), "clEnqueueBarrierWithWaitList",
+          *marker_text_);
+  } catch (...) {
+    clReleaseCommandQueue(queue_);
+    throw;
+  }
+  enqueued_ = before;
+  finished_.store(previous->finished_.load(std::memory_order_acquire), std::memory_order_release);
+}
 
 KernelQueue::~KernelQueue() {
   newest_.event.reset();  // its cl_event before the queue

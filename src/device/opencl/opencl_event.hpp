@@ -147,8 +147,12 @@ struct Allocator {
 class KernelQueue {
  public:
   /// Takes over the reference to queue; `device` names the device in error messages.
+  /// `previous`: the device's kernel queue this one replaces (OpenCLDevice::set_profiling), or
+  /// null. The new queue continues its numbering and first enqueues a barrier behind a marker
+  /// after every kernel of it, so its commands run after those, and a number given out before
+  /// still names a kernel whose predecessors a marker of this queue waits for (marker_after).
   KernelQueue(cl_command_queue queue, std::shared_ptr<const Context> context,
-              const std::string& device);
+              const std::string& device, KernelQueue* previous = nullptr);
   ~KernelQueue();
   KernelQueue(const KernelQueue&) = delete;
   KernelQueue& operator=(const KernelQueue&) = delete;
