@@ -605,7 +605,18 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
     for (const auto& [agent, bytes] : last) {
       if (agent != u.agent) continue;
       if (first) {
-        lacking.assign_difference(*u.needed, bytes);
+        // The use that reads only its own rows (floyd-warshall: the partition holding pivot row
+        // k, every launch) lacks nothing: its bytes, sorted and apart, lie between their first
+        // start and last end, so those within W's one interval give N minus W empty (two
+        // comparisons instead of a difference).
+        const std::vector<Interval>& own = bytes.intervals();
+        const std::vector<Interval>& need = u.needed->intervals();
+        if (own.size() == 1 && !need.empty() && need.front().begin >= own.front().begin &&
+            need.back().end <= own.front().end) {
+          lacking.clear();
+        } else {
+          lacking.assign_difference(*u.needed, bytes);
+        }
         first = false;
       } else {
         reread_piece_.assign_difference(lacking, bytes);
