@@ -235,9 +235,10 @@ namespace {
 
 // Whether `dep` is a kernel of the in-order queue `ordered_by` enqueued with an empty wait list:
 // a QueuedKernelEventState, or a ClEventState of one (a kernel whose times were asked for). Either
-// runs before the queue's later commands, and no dependency of it failed (it had none), so
-// leaving it out of a later kernel's wait list changes neither the order nor which failures that
-// kernel reports. (Before, a ClEventState was put in the list while it ran and left out once it
+// runs before the queue's later commands and had no dependency that could fail, so leaving it out
+// of a later kernel's wait list keeps the order. A failure of its own execution is then reported
+// by its own event and by finish(), and by the later kernel only when it was seen before that
+// kernel was enqueued (as for a QueuedKernelEventState, whose failure no marker shows). (Before, a ClEventState was put in the list while it ran and left out once it
 // had finished, and the next kernel got a cl_event of its own because its list was not empty: a
 // chain that held as long as the host stayed ahead of the device, so what a launch cost depended
 // on timing.)
@@ -245,7 +246,11 @@ bool ordered_in(const Event& dep, const KernelQueue* ordered_by) {
   const EventState* state = dep.state().get();
   if (const auto* queued = as_queued_kernel(state)) return queued->queue() == ordered_by;
   const auto* native = as_cl_event(state);
-  return native != nullptr && ordered_by != nullptr && native->ordered_in() == ordered_by;
+  // One that is known to have failed still fails the kernel after it (WaitList records it), as
+  // before; one still running cannot be told from a kernel that will succeed, and finish()
+  // reports its failure (the in-flight list keeps a failed launch).
+  return native != nullptr && ordered_by != nullptr && native->ordered_in() == ordered_by &&
+         native->failure() == nullptr;
 }
 
 }  // namespace
@@ -262,7 +267,10 @@ WaitList::WaitList(cl_context context, std::span<const Event> deps, std::string_
   for (const Event& dep : deps) {
     if (dep.is_null()) continue;
     const ClEventState* native = as_cl_event(dep.state().get());
-    if (native != nullptr && ordered_by != nullptr && native->ordered_in() == ordered_by) continue;
+    if (native != nullptr && ordered_by != nullptr && native->ordered_in() == ordered_by &&
+        !native->is_complete()) {
+      continue;  // runs before this command (see ordered_in); a finished one is looked at below
+    }
     if (const auto* queued = as_queued_kernel(dep.state().get())) {
       // An earlier kernel of the queue this command goes to runs before it anyway; any other
       // command waits for a marker after the kernel.
