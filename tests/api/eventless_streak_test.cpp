@@ -20,6 +20,7 @@
 #include "api/program_core.hpp"
 #include "api/runtime_core.hpp"
 #include "device/opencl/opencl_context.hpp"
+#include "forwarding_device.hpp"
 
 namespace unimem {
 namespace {
@@ -35,88 +36,35 @@ __kernel void add_one(__global uint* x) {
 
 // Every hook forwards to `inner`; in_order_event throws while fail_in_order_events is set, and
 // the in-order launches and finish() calls are counted.
-class FlushFailingDevice final : public Device {
+class FlushFailingDevice final : public testing::ForwardingDevice {
  public:
-  explicit FlushFailingDevice(std::shared_ptr<Device> inner) : inner_(std::move(inner)) {}
+  explicit FlushFailingDevice(std::shared_ptr<Device> inner)
+      : ForwardingDevice(std::move(inner), "flush failing") {}
 
   std::atomic<bool> fail_in_order_events{false};
   std::atomic<int> in_order_launches{0};
   std::atomic<int> in_order_events{0};
   std::atomic<int> finishes{0};
 
-  [[nodiscard]] std::string name() const override { return inner_->name() + " (flush failing)"; }
-  [[nodiscard]] std::string driver() const override { return inner_->driver(); }
-  [[nodiscard]] std::uint64_t capacity() const override { return inner_->capacity(); }
-  [[nodiscard]] std::uint64_t max_allocation() const override { return inner_->max_allocation(); }
-  [[nodiscard]] std::uint64_t argument_offset_alignment() const override {
-    return inner_->argument_offset_alignment();
-  }
-  [[nodiscard]] bool rebases_arguments() const override { return inner_->rebases_arguments(); }
-  DeviceAllocation allocate(std::uint64_t bytes) override { return inner_->allocate(bytes); }
-  void free(DeviceAllocation allocation) override { inner_->free(allocation); }
-  Event copy_host_to_device(const std::byte* src, DeviceAllocation dst, std::uint64_t dst_offset,
-                            std::uint64_t bytes, std::span<const Event> deps) override {
-    return inner_->copy_host_to_device(src, dst, dst_offset, bytes, deps);
-  }
-  Event copy_device_to_host(DeviceAllocation src, std::uint64_t src_offset, std::byte* dst,
-                            std::uint64_t bytes, std::span<const Event> deps) override {
-    return inner_->copy_device_to_host(src, src_offset, dst, bytes, deps);
-  }
-  Event copy_device_to_device(DeviceAllocation src, std::uint64_t src_offset, DeviceAllocation dst,
-                              std::uint64_t dst_offset, std::uint64_t bytes,
-                              std::span<const Event> deps) override {
-    return inner_->copy_device_to_device(src, src_offset, dst, dst_offset, bytes, deps);
-  }
-  Event copy_host_to_device_rect(const std::byte* src, DeviceAllocation dst, const RectCopy& rect,
-                                 std::span<const Event> deps) override {
-    return inner_->copy_host_to_device_rect(src, dst, rect, deps);
-  }
-  Event copy_device_to_host_rect(DeviceAllocation src, std::byte* dst, const RectCopy& rect,
-                                 std::span<const Event> deps) override {
-    return inner_->copy_device_to_host_rect(src, dst, rect, deps);
-  }
-  [[nodiscard]] std::shared_ptr<const CompiledProgram> build_program(
-      const std::string& source, const std::string& options) const override {
-    return inner_->build_program(source, options);
-  }
-  [[nodiscard]] const void* build_domain() const override { return inner_->build_domain(); }
-  Event launch(const CompiledKernel& kernel, const NDRange& range, std::span<const KernelArg> args,
-               std::span<const Event> deps) override {
-    return inner_->launch(kernel, range, args, deps);
-  }
-  Event launch_without_times(const CompiledKernel& kernel, const NDRange& range,
-                             std::span<const KernelArg> args,
-                             std::span<const Event> deps) override {
-    return inner_->launch_without_times(kernel, range, args, deps);
-  }
-  [[nodiscard]] bool orders_after(const Event& previous) const override {
-    return inner_->orders_after(previous);
-  }
   std::uint64_t launch_in_order(const CompiledKernel& kernel, const NDRange& range,
                                 std::span<const KernelArg> args) override {
     ++in_order_launches;
-    return inner_->launch_in_order(kernel, range, args);
+    return ForwardingDevice::launch_in_order(kernel, range, args);
   }
   std::uint64_t launch_in_order_again(const CompiledKernel& kernel, const NDRange& range,
                                       std::span<const KernelArg> args) override {
     ++in_order_launches;
-    return inner_->launch_in_order_again(kernel, range, args);
+    return ForwardingDevice::launch_in_order_again(kernel, range, args);
   }
   Event in_order_event(std::uint64_t sequence) override {
     ++in_order_events;
     if (fail_in_order_events) throw DeviceError("clFlush failed (on purpose)");
-    return inner_->in_order_event(sequence);
-  }
-  [[nodiscard]] bool in_order_finished(std::uint64_t sequence) const override {
-    return inner_->in_order_finished(sequence);
+    return ForwardingDevice::in_order_event(sequence);
   }
   void finish() override {
     ++finishes;
-    inner_->finish();
+    ForwardingDevice::finish();
   }
-
- private:
-  std::shared_ptr<Device> inner_;
 };
 
 struct Streaks {

@@ -24,6 +24,7 @@
 #include "device/device.hpp"
 #include "device/host/host_kernel.hpp"
 #include "device/host/host_platform.hpp"
+#include "forwarding_device.hpp"
 
 namespace unimem {
 namespace {
@@ -240,59 +241,33 @@ TEST(RewriteLaunch, ARepeatedPivotIsLearnedAndReplayedAfterTheDeferredReads) {
 
 // A host device whose kernel launches throw while fail_launches is set; every other hook
 // forwards to the host device it wraps (peer copies between two such devices too).
-class LaunchFailingDevice final : public Device {
+class LaunchFailingDevice final : public testing::ForwardingDevice {
  public:
-  explicit LaunchFailingDevice(std::shared_ptr<Device> inner) : inner_(std::move(inner)) {}
+  explicit LaunchFailingDevice(std::shared_ptr<Device> inner)
+      : ForwardingDevice(std::move(inner), "failing") {}
   bool fail_launches = false;
 
-  [[nodiscard]] std::string name() const override { return inner_->name() + " (failing)"; }
-  [[nodiscard]] std::string driver() const override { return inner_->driver(); }
-  [[nodiscard]] std::uint64_t capacity() const override { return inner_->capacity(); }
-  [[nodiscard]] std::uint64_t max_allocation() const override { return inner_->max_allocation(); }
-  [[nodiscard]] std::uint64_t argument_offset_alignment() const override {
-    return inner_->argument_offset_alignment();
-  }
-  [[nodiscard]] bool rebases_arguments() const override { return inner_->rebases_arguments(); }
-  DeviceAllocation allocate(std::uint64_t bytes) override { return inner_->allocate(bytes); }
-  void free(DeviceAllocation allocation) override { inner_->free(allocation); }
-  Event copy_host_to_device(const std::byte* src, DeviceAllocation dst, std::uint64_t dst_offset,
-                            std::uint64_t bytes, std::span<const Event> deps) override {
-    return inner_->copy_host_to_device(src, dst, dst_offset, bytes, deps);
-  }
-  Event copy_device_to_host(DeviceAllocation src, std::uint64_t src_offset, std::byte* dst,
-                            std::uint64_t bytes, std::span<const Event> deps) override {
-    return inner_->copy_device_to_host(src, src_offset, dst, bytes, deps);
-  }
-  Event copy_device_to_device(DeviceAllocation src, std::uint64_t src_offset, DeviceAllocation dst,
-                              std::uint64_t dst_offset, std::uint64_t bytes,
-                              std::span<const Event> deps) override {
-    return inner_->copy_device_to_device(src, src_offset, dst, dst_offset, bytes, deps);
-  }
-  [[nodiscard]] bool can_copy_from_peer(const Device& source) const override {
-    const auto* other = dynamic_cast<const LaunchFailingDevice*>(&source);
-    return other != nullptr && inner_->can_copy_from_peer(*other->inner_);
-  }
-  Event copy_from_peer(const Device& source, DeviceAllocation src, std::uint64_t src_offset,
-                       DeviceAllocation dst, std::uint64_t dst_offset, std::uint64_t bytes,
-                       std::span<const Event> deps) override {
-    const auto& other = dynamic_cast<const LaunchFailingDevice&>(source);
-    return inner_->copy_from_peer(*other.inner_, src, src_offset, dst, dst_offset, bytes, deps);
-  }
   Event launch(const CompiledKernel& kernel, const NDRange& range, std::span<const KernelArg> args,
                std::span<const Event> deps) override {
     if (fail_launches) throw DeviceError("launch failed (on purpose)");
-    return inner_->launch(kernel, range, args, deps);
+    return ForwardingDevice::launch(kernel, range, args, deps);
   }
   Event launch_without_times(const CompiledKernel& kernel, const NDRange& range,
                              std::span<const KernelArg> args,
                              std::span<const Event> deps) override {
     if (fail_launches) throw DeviceError("launch failed (on purpose)");
-    return inner_->launch_without_times(kernel, range, args, deps);
+    return ForwardingDevice::launch_without_times(kernel, range, args, deps);
   }
-  void finish() override { inner_->finish(); }
-
- private:
-  std::shared_ptr<Device> inner_;
+  std::uint64_t launch_in_order(const CompiledKernel& kernel, const NDRange& range,
+                                std::span<const KernelArg> args) override {
+    if (fail_launches) throw DeviceError("launch failed (on purpose)");
+    return ForwardingDevice::launch_in_order(kernel, range, args);
+  }
+  std::uint64_t launch_in_order_again(const CompiledKernel& kernel, const NDRange& range,
+                                      std::span<const KernelArg> args) override {
+    if (fail_launches) throw DeviceError("launch failed (on purpose)");
+    return ForwardingDevice::launch_in_order_again(kernel, range, args);
+  }
 };
 
 // A launch that fails after its acquire (the second device's kernel cannot be enqueued) leaves
