@@ -238,10 +238,10 @@ namespace {
 // runs before the queue's later commands and had no dependency that could fail, so leaving it out
 // of a later kernel's wait list keeps the order. A failure of its own execution is then reported
 // by its own event and by finish(), and by the later kernel only when it was seen before that
-// kernel was enqueued (as for a QueuedKernelEventState, whose failure no marker shows). (Before, a ClEventState was put in the list while it ran and left out once it
-// had finished, and the next kernel got a cl_event of its own because its list was not empty: a
-// chain that held as long as the host stayed ahead of the device, so what a launch cost depended
-// on timing.)
+// kernel was enqueued (as for a QueuedKernelEventState, whose failure no marker shows). (Before, a
+// ClEventState was put in the list while it ran and left out once it had finished, and the next
+// kernel got a cl_event of its own because its list was not empty: a chain that held as long as the
+// host stayed ahead of the device, so what a launch cost depended on timing.)
 bool ordered_in(const Event& dep, const KernelQueue* ordered_by) {
   const EventState* state = dep.state().get();
   if (const auto* queued = as_queued_kernel(state)) return queued->queue() == ordered_by;
