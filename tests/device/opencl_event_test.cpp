@@ -3,6 +3,7 @@
 #if UNIMEM_HAVE_OPENCL
 #include <gmock/gmock.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -180,14 +181,19 @@ class QueuedKernels : public OpenCLDevices {
     r.global[0] = kItems;
     return r;
   }
+  // vadd's arguments for c = a + b and for e = c + b.
+  std::array<KernelArg, 3> c_from_a_and_b() const {
+    return {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_), KernelArg::of_buffer(c_)};
+  }
+  std::array<KernelArg, 3> e_from_c_and_b() const {
+    return {KernelArg::of_buffer(c_), KernelArg::of_buffer(b_), KernelArg::of_buffer(e_)};
+  }
   // c = a + b, then e = c + b: the second waits for the first (as the runtime would ask), or,
   // with `second_waits` false, only through the kernel queue.
   std::pair<Event, Event> two_kernels(std::span<const Event> first_deps, bool second_waits = true) {
     OpenCLDevice& d = device(0);
-    const KernelArg first[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
-                               KernelArg::of_buffer(c_)};
-    const KernelArg second[] = {KernelArg::of_buffer(c_), KernelArg::of_buffer(b_),
-                                KernelArg::of_buffer(e_)};
+    const auto first = c_from_a_and_b();
+    const auto second = e_from_c_and_b();
     Event k1 = d.launch_without_times(*vadd_, range(), first, first_deps);
     Event k2 = d.launch_without_times(*vadd_, range(), second,
                                       second_waits ? std::span(&k1, 1) : std::span<Event>());
@@ -295,8 +301,7 @@ TEST_F(QueuedKernels, AKernelWaitingForAFailedOneFailsToo) {
 
 TEST_F(QueuedKernels, ATimedLaunchKeepsItsOwnEventWithTimes) {
   device(0).set_profiling(true);
-  const KernelArg args[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
-                            KernelArg::of_buffer(c_)};
+  const auto args = c_from_a_and_b();
   Event timed = device(0).launch(*vadd_, range(), args, {});
   ASSERT_NE(dynamic_cast<ClEventState*>(timed.state().get()), nullptr);
   timed.wait();
@@ -310,10 +315,8 @@ TEST_F(QueuedKernels, ATimedLaunchKeepsItsOwnEventWithTimes) {
 TEST_F(QueuedKernels, AKernelAfterATimedOneOfItsQueueNeedsNeitherAWaitListNorAClEvent) {
   device(0).set_profiling(true);
   auto [gate, gate_state] = Event::make_manual();
-  const KernelArg first[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
-                             KernelArg::of_buffer(c_)};
-  const KernelArg second[] = {KernelArg::of_buffer(c_), KernelArg::of_buffer(b_),
-                              KernelArg::of_buffer(e_)};
+  const auto first = c_from_a_and_b();
+  const auto second = e_from_c_and_b();
   // The queue is held behind a kernel waiting for the gate, so the timed kernel after it (an
   // empty wait list) is still running when the next one is enqueued: the next one used to put
   // it in its wait list and so get a cl_event of its own, and the kernel after that one too,
@@ -339,10 +342,8 @@ TEST_F(QueuedKernels, AKernelAfterATimedOneOfItsQueueNeedsNeitherAWaitListNorACl
 TEST_F(QueuedKernels, AKernelAfterATimedOneThatWaitedStillCarriesItsFailure) {
   device(0).set_profiling(true);
   auto [gate, gate_state] = Event::make_manual();
-  const KernelArg first[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
-                             KernelArg::of_buffer(c_)};
-  const KernelArg second[] = {KernelArg::of_buffer(c_), KernelArg::of_buffer(b_),
-                              KernelArg::of_buffer(e_)};
+  const auto first = c_from_a_and_b();
+  const auto second = e_from_c_and_b();
   // The timed kernel waits for something that may fail: it is no plain kernel of the queue, so
   // the next one keeps it in its wait list (and a cl_event), and its failure reaches the next.
   Event timed = device(0).launch(*vadd_, range(), first, {&gate, 1});
@@ -388,8 +389,7 @@ TEST_F(QueuedKernels, TurningProfilingOnKeepsTheKernelsInLaunchOrder) {
     ASSERT_EQ(e[i], x_[i] + 4 * y_[i]) << "item " << i;
   }
   // What came after the switch is profiled.
-  const KernelArg first[] = {KernelArg::of_buffer(a_), KernelArg::of_buffer(b_),
-                             KernelArg::of_buffer(c_)};
+  const auto first = c_from_a_and_b();
   Event timed = d.launch(*vadd_, range(), first, {});
   timed.wait();
   EXPECT_TRUE(timed.state()->times().has_value());
