@@ -60,63 +60,67 @@ std::shared_ptr<const Built> increment_launch(BufferId buffer,
   return b;
 }
 
-TEST(InflightList, KeepsRunningLaunchesAndDropsFinishedOnesWithinOnePeriod) {
+// A one-device runtime with a zeroed buffer and the gated increment launch of it.
+struct GatedCounts {
   GatedIncrement gated;
-  Runtime rt(make_host_devices(1));
-  const BufferId buffer = rt.create_buffer(kBytes, "counts");
-  std::vector<std::uint8_t> host(kBytes, 0);
-  rt.write_blocking(buffer, 0, std::as_bytes(std::span(host)));
-  const auto launch = increment_launch(buffer, gated.kernel);
+  Runtime rt{make_host_devices(1)};
+  BufferId buffer = zeroed(rt);
+  std::shared_ptr<const Built> launch = increment_launch(buffer, gated.kernel);
   RuntimeCore& core = rt.core();
+
+  static BufferId zeroed(Runtime& rt) {
+    const BufferId id = rt.create_buffer(kBytes, "counts");
+    const std::vector<std::uint8_t> zeros(kBytes, 0);
+    rt.write_blocking(id, 0, std::as_bytes(std::span(zeros)));
+    return id;
+  }
+  void launch_times(std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) {
+      core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
+    }
+  }
+  // Every byte was incremented `runs` times (mod 256).
+  void expect_runs(std::size_t runs) {
+    std::vector<std::uint8_t> host(kBytes);
+    rt.read_blocking(buffer, 0, std::as_writable_bytes(std::span(host)));
+    const auto expected = static_cast<std::uint8_t>(runs & 0xFF);
+    for (std::uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(host[i], expected) << "byte " << i;
+  }
+};
+
+TEST(InflightList, KeepsRunningLaunchesAndDropsFinishedOnesWithinOnePeriod) {
+  GatedCounts t;
   const std::size_t period = RuntimeCore::kPruneInflightEvery;
   // A backlog of several periods behind the gated first run: none of it may leave the list.
   const std::size_t backlog = 5 * period + 7;
-  for (std::size_t i = 0; i < backlog; ++i) {
-    core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
-  }
-  EXPECT_GE(core.inflight_operations(), backlog) << "a launch still running left the list";
-  gated.open.set_value();
-  rt.finish();
+  t.launch_times(backlog);
+  EXPECT_GE(t.core.inflight_operations(), backlog) << "a launch still running left the list";
+  t.gated.open.set_value();
+  t.rt.finish();
   // Everything has finished: one period of launches later only launches of that period remain.
-  for (std::size_t i = 0; i < period; ++i) {
-    core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
-  }
-  EXPECT_LE(core.inflight_operations(), period)
+  t.launch_times(period);
+  EXPECT_LE(t.core.inflight_operations(), period)
       << "finished operations stayed in the list past the next pruning";
-  rt.read_blocking(buffer, 0, std::as_writable_bytes(std::span(host)));
-  const auto expected = static_cast<std::uint8_t>((backlog + period) & 0xFF);
-  for (std::uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(host[i], expected) << "byte " << i;
-  EXPECT_EQ(gated.runs.load(), static_cast<int>(backlog + period));
+  t.expect_runs(backlog + period);
+  EXPECT_EQ(t.gated.runs.load(), static_cast<int>(backlog + period));
 }
 
 TEST(InflightList, FinishLeavesNothingInFlightAndTheNextLaunchesRunAfterIt) {
-  GatedIncrement gated;
-  Runtime rt(make_host_devices(1));
-  const BufferId buffer = rt.create_buffer(kBytes, "counts");
-  std::vector<std::uint8_t> host(kBytes, 0);
-  rt.write_blocking(buffer, 0, std::as_bytes(std::span(host)));
-  const auto launch = increment_launch(buffer, gated.kernel);
-  RuntimeCore& core = rt.core();
+  GatedCounts t;
   const std::size_t backlog = 3 * RuntimeCore::kPruneInflightEvery + 5;
-  for (std::size_t i = 0; i < backlog; ++i) {
-    core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
-  }
-  gated.open.set_value();
-  rt.finish();
+  t.launch_times(backlog);
+  t.gated.open.set_value();
+  t.rt.finish();
   // finish() waited for every operation and dropped them: none is left for a pruning.
-  EXPECT_EQ(core.inflight_operations(), 0u) << "finish() left finished operations in the list";
+  EXPECT_EQ(t.core.inflight_operations(), 0u) << "finish() left finished operations in the list";
   // Twice more: the list's storage goes back and forth (finish() swaps it with a spare one).
   for (int round = 0; round < 2; ++round) {
-    for (std::size_t i = 0; i < backlog; ++i) {
-      core.launch_partitioned(launch->args, launch->partitions, nullptr, launch);
-    }
-    EXPECT_GT(core.inflight_operations(), 0u);
-    rt.finish();
-    EXPECT_EQ(core.inflight_operations(), 0u);
+    t.launch_times(backlog);
+    EXPECT_GT(t.core.inflight_operations(), 0u);
+    t.rt.finish();
+    EXPECT_EQ(t.core.inflight_operations(), 0u);
   }
-  rt.read_blocking(buffer, 0, std::as_writable_bytes(std::span(host)));
-  const auto expected = static_cast<std::uint8_t>((3 * backlog) & 0xFF);
-  for (std::uint64_t i = 0; i < kBytes; ++i) ASSERT_EQ(host[i], expected) << "byte " << i;
+  t.expect_runs(3 * backlog);
 }
 
 TEST(InflightList, AFailedLaunchIsReportedByEveryFinishUntilAPruningDropsIt) {
