@@ -1770,12 +1770,13 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
   // last deferred run as it was.
   // A chained deferred launch's entries are null (launch_partitioned moves them out) unless a
   // launch failed after submitting its kernels: each is made null here, a test and no store when
-  // it is already. A periodic replay takes the whole list (replay_period_step): its kernels are
-  // appended, one per partition enqueued, to the list it leaves empty (emptied here otherwise).
+  // it is already. A periodic replay takes the whole list (replay_period_step): its kernel i is
+  // written over entry i (the entries hold a previous replay's events, dropped as they are
+  // overwritten: no list is emptied or appended to), and periodic_kernels_issued_ counts them.
   const bool periodic = ordering == Ordering::periodic;
   const bool deferred = ordering == Ordering::chained_deferred || periodic;
   if (periodic) {
-    if (!deferred_scratch_.empty()) deferred_scratch_.clear();
+    if (deferred_scratch_.size() != plan.size()) deferred_scratch_.resize(plan.size());
   } else if (deferred) {
     if (deferred_scratch_.size() < plan.size()) deferred_scratch_.resize(plan.size());
     for (std::size_t i = 0; i < plan.size(); ++i) {
@@ -1972,7 +1973,8 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     if (coherent) {
       if (periodic) {
         chain_after(period_.chain[pu.agent], e);
-        deferred_scratch_.push_back(e);
+        deferred_scratch_[static_cast<std::size_t>(&pu - plan.data())] = e;
+        ++periodic_kernels_issued_;
       }
       if (!deferred) {
         for (std::size_t i = 0; i < pu.uses.size(); ++i) {
@@ -1992,12 +1994,12 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       }
     }
     if (partition_events != nullptr) partition_events->push_back(e);
-    // The kernel lives until it has run.
+    // The kernel lives until it has run. (A replay leaves last_kernel_ to its materialization.)
     keep_kernel_locked(static_cast<std::size_t>(&pu - plan.data()), p.device, e,
                        pitched     ? p.pitched_kernel
                        : rewritten ? p.rebased_kernel
                                    : p.kernel,
-                       deferred && !periodic, coherent);
+                       deferred && !periodic, coherent && !periodic);
     if (plan.size() == 1) {
       only = std::move(e);
     } else {
@@ -2426,7 +2428,9 @@ std::vector<IntervalMap<AgentMask>::Segment> RuntimeCore::directory_segments(Buf
 //   the order those ran, as the deferred records are settled (launch_partitioned): for a byte on
 //   an agent, the last writer among all replayed operations is the last run of the step that
 //   wrote it last, and earlier runs of each operation are ancestors of its last run on the
-//   chains below. The first launch after it orders through the trackers (chained_after_).
+//   chains below. Each device's last kernel (last_kernel_, which replayed launches leave as the
+//   replay began) becomes its newest replayed one, as if each replay had set it. The first
+//   launch after it orders through the trackers (chained_after_).
 // Ordering (Ordering::periodic, replay_copy). A replayed operation waits for exactly the last
 // operation on each agent it touches (chain, per agent: a kernel on d touches d; a copy from s
 // to t touches s and t, the host being agent 0), and becomes that agent's last; the chains
@@ -2674,8 +2678,8 @@ void RuntimeCore::check_replay_chains() {
   }
 }
 
-bool RuntimeCore::replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,
-                               bool coherent) const {
+inline bool RuntimeCore::replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,
+                                      bool coherent) const {
   const PeriodicCycle& c = period_;
   // The boxes of every step were on their devices when the replay began (end_period_step), and
   // still are: see "Replay".
@@ -2720,13 +2724,16 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
     detail::throw_invariant("a replayed launch of a periodic cycle evicted an allocation", __FILE__,
                             __LINE__);
   }
-  // This replay's events go to lists that are empty here and are made the step's once all of
-  // them were issued (the step keeps its previous replay's until then: a failure records what
-  // this one issued after them): the copies' to the spares, the kernels' to deferred_scratch_
-  // (submit_kernels appends one per partition). The step's previous lists then become those
-  // lists, emptied: no list is made, moved or destroyed per replay, only its events.
+  // This replay's events go to lists that are made the step's once all of them were issued (the
+  // step keeps its previous replay's until then: a failure records what this one issued after
+  // them): the copies' to the spares (empty here), the kernels' to deferred_scratch_
+  // (submit_kernels writes kernel i over entry i, periodic_kernels_issued_ counting them). The
+  // step's previous lists then become those lists: the copies' emptied, the kernels' left
+  // full, their events dropped as the next replay overwrites them. No list is made, moved or
+  // destroyed per replay, only its events; a cycle without copies swaps one list.
   EventList& before = c.spare_before;
   EventList& after = c.spare_after;
+  periodic_kernels_issued_ = 0;
   Event kernels;
   try {
     if (!step.before.empty()) {
@@ -2746,26 +2753,32 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
     EventList issued_after;
     issued_before.swap(before);
     kernel_events.swap(deferred_scratch_);
+    kernel_events.resize(periodic_kernels_issued_);  // (the others: a previous replay's)
     issued_after.swap(after);
     materialize_period_locked();
     for (std::size_t i = 0; i < issued_before.size(); ++i) {
       step.before[i].buffer->record_replayed_copy(step.before[i].rows, issued_before[i]);
     }
     for (std::size_t i = 0; i < kernel_events.size(); ++i) {
-      if (!kernel_events[i].is_null()) record_accesses(entry.plan[i], kernel_events[i]);
+      record_accesses(entry.plan[i], kernel_events[i]);
+      last_kernel_[entry.plan[i].source->device] = kernel_events[i];
     }
     for (std::size_t i = 0; i < issued_after.size(); ++i) {
       step.after[i].buffer->record_replayed_copy(step.after[i].rows, issued_after[i]);
     }
     throw;
   }
-  step.before_events.swap(before);
+  // The previous replay's events of the step: the copies' dropped (the lists stay for the next
+  // replay), the kernels' when the next replay overwrites them.
+  if (!step.before.empty()) {
+    step.before_events.swap(before);
+    before.clear();
+  }
   step.kernel_events.swap(deferred_scratch_);
-  step.after_events.swap(after);
-  // The previous replay's events of the step: dropped (the lists stay for the next replay).
-  if (!before.empty()) before.clear();
-  if (!deferred_scratch_.empty()) deferred_scratch_.clear();
-  if (!after.empty()) after.clear();
+  if (!step.after.empty()) {
+    step.after_events.swap(after);
+    after.clear();
+  }
   step.replayed_at = number;
   ++c.replayed;
   ++periodic_replays_;
@@ -2773,7 +2786,7 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
 #if UNIMEM_INVARIANTS_ENABLED
   check_replayed_step(step, c.position);
 #endif
-  c.position = (c.position + 1) % c.length;
+  if (++c.position == c.length) c.position = 0;
   context_.memory->settle();
   // As the repeat path does (launch_partitioned).
   entry.last_run = number;
@@ -2865,6 +2878,8 @@ void RuntimeCore::materialize_period_locked() const {
       }
       for (std::size_t i = 0; i < step->kernel_events.size(); ++i) {
         record_accesses((*step->plan)[i], step->kernel_events[i]);
+        // (replay_period_step leaves the devices' last kernels to this: each its newest)
+        last_kernel_[(*step->plan)[i].source->device] = step->kernel_events[i];
       }
       for (std::size_t i = 0; i < step->after.size(); ++i) {
         step->after[i].buffer->record_replayed_copy(step->after[i].rows, step->after_events[i]);
@@ -2872,6 +2887,7 @@ void RuntimeCore::materialize_period_locked() const {
     }
     chained_after_ = operations_ + 1;  // the next launch orders through the trackers
     ++periodic_materializations_;
+    deferred_scratch_.clear();  // older replays' kernels (replay_period_step)
   }
   carry_period_locked();
   reset_period_storage();

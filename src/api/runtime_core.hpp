@@ -338,8 +338,9 @@ class RuntimeCore {
   /// launch has run), without a completion callback per launch.
   void track(const Event& e, const std::shared_ptr<const CompiledKernel>& kernel = nullptr);
   /// Where a launch keeps a partition's kernel once enqueued (submit_kernels, launch_again): a
-  /// deferred launch's in deferred_scratch_[partition], in the coherent modes as its device's
-  /// last kernel, and in flight with its kernel object (track).
+  /// deferred launch's in deferred_scratch_[partition], in the coherent modes (`coherent`) as its
+  /// device's last kernel, and in flight with its kernel object (track). A periodic replay passes
+  /// coherent = false: materialize_period_locked sets the devices' last kernels from the steps.
   void keep_kernel_locked(std::size_t partition, std::size_t device, const Event& e,
                           const std::shared_ptr<const CompiledKernel>& kernel, bool deferred,
                           bool coherent);
@@ -365,7 +366,8 @@ class RuntimeCore {
   /// The launch's completion: its one kernel's event, or when_all of several. Under
   /// chained_deferred the kernels' events are kept in deferred_scratch_ (launch_partitioned
   /// hands them to the entry once every partition was enqueued); under periodic they are
-  /// appended to it, emptied first (replay_period_step takes the list).
+  /// written over its first plan.size() entries (sized so), periodic_kernels_issued_ counting
+  /// them (replay_period_step takes the list).
   /// acquired: acquire_inputs ran for this launch (BufferUse::read_only is this launch's).
   Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                        std::vector<Event>* partition_events, Ordering ordering, bool acquired);
@@ -498,11 +500,15 @@ class RuntimeCore {
   // without its directory steps and after its devices' previous kernels (last_kernel_, per
   // device, kept in the coherent modes); deferred_pending_ while some entry holds records.
   mutable std::uint64_t chained_after_ = 0;  // (materialize_period_locked sets it)
-  std::vector<Event> last_kernel_;
+  // (A periodic replay leaves it as the replay began: materialize_period_locked sets it.)
+  mutable std::vector<Event> last_kernel_;
   bool deferred_pending_ = false;
   std::uint64_t deferred_record_launches_ = 0;
   std::vector<RepeatableLaunch*> settle_order_;  // scratch of settle_deferred_records_locked
-  std::vector<Event> deferred_scratch_;          // a deferred launch's kernels, until all ran
+  // A deferred launch's kernels, until all ran (a periodic replay's: see replay_period_step;
+  // materialize_period_locked drops what its replays left in it).
+  mutable std::vector<Event> deferred_scratch_;
+  std::size_t periodic_kernels_issued_ = 0;  // the replayed launch's kernels enqueued so far
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   // A chained deferred run `number` of entry enqueued all its kernels (deferred_scratch_): they
   // become the entry's deferred records (launch_partitioned, launch_again).
@@ -609,8 +615,10 @@ class RuntimeCore {
   // of the cycle gives on that agent (begin_period_replay lists the trackers' events instead).
   void check_replay_chains();
   void reset_period_storage() const;
-  [[nodiscard]] bool replays_next(const RepeatableLaunch* entry, std::size_t cycle_length,
-                                  bool coherent) const;
+  // (Inlined into launch_partitioned: every replayed launch asks it.)
+  [[nodiscard, gnu::always_inline]] inline bool replays_next(const RepeatableLaunch* entry,
+                                                             std::size_t cycle_length,
+                                                             bool coherent) const;
   Event replay_period_step(std::span<const LaunchArg> args, std::size_t found,
                            std::vector<Event>* partition_events);
   Event replay_copy(const RecordedCopy& c);

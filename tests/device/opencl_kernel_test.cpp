@@ -188,6 +188,53 @@ TEST_F(OpenCLKernelLaunch, RepeatedLaunchesSeeExactlyTheirOwnArguments) {
   d.free(second);
 }
 
+// A launch does not check again a whole allocation the kernel's argument named on this device
+// in its last two launches (a ping-pong's two buffers), no buffer of the context freed since;
+// any other handle is checked: one freed since, or the first device's on another device (which
+// shares the cl_kernel), is refused however recently the ping-pong named it.
+TEST_F(OpenCLKernelLaunch, APingPongsBuffersAreCheckedAgainAfterAFreeAndOnAnotherDevice) {
+  OpenCLDevice& d = device(0);
+  auto add = build_add(d);
+  NDRange range;
+  range.global[0] = kAddInts;
+  const auto run = [&](OpenCLDevice& on, DeviceAllocation a, int value) {
+    const KernelArg args[] = {KernelArg::of_buffer(a), KernelArg::of_scalar(value)};
+    on.launch(*add, range, args, {}).wait();
+  };
+  DeviceAllocation a = zeroed_ints(d), b = zeroed_ints(d);
+  for (int round = 0; round < 3; ++round) {
+    run(d, a, 1);
+    run(d, b, 2);
+  }
+  EXPECT_EQ(read_ints(d, a), std::vector<int>(kAddInts, 3));
+  EXPECT_EQ(read_ints(d, b), std::vector<int>(kAddInts, 6));
+  if (need_two_peers()) {
+    OpenCLDevice& peer = device(1);
+    DeviceAllocation p = zeroed_ints(peer);
+    run(peer, p, 7);
+    try {
+      run(peer, a, 1);
+      ADD_FAILURE() << "the first device's allocation was launched on the second device";
+    } catch (const PreconditionError& e) {
+      EXPECT_THAT(e.what(), HasSubstr("is not a live allocation of device"));
+    }
+    run(d, a, 1);  // back on the first device: the kernel's values are the peer's, a is checked
+    run(d, b, 2);
+    EXPECT_EQ(read_ints(d, a), std::vector<int>(kAddInts, 4));
+    EXPECT_EQ(read_ints(peer, p), std::vector<int>(kAddInts, 7));
+    peer.free(p);
+  }
+  run(d, a, 1);
+  d.free(a);
+  try {
+    run(d, a, 1);
+    ADD_FAILURE() << "a freed allocation was launched";
+  } catch (const PreconditionError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is not a live allocation of device"));
+  }
+  d.free(b);
+}
+
 // launch_in_order_again enqueues the kernel as it is only while its last launch was
 // launch_in_order's on the same device with arguments the cl_kernel still holds: after a launch
 // with other arguments (on this device or a peer sharing the cl_kernel) or one through a

@@ -599,15 +599,23 @@ Event OpenCLDevice::launch_kernel(const CompiledKernel& kernel, const NDRange& r
                               "): OpenCL devices take the base through a rewritten kernel");
     }
     const std::uint64_t at = args[i].buffer_offset;
-    // The handle this kernel's last launch on this device checked and set, no buffer of the
-    // context released since: it is still one of this device's allocations.
-    const OpenCLKernel::ArgumentsSet::Value& value = set.values[i];
-    if (same_device && at == 0 && value.known && value.kind == KernelArg::Kind::buffer &&
-        value.mem == static_cast<cl_mem>(args[i].buffer.handle)) {
-      buffers[i] = value.mem;
+    // The handle this kernel's last launch on this device checked and set, or the one it held
+    // before (a ping-pong alternates two), no buffer of the context released since: it is still
+    // one of this device's allocations. Checking it again cost a lock and a hash lookup whose
+    // length follows where the allocator put the handles (up to 13 instructions more per launch
+    // in one runtime than in another of the same process, --instructions' noise floor).
+    OpenCLKernel::ArgumentsSet::Value& value = set.values[i];
+    const auto handle = static_cast<cl_mem>(args[i].buffer.handle);
+    const bool holds_buffer = same_device && value.known && value.kind == KernelArg::Kind::buffer;
+    if (!same_device) value.checked = nullptr;  // another device's
+    if (at == 0 && holds_buffer && value.mem == handle) {
+      buffers[i] = handle;
       continue;
     }
-    buffers[i] = checked_buffer(args[i].buffer, at, 0, what);
+    const bool checked_before =
+        at == 0 && same_device && handle != nullptr && value.checked == handle;
+    buffers[i] = checked_before ? handle : checked_buffer(args[i].buffer, at, 0, what);
+    if (at == 0 && holds_buffer) value.checked = value.mem;  // (replaced by handle below)
     if (at == 0) continue;
     if (at >= args[i].buffer.size) {
       throw PreconditionError(what() + ": a pointer " + std::to_string(at) +

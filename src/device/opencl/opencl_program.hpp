@@ -83,6 +83,9 @@ class OpenCLKernel final : public CompiledKernel {
       cl_mem mem = nullptr;
       std::vector<std::byte> bytes;
       std::uint64_t local_bytes = 0;
+      /// Another whole allocation of `device` this argument named since released_at, checked
+      /// then (the one mem held before it): a ping-pong's other buffer is not checked again.
+      cl_mem checked = nullptr;
     };
     std::vector<Value> values;      ///< by argument index
     std::uint64_t released_at = 0;  ///< Context::buffers_released() when they were set
