@@ -827,8 +827,7 @@ bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy st
   return false;
 }
 
-void SharedBuffer::settle_restarts() const {
-  if (!restart_family_) return;
+void SharedBuffer::make_deferred_restarts() const {
   restart_family_ = false;
   if (deferred_restarts_ != 0) {
     history_.restart_runs(reread_misses_before_, deferred_restarts_);

@@ -241,7 +241,9 @@ class SharedBuffer final : public EvictionClient {
   void observe_deferred_rewrite_reads();
   /// The restarts a family of rewriting launches deferred (publish_rewrites), made in the
   /// history now, and the family ended: called before any other use of the history.
-  void settle_restarts() const;
+  void settle_restarts() const {
+    if (restart_family_) make_deferred_restarts();  // inline: every other history use asks
+  }
   /// Rewriting launches whose history restart publish_rewrites deferred so far (for tests).
   [[nodiscard]] std::uint64_t deferred_restarts() const { return deferred_restarts_total_; }
   /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: its writes
@@ -472,6 +474,7 @@ class SharedBuffer final : public EvictionClient {
   // settle_restarts makes them in the history before anything else looks at it. The last
   // launch's misses (a restart's, kept) are in reread_missing_before_ / reread_misses_before_,
   // swapped with the current ones.
+  void make_deferred_restarts() const;
   mutable bool restart_family_ = false;
   mutable std::uint64_t deferred_restarts_ = 0;
   std::uint64_t deferred_restarts_total_ = 0;  // deferred_restarts()
