@@ -224,7 +224,8 @@ class SharedBuffer final : public EvictionClient {
   /// The caller holds allocations covering each use's bytes on its agent (begin_use), as a
   /// launch does.
   bool acquire_rewriting_last_writes(std::span<const LaunchUse> uses);
-  /// After acquire_rewriting_last_writes returned true, until the next call on this buffer: the
+  /// After acquire_rewriting_last_writes returned true, until publish_rewrites (which may swap
+  /// the sets away to keep them for the next launch) or the next call on this buffer: the
   /// bytes use j of its uses lacked, which are its needed bytes minus its written ones (its own
   /// last writes: condition (b)), the bytes a kernel reads and does not write.
   [[nodiscard]] const IntervalSet& rewrite_missing(std::size_t use) const {
