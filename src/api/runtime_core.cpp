@@ -2343,6 +2343,17 @@ int RuntimeCore::history_repeat_count(BufferId buffer, const std::string& kernel
   return buffer_locked(buffer).history().repeat_count({kernel, writers});
 }
 
+std::uint64_t RuntimeCore::deferred_rewrite_restarts(BufferId buffer) const {
+  std::lock_guard lock(mutex_);
+  return buffer_locked(buffer).deferred_restarts();
+}
+
+std::uint64_t RuntimeCore::history_restarts(BufferId buffer) const {
+  std::lock_guard lock(mutex_);
+  materialize_period_locked();
+  return buffer_locked(buffer).history().restarts();
+}
+
 std::size_t RuntimeCore::tracked_accesses(BufferId buffer) {
   std::lock_guard lock(mutex_);
   settle_deferred_records_locked();

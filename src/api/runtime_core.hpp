@@ -277,6 +277,11 @@ class RuntimeCore {
   /// Of those, the ones whose adaptive history took the whole run in one call because it only
   /// restarted the count (SharedBuffer::publish_rewrites; for tests).
   [[nodiscard]] std::uint64_t restarted_rewrite_runs() const;
+  /// Of those, buffer's whose restart waited for the end of its family of restarting launches
+  /// (SharedBuffer::publish_rewrites), and the restarts its history counts, those made (for
+  /// tests).
+  [[nodiscard]] std::uint64_t deferred_rewrite_restarts(BufferId buffer) const;
+  [[nodiscard]] std::uint64_t history_restarts(BufferId buffer) const;
   /// Kernels submitted (one per partition) and the events passed to their drivers to wait for,
   /// in total: what the trackers (or, under measurement gamma, the previous kernel) gave them,
   /// before the driver drops finished ones (for tools: `unimem bench`'s wait_events_per_kernel).

@@ -138,16 +138,7 @@ bool AdaptiveHistory::restart_run(const std::string& kernel, AgentMask writers,
   const bool full_mispredicted = full.close();
   const DemandSequence* full_prediction = full.open_prediction(kernel, writers);
 #endif
-  e.sequence.resize(n);
-  std::size_t i = 0;
-  for (const Miss& m : misses) {
-    if (m.bytes->empty()) continue;
-    e.sequence[i].agent = m.agent;
-    e.sequence[i].bytes = *m.bytes;  // into the stored demand's storage
-    ++i;
-  }
-  e.repeats = 1;
-  ++restarts_;
+  store_restart(misses, 1);
 #if UNIMEM_INVARIANTS_ENABLED
   if (full_mispredicted || full_prediction != nullptr || !same_as(full)) {
     detail::throw_invariant("AdaptiveHistory: a restarting run of kernel '" + kernel + "' on " +
@@ -158,6 +149,34 @@ bool AdaptiveHistory::restart_run(const std::string& kernel, AgentMask writers,
 #endif
   check_if_enabled();
   return true;
+}
+
+void AdaptiveHistory::store_restart(std::span<const Miss> misses, std::uint64_t runs) {
+  Entry& e = entry_.node->second;
+  std::size_t n = 0;
+  for (const Miss& m : misses) n += m.bytes->empty() ? 0 : 1;
+  e.sequence.resize(n);
+  std::size_t i = 0;
+  for (const Miss& m : misses) {
+    if (m.bytes->empty()) continue;
+    e.sequence[i].agent = m.agent;
+    e.sequence[i].bytes = *m.bytes;  // into the stored demand's storage
+    ++i;
+  }
+  e.repeats = 1;
+  restarts_ += runs;
+}
+
+// restart_runs: restart_run changes only the entry's sequence (to the run's misses), its count
+// (to 1) and restarts_ (+1), and leaves the recording open, holding nothing, on the same key, so
+// each next one applies again as long as its misses differ (the caller's condition); after n of
+// them the entry holds the last run's misses with count 1, and restarts_ grew by n.
+void AdaptiveHistory::restart_runs(std::span<const Miss> last, std::uint64_t runs) {
+  UNIMEM_REQUIRE(records_misses_only() && entry_.node != nullptr,
+                 "AdaptiveHistory::restart_runs: the recording is not an empty one of its key");
+  if (runs == 0) return;
+  store_restart(last, runs);
+  check_if_enabled();
 }
 
 AdaptiveHistory::Entry& AdaptiveHistory::recorded_entry() {

@@ -69,6 +69,18 @@ class AdaptiveHistory {
   /// returns false, having changed nothing, otherwise. Why it is the same is written above the
   /// definition; invariant builds run the three calls on a copy and compare (same_as).
   bool restart_run(const std::string& kernel, AgentMask writers, std::span<const Miss> misses);
+  /// `runs` restarting runs in a row that restart_run did not take (a caller deferred them:
+  /// SharedBuffer's family of restarts), the last one's misses `last`: what restart_run of each
+  /// in turn leaves, when each applied (each run's non-empty misses differed from the run's
+  /// before, the first's from the entry's sequence), since each of them replaces the entry's
+  /// sequence, sets its count to 1 and counts a restart. Requires what restart_run checks but
+  /// the key and the comparison: the recording holds nothing and its entry is known (the runs
+  /// were of the recording's key).
+  void restart_runs(std::span<const Miss> last, std::uint64_t runs);
+  /// Whether the open recording is kernel's on writers (restart_run's key).
+  [[nodiscard]] bool records(const std::string& kernel, AgentMask writers) const {
+    return open_ && recording_.key.writers == writers && recording_.key.kernel == kernel;
+  }
   /// Whether restart_run could apply to a run whose reads come next: the open recording holds
   /// nothing yet, so observe_read records each read's missing bytes and nothing else (a caller
   /// may then pass its reads to restart_run later, or observe them then, to the same effect, as
@@ -182,6 +194,9 @@ class AdaptiveHistory {
     ~EntryCache() = default;
     Entries::value_type* node = nullptr;
   };
+  // restart_run's change once it applies: the entry's sequence becomes the misses' non-empty
+  // sets, its count 1, and `runs` restarts are counted.
+  void store_restart(std::span<const Miss> misses, std::uint64_t runs);
   // The stored entry of recording_.key, made if it has none.
   Entry& recorded_entry();
   Entries entries_;

@@ -280,6 +280,7 @@ IntervalSet SharedBuffer::read_direct(const Interval& range, std::byte* out, Eve
   // keeps being predicted); the direct parts are no demand on the home copy.
   prefetch_.demand_read(kHostAgent, from_home);
   if (history_.recording() && !from_home.empty()) {
+    settle_restarts();
     history_.observe_read(kHostAgent, from_home, IntervalSet{});
   }
   issue_all(direct, HostSide{out, range.begin}, &copies, copy_devices);
@@ -523,6 +524,7 @@ void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& k
 
 void SharedBuffer::after_writes(UpdateStrategy strategy, DeviceWrites writes,
                                 const std::string& kernel) {
+  settle_restarts();
   if (strategy != UpdateStrategy::adaptive) {
     perform(updates_.after_device_writes(strategy, writes, kernel, history_));
     return;
@@ -592,10 +594,9 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
   // Per use, the bytes it lacks and their copies, as the directory would give them (the proof
   // above): computed for every use before anything is done, so a use that does not qualify
   // leaves nothing changed.
-  if (reread_missing_.size() < uses.size()) {
-    reread_missing_.resize(uses.size());
-    reread_transfers_.resize(uses.size());
-  }
+  // (Each on its own: publish_rewrites swaps reread_missing_ with the last launch's.)
+  if (reread_missing_.size() < uses.size()) reread_missing_.resize(uses.size());
+  if (reread_transfers_.size() < uses.size()) reread_transfers_.resize(uses.size());
   for (std::size_t j = 0; j < uses.size(); ++j) {
     const LaunchUse& u = uses[j];
     IntervalSet& lacking = reread_missing_[j];
@@ -666,6 +667,7 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
   reread_misses_.clear();
   rewrite_reads_deferred_ = history_.records_misses_only();
   const bool observe = history_.recording() && !rewrite_reads_deferred_;
+  if (observe) settle_restarts();  // (a family of restarts leaves the recording empty: none)
   for (std::size_t j = 0; j < uses.size(); ++j) {
     const Agent reader = uses[j].agent;
     const IntervalSet& bytes = *uses[j].needed;
@@ -725,6 +727,7 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
 }
 
 void SharedBuffer::observe_deferred_rewrite_reads() {
+  settle_restarts();  // the launches before this one came first
   if (!rewrite_reads_deferred_) return;
   rewrite_reads_deferred_ = false;
   // The recording held nothing (records_misses_only), so observe_read reads only the missing
@@ -734,6 +737,32 @@ void SharedBuffer::observe_deferred_rewrite_reads() {
   }
 }
 
+namespace {
+// Whether two runs' misses differ as restart_run compares them: their non-empty sets in order.
+bool misses_differ(std::span<const AdaptiveHistory::Miss> a,
+                   std::span<const AdaptiveHistory::Miss> b) {
+  auto i = a.begin();
+  auto j = b.begin();
+  while (true) {
+    while (i != a.end() && i->bytes->empty()) ++i;
+    while (j != b.end() && j->bytes->empty()) ++j;
+    if (i == a.end() || j == b.end()) return i != a.end() || j != b.end();
+    if (i->agent != j->agent || *i->bytes != *j->bytes) return true;
+    ++i;
+    ++j;
+  }
+}
+}  // namespace
+
+// A family of restarts. restart_run of a launch applies when the recording holds nothing, is the
+// launch's kernel on its writers, its entry known, and the misses differ from the entry's
+// sequence. After one applied, the recording is left so (open, empty, the same key and entry)
+// and the entry's sequence is that launch's misses; while no other call reaches the history
+// (every other use settles first: settle_restarts), the next launch's restart_run therefore
+// applies exactly when its key is the same and its misses differ from the launch's before, and
+// leaves the same again with its own misses. So a run of n such launches is restart_runs with
+// the last one's misses and n (AdaptiveHistory::restart_runs), made at the family's end; the
+// ledger's calls are made as before, launch by launch.
 bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy strategy) {
   if (rewrite_reads_deferred_ && strategy == UpdateStrategy::adaptive) {
     // begin_write and after_device_rewrites with the deferred reads observed first: their
@@ -745,8 +774,47 @@ bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy st
     for (std::size_t i = 0; i < last_writes_count_; ++i) {
       writers = writers.with(last_writes_[i].first);
     }
-    if (history_.restart_run(kernel, writers, reread_misses_)) {
+    bool restarted = false;
+    if (restart_family_ && history_.records(kernel, writers) &&
+        misses_differ(reread_misses_, reread_misses_before_)) {
+#if UNIMEM_INVARIANTS_ENABLED
+      // The shadow takes the calls restart_run stands for (a copy knows no entry yet): they
+      // must restart the count, report no misprediction and predict nothing.
+      bool full_restarts = true;
+      if (restart_shadow_) {
+        AdaptiveHistory& full = *restart_shadow_;
+        const std::uint64_t before = full.restarts();
+        for (const AdaptiveHistory::Miss& m : reread_misses_) {
+          full.observe_read(m.agent, *m.bytes, *m.bytes);
+        }
+        full_restarts = !full.close() && full.restarts() == before + 1 &&
+                        full.open_prediction(kernel, writers) == nullptr;
+      }
+      if (!full_restarts) {
+        detail::throw_invariant(describe() + ": a deferred restart of kernel '" + kernel +
+                                    "' is one restart_run would not take",
+                                __FILE__, __LINE__);
+      }
+#endif
+      ++deferred_restarts_;
+      ++deferred_restarts_total_;
+      restarted = true;
+    } else {
+      settle_restarts();
+      restarted = history_.restart_run(kernel, writers, reread_misses_);
+      if (restarted) {
+        restart_family_ = true;
+#if UNIMEM_INVARIANTS_ENABLED
+        restart_shadow_.emplace(history_);
+#endif
+      }
+    }
+    if (restarted) {
       rewrite_reads_deferred_ = false;
+      // This launch's misses are the family's last (the next launch's acquire overwrites the
+      // current sets).
+      std::swap(reread_missing_, reread_missing_before_);
+      std::swap(reread_misses_, reread_misses_before_);
       for (std::size_t i = 0; i < last_writes_count_; ++i) {
         prefetch_.overwritten(last_writes_[i].second);
       }
@@ -757,6 +825,23 @@ bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy st
   begin_write();
   after_device_rewrites(kernel, strategy);
   return false;
+}
+
+void SharedBuffer::make_deferred_restarts() const {
+  restart_family_ = false;
+  if (deferred_restarts_ != 0) {
+    history_.restart_runs(reread_misses_before_, deferred_restarts_);
+    deferred_restarts_ = 0;
+  }
+#if UNIMEM_INVARIANTS_ENABLED
+  if (restart_shadow_ && !history_.same_as(*restart_shadow_)) {
+    detail::throw_invariant(describe() +
+                                ": the deferred restarts leave another history than "
+                                "restart_run of each launch",
+                            __FILE__, __LINE__);
+  }
+  restart_shadow_.reset();
+#endif
 }
 
 void SharedBuffer::after_device_rewrites(const std::string& kernel, UpdateStrategy strategy) {
@@ -776,6 +861,7 @@ void SharedBuffer::after_host_write(const IntervalSet& bytes, UpdateStrategy str
 }
 
 bool SharedBuffer::reread_changes_nothing(Agent agent, const IntervalSet& bytes) const {
+  settle_restarts();
   return !history_.read_would_record(agent, bytes) &&
          !prefetch_.unread_on(agent).intersects(bytes) &&
          directory_.missing_on(agent, bytes).empty();
@@ -784,6 +870,7 @@ bool SharedBuffer::reread_changes_nothing(Agent agent, const IntervalSet& bytes)
 bool SharedBuffer::rewrite_changes_nothing(DeviceWrites writes, const std::string& kernel,
                                            UpdateStrategy strategy) const {
   if (strategy != UpdateStrategy::lazy && strategy != UpdateStrategy::adaptive) return false;
+  settle_restarts();
   AgentMask writers;
   for (const auto& [agent, bytes] : writes) {
     writers = writers.with(agent);
@@ -796,7 +883,10 @@ bool SharedBuffer::rewrite_changes_nothing(DeviceWrites writes, const std::strin
   return history_.repeat_changes_only_count(kernel, writers);
 }
 
-void SharedBuffer::count_unchanged_rewrite(int runs) { history_.count_unchanged_repeat(runs); }
+void SharedBuffer::count_unchanged_rewrite(int runs) {
+  settle_restarts();
+  history_.count_unchanged_repeat(runs);
+}
 
 bool SharedBuffer::make_current_resident(Agent agent, const IntervalSet& bytes, IntervalSet& part) {
   // One allocation holding all of bytes (a halo's rows inside the device's box: every replay of
@@ -836,7 +926,10 @@ SharedBuffer::EndReplayCopies::~EndReplayCopies() { ledger.end_replay(); }
 void SharedBuffer::replay_copy_to(Agent agent, const IntervalSet& bytes, IntervalSet& part) {
   prefetch_.replay_to(agent);
   const IntervalSet& done = make_current_resident(agent, bytes, part) ? bytes : part;
-  if (!done.empty()) history_.note_prefetched(agent, done);
+  if (!done.empty()) {
+    settle_restarts();
+    history_.note_prefetched(agent, done);
+  }
 }
 
 SharedBuffer::AccessMarks SharedBuffer::access_marks() const {
@@ -866,12 +959,14 @@ EventList SharedBuffer::pending() const {
 }
 
 SharedBuffer::PeriodicState SharedBuffer::periodic_state() const {
+  settle_restarts();
   PeriodicState s{directory_, evicted_, history_, prefetch_, home_unwritten_, {}, false, {}};
   take_periodic_state(s);
   return s;
 }
 
 void SharedBuffer::take_periodic_state(PeriodicState& into) const {
+  settle_restarts();
   // Copy-assignments (not a new value): each member keeps its storage where it suffices.
   into.directory = directory_;
   into.evicted = evicted_;
@@ -934,6 +1029,7 @@ void SharedBuffer::restore_periodic_state(const PeriodicState& at, const Periodi
   }
   directory_.assign_masks(at.directory);
   evicted_ = at.evicted;
+  settle_restarts();  // (then replaced: a family's misses are no longer the entry's)
   history_ = at.history;
   history_.add_rounds(round_start.history, round_end.history, rounds);
   prefetch_ = at.prefetch;

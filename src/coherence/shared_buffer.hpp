@@ -163,7 +163,11 @@ class SharedBuffer final : public EvictionClient {
   [[nodiscard]] HazardTracker& tracker(Agent a) { return trackers_[a]; }
   /// Copies issued so far, with the replay accounting (PrefetchLedger) as of now.
   [[nodiscard]] TransferStats stats() const;
-  [[nodiscard]] const AdaptiveHistory& history() const { return history_; }
+  /// The adaptive history, with the restarts a family of rewriting launches deferred made.
+  [[nodiscard]] const AdaptiveHistory& history() const {
+    settle_restarts();
+    return history_;
+  }
 
   [[nodiscard]] std::optional<UpdateStrategy> strategy_override() const { return override_; }
   void set_strategy_override(std::optional<UpdateStrategy> s) { override_ = s; }
@@ -220,7 +224,8 @@ class SharedBuffer final : public EvictionClient {
   /// The caller holds allocations covering each use's bytes on its agent (begin_use), as a
   /// launch does.
   bool acquire_rewriting_last_writes(std::span<const LaunchUse> uses);
-  /// After acquire_rewriting_last_writes returned true, until the next call on this buffer: the
+  /// After acquire_rewriting_last_writes returned true, until publish_rewrites (which may swap
+  /// the sets away to keep them for the next launch) or the next call on this buffer: the
   /// bytes use j of its uses lacked, which are its needed bytes minus its written ones (its own
   /// last writes: condition (b)), the bytes a kernel reads and does not write.
   [[nodiscard]] const IntervalSet& rewrite_missing(std::size_t use) const {
@@ -235,6 +240,13 @@ class SharedBuffer final : public EvictionClient {
   /// The reads acquire_rewriting_last_writes left for publish_rewrites, observed now (a launch
   /// that failed before publishing; begin_write and make_current call it first).
   void observe_deferred_rewrite_reads();
+  /// The restarts a family of rewriting launches deferred (publish_rewrites), made in the
+  /// history now, and the family ended: called before any other use of the history.
+  void settle_restarts() const {
+    if (restart_family_) make_deferred_restarts();  // inline: every other history use asks
+  }
+  /// Rewriting launches whose history restart publish_rewrites deferred so far (for tests).
+  [[nodiscard]] std::uint64_t deferred_restarts() const { return deferred_restarts_total_; }
   /// after_device_writes for a launch whose reads took acquire_rewriting_last_writes: its writes
   /// are the last writes again (acquire_rewriting_last_writes checked them), so the directory
   /// and the last writes stay; the ledger and the strategy act.
@@ -432,7 +444,9 @@ class SharedBuffer final : public EvictionClient {
   Directory directory_;
   std::vector<IntervalSet> evicted_;  // per agent: see evicted_on
   std::vector<HazardTracker> trackers_;
-  AdaptiveHistory history_;
+  // Mutable: a family's deferred restarts (settle_restarts) are made on the first look at it,
+  // which changes nothing anyone sees.
+  mutable AdaptiveHistory history_;
   UpdatePolicy updates_;
   TransferStats stats_;      // copies by direction, mispredictions
   PrefetchLedger prefetch_;  // replays, prefetch_bytes and prefetch_unread_bytes of stats()
@@ -455,6 +469,22 @@ class SharedBuffer final : public EvictionClient {
   // rewrite_reads_deferred_): each use's agent and its set of reread_missing_.
   std::vector<AdaptiveHistory::Miss> reread_misses_;
   bool rewrite_reads_deferred_ = false;
+  // A family of restarts (publish_rewrites): after a rewriting launch's restart_run, while no
+  // other call reached the history, each next rewriting launch of the same kernel on the same
+  // writers whose misses differ from the launch's before only counts one more restart here;
+  // settle_restarts makes them in the history before anything else looks at it. The last
+  // launch's misses (a restart's, kept) are in reread_missing_before_ / reread_misses_before_,
+  // swapped with the current ones.
+  void make_deferred_restarts() const;
+  mutable bool restart_family_ = false;
+  mutable std::uint64_t deferred_restarts_ = 0;
+  std::uint64_t deferred_restarts_total_ = 0;  // deferred_restarts()
+  std::vector<IntervalSet> reread_missing_before_;
+  std::vector<AdaptiveHistory::Miss> reread_misses_before_;
+#if UNIMEM_INVARIANTS_ENABLED
+  // The history as restart_run of each deferred launch leaves it, compared at settle_restarts.
+  mutable std::optional<AdaptiveHistory> restart_shadow_;
+#endif
   std::vector<std::vector<Transfer>> reread_transfers_;
   IntervalSet reread_piece_;
 };

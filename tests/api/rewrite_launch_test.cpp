@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <string>
@@ -39,8 +40,8 @@ std::uint32_t seed_or(std::uint32_t fallback) {
 }
 
 // dist[i][j] = min(dist[i][j], dist[i][k] + dist[k][j]) over the partition's rows.
-std::shared_ptr<HostKernel> floyd_kernel() {
-  return std::make_shared<HostKernel>("floyd", [](const HostKernelContext& ctx) {
+std::shared_ptr<HostKernel> floyd_kernel(const std::string& name = "floyd") {
+  return std::make_shared<HostKernel>(name, [](const HostKernelContext& ctx) {
     auto* dist = ctx.buffer<std::uint32_t>(0);
     const auto k = ctx.scalar<std::uint32_t>(1);
     const std::uint64_t first = ctx.range().offset[0];
@@ -455,6 +456,176 @@ TEST(RewriteLaunch, AnAlignedPlanWhoseWrittenBuffersAllRewriteSkipsTheSearch) {
     SCOPED_TRACE(to_string(strategy));
     EXPECT_EQ(run_three_buffers(2, strategy, false), kN - 1);
   }
+}
+
+// Families of restarts (SharedBuffer::publish_rewrites): after a rewriting launch's history took
+// its restart in one call, each next launch of the same kernel missing another row only counts
+// one more restart, made in the history when anything else reaches it (invariant builds compare
+// it there with restart_run of each launch). Under floyd-warshall every launch after the first
+// restarts its key's count, so the history counts launches - 1 restarts however the families
+// were cut.
+class RestartFamily : public ::testing::Test {
+ protected:
+  explicit RestartFamily(std::optional<std::uint64_t> capacity = std::nullopt) {
+    HostDeviceOptions options;
+    options.peer_copies = true;
+    if (capacity) options.capacity = *capacity;
+    rt_.emplace(make_host_devices(2, options), RuntimeOptions{UpdateStrategy::adaptive});
+    std::mt19937 rng(5);
+    for (std::uint32_t& v : flat_) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
+    dist_ = rt_->create_buffer(kN * kN * 4, "dist");
+    rt_->write_blocking(dist_, 0, std::as_bytes(std::span(flat_)));
+  }
+  void pivot(std::uint32_t k, const std::shared_ptr<HostKernel>& kernel) {
+    const std::vector<LaunchArg> args{LaunchArg::of_buffer(dist_, {}, {}),
+                                      LaunchArg::of_scalar<std::uint32_t>(k)};
+    rt_->core().launch_partitioned(args, floyd_partitions(k, 2, kernel));
+    floyd_step(flat_, k);
+    ++launches_;
+  }
+  void expect_matrix() {
+    std::vector<std::uint32_t> got(kN * kN);
+    rt_->read_blocking(dist_, 0, std::as_writable_bytes(std::span(got)));
+    EXPECT_EQ(got, flat_);
+  }
+  [[nodiscard]] std::uint64_t deferred() const {
+    return rt_->core().deferred_rewrite_restarts(dist_);
+  }
+  [[nodiscard]] std::uint64_t restarts() const { return rt_->core().history_restarts(dist_); }
+  static AgentMask both() { return AgentMask{}.with(agent_of_device(0)).with(agent_of_device(1)); }
+
+  std::optional<Runtime> rt_;
+  std::vector<std::uint32_t> flat_ = std::vector<std::uint32_t>(kN * kN);
+  BufferId dist_{};
+  std::uint64_t launches_ = 0;
+  const std::shared_ptr<HostKernel> kernel_ = floyd_kernel();
+};
+
+// Launch 0 opens the history, 1 makes its entry, 2 restarts in one call and starts the family,
+// 3 .. kN-1 are deferred; reading the history makes them (kN - 1 restarts, the entry followed
+// one run).
+TEST_F(RestartFamily, ConsecutivePivotsDeferTheirRestartsUntilTheHistoryIsRead) {
+  for (std::uint32_t k = 0; k < kN; ++k) pivot(k, kernel_);
+  EXPECT_EQ(rt_->core().restarted_rewrite_runs(), kN - 2);
+  EXPECT_EQ(deferred(), kN - 3);
+  EXPECT_EQ(restarts(), kN - 1);
+  EXPECT_EQ(rt_->core().history_repeat_count(dist_, "floyd", both()), 1);
+  expect_matrix();
+}
+
+// A launch missing what the launch before it missed (pivot 3 twice) is no restart: the family
+// ends before its restart_run compares, so it counts the sequence a second time and replays it,
+// as does every later pivot 3 (three replays, no misprediction). Compared with the family's
+// first launch instead of its last, it would restart again and never replay.
+TEST_F(RestartFamily, APivotMissingWhatTheLaunchBeforeMissedEndsItAndIsReplayed) {
+  for (const std::uint32_t k : {0U, 1U, 2U, 3U, 3U, 3U, 3U}) pivot(k, kernel_);
+  EXPECT_EQ(rt_->core().restarted_rewrite_runs(), 2U);  // launch 2, and 3 deferred
+  EXPECT_EQ(deferred(), 1U);
+  const TransferStats stats = rt_->buffer_stats(dist_);
+  EXPECT_EQ(stats.replays, 3U);
+  EXPECT_EQ(stats.mispredictions, 0U);
+  EXPECT_EQ(restarts(), 3U);
+  expect_matrix();
+}
+
+// Another kernel on the same rows in the middle (another key): the family ends there, the other
+// kernel's launches make their own family, and so do the first kernel's after them.
+TEST_F(RestartFamily, AnotherKernelInTheMiddleEndsTheFamilyAndStartsItsOwn) {
+  const auto other = floyd_kernel("floyd_b");
+  for (std::uint32_t k = 0; k < 6; ++k) pivot(k, kernel_);
+  EXPECT_EQ(deferred(), 3U);  // launches 3, 4, 5
+  for (std::uint32_t k = 6; k < 12; ++k) pivot(k, other);
+  EXPECT_EQ(deferred(), 6U);  // launches 9, 10, 11 (6 and 7 take the full path, 8 restarts)
+  for (std::uint32_t k = 12; k < 18; ++k) pivot(k, kernel_);
+  EXPECT_EQ(deferred(), 10U);  // launches 14 .. 17 (12 full, 13 restarts)
+  EXPECT_EQ(restarts(), launches_ - 1);
+  EXPECT_EQ(rt_->core().history_repeat_count(dist_, "floyd", both()), 1);
+  EXPECT_EQ(rt_->core().history_repeat_count(dist_, "floyd_b", both()), 1);
+  expect_matrix();
+}
+
+// A host read between two pivots takes the rows straight from the devices (read_direct): the
+// history is not told, so the family goes on. A host write moves the directory on: the next
+// launch takes the full path, whose acquire ends the family first (its restarts come before
+// that launch's reads), and the launch after it starts a new one.
+TEST_F(RestartFamily, AHostReadLeavesTheFamilyAndAHostWriteEndsIt) {
+  for (std::uint32_t k = 0; k < 6; ++k) pivot(k, kernel_);
+  std::vector<std::uint32_t> row(kN);
+  rt_->read_blocking(dist_, 20 * kRow, std::as_writable_bytes(std::span(row)));
+  EXPECT_TRUE(std::equal(row.begin(), row.end(), flat_.begin() + 20 * kN));
+  for (std::uint32_t k = 6; k < 9; ++k) pivot(k, kernel_);
+  EXPECT_EQ(deferred(), 6U);  // launches 3-8
+  for (std::uint64_t j = 0; j < kN / 2; ++j) flat_[10 * kN + j] /= 2;
+  rt_->write_blocking(dist_, 10 * kRow, std::as_bytes(std::span(flat_).subspan(10 * kN, kN / 2)));
+  for (std::uint32_t k = 9; k < 16; ++k) pivot(k, kernel_);
+  EXPECT_EQ(deferred(), 6U + 5U);  // 9 full, 10 restarts in one call, 11-15 deferred
+  EXPECT_EQ(restarts(), launches_ - 1);
+  expect_matrix();
+}
+
+// A launch failing after its acquire: the reads it left for its publish are observed after the
+// family's restarts are made (SharedBuffer::observe_deferred_rewrite_reads settles first).
+TEST_F(RestartFamily, AFailedLaunchInTheMiddleObservesItsReadsAfterTheFamily) {
+  rt_.reset();
+  HostDeviceOptions options;
+  options.peer_copies = true;
+  DeviceRegistry hosts = make_host_devices(2, options);
+  DeviceRegistry devices;
+  std::vector<std::shared_ptr<LaunchFailingDevice>> failing;
+  for (std::size_t d = 0; d < hosts.size(); ++d) {
+    failing.push_back(std::make_shared<LaunchFailingDevice>(hosts.shared(d)));
+    devices.add(failing.back());
+  }
+  rt_.emplace(std::move(devices), RuntimeOptions{UpdateStrategy::adaptive});
+  dist_ = rt_->create_buffer(kN * kN * 4, "dist");
+  rt_->write_blocking(dist_, 0, std::as_bytes(std::span(flat_)));
+  for (std::uint32_t k = 0; k < 6; ++k) pivot(k, kernel_);
+  EXPECT_EQ(deferred(), 3U);
+  rt_->finish();
+  failing[1]->fail_launches = true;
+  EXPECT_THROW(pivot(6, kernel_), DeviceError);
+  failing[1]->fail_launches = false;
+  rt_->finish();
+  // Device 0's rows took pivot 6, device 1's did not (floyd_step above ran for both).
+  std::vector<std::uint32_t> got(kN * kN);
+  rt_->read_blocking(dist_, 0, std::as_writable_bytes(std::span(got)));
+  flat_ = got;
+  // The failed launch's reads sit in the recording: launch 7 takes the full path (its close
+  // counts the restart), 8 restarts in one call, 9-11 are deferred.
+  for (std::uint32_t k = 7; k < 12; ++k) pivot(k, kernel_);
+  EXPECT_EQ(deferred(), 6U);
+  EXPECT_EQ(restarts(), launches_ - 1);  // (the failed launch is not counted in launches_)
+  expect_matrix();
+}
+
+// Device memory too small for dist and another buffer on device 0: a launch of the other buffer
+// evicts dist's rows there, which moves the directory on; the family ends before the eviction's
+// next launch reads the history, and the results stay those of flat memory.
+class RestartFamilyUnderACap : public RestartFamily {
+ protected:
+  RestartFamilyUnderACap() : RestartFamily(kN * kRow + 4 * kRow) {}
+};
+
+TEST_F(RestartFamilyUnderACap, AnEvictionInTheMiddleEndsTheFamily) {
+  const BufferId big = rt_->create_buffer(kN * kRow, "big");
+  for (std::uint32_t k = 0; k < 6; ++k) pivot(k, kernel_);
+  EXPECT_EQ(deferred(), 3U);
+  Launch l;
+  l.device = 0;
+  l.kernel = std::make_shared<HostKernel>("fill", [](const HostKernelContext& c) {
+    auto* d = c.buffer<std::uint32_t>(0);
+    for (std::uint64_t i = 0; i < kN * kN; ++i) d[i] = 7;
+  });
+  l.range.dims = 1;
+  l.range.global[0] = 1;
+  const IntervalSet all{{0, kN * kRow}};
+  l.args = {LaunchArg::of_buffer(big, all, all)};
+  rt_->core().launch(l);
+  EXPECT_GT(rt_->buffer_stats(dist_).evicted_bytes, 0U);
+  for (std::uint32_t k = 6; k < 16; ++k) pivot(k, kernel_);
+  EXPECT_GT(deferred(), 3U);
+  EXPECT_EQ(restarts(), launches_ - 1);
+  expect_matrix();
 }
 
 }  // namespace
