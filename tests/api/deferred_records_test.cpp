@@ -29,9 +29,14 @@
 #include "api/runtime_core.hpp"
 #include "device/host/host_kernel.hpp"
 #include "device/host/host_platform.hpp"
+#include "scale_launch.hpp"
 
 namespace unimem {
 namespace {
+
+using testing::scale_flat;
+using testing::scale_launch;
+using testing::ScaleLaunch;
 
 constexpr std::uint64_t kGrid = 256;
 
@@ -59,49 +64,13 @@ std::shared_ptr<HostKernel> scale_kernel(std::shared_ptr<Gate> gate) {
   });
 }
 
-struct Built {
-  std::vector<LaunchArg> args;
-  std::vector<LaunchPartition> partitions;
-};
-
-// scale from `in` to `out` with constant c, split evenly over `devices`.
-// `reversed`: partition d on device devices - 1 - d.
-std::shared_ptr<const Built> scale_launch(BufferId in, BufferId out, int c, std::size_t devices,
-                                          const std::shared_ptr<HostKernel>& kernel,
-                                          bool reversed = false) {
-  auto b = std::make_shared<Built>();
-  b->args = {LaunchArg::of_buffer(in, {}, {}), LaunchArg::of_buffer(out, {}, {}),
-             LaunchArg::of_scalar(c)};
-  for (std::size_t d = 0; d < devices; ++d) {
-    const std::uint64_t first = kGrid * d / devices;
-    const std::uint64_t last = kGrid * (d + 1) / devices;
-    LaunchPartition p;
-    p.device = reversed ? devices - 1 - d : d;
-    p.kernel = kernel;
-    p.range.dims = 1;
-    p.range.offset[0] = first;
-    p.range.global[0] = last - first;
-    const IntervalSet own{{first, last}};
-    p.accesses[0] = AccessBytes{own, {}, {}};
-    p.accesses[1] = AccessBytes{{}, own, {}};
-    b->partitions.push_back(std::move(p));
-  }
-  return b;
-}
-
-void scale_flat(const std::vector<std::uint8_t>& in, std::vector<std::uint8_t>& out, int c) {
-  for (std::uint64_t i = 0; i < kGrid; ++i) {
-    out[i] = static_cast<std::uint8_t>((3 * in[i] + c) & 0xFF);
-  }
-}
-
 std::vector<std::uint8_t> initial(int seed) {
   std::vector<std::uint8_t> v(kGrid);
   for (std::uint64_t i = 0; i < kGrid; ++i) v[i] = static_cast<std::uint8_t>(i * 7 + seed);
   return v;
 }
 
-void launch(Runtime& rt, const std::shared_ptr<const Built>& b, bool token = true) {
+void launch(Runtime& rt, const std::shared_ptr<const ScaleLaunch>& b, bool token = true) {
   rt.core().launch_partitioned(b->args, b->partitions, nullptr,
                                token ? std::shared_ptr<const void>(b) : nullptr);
 }
@@ -131,8 +100,8 @@ struct GatedPingPong {
     rt.write_blocking(bx, 0, std::as_bytes(std::span(x)));
     rt.write_blocking(by, 0, std::as_bytes(std::span(y)));
     const int ca = seed + 2, cb = seed + 3;
-    const auto a = scale_launch(bx, by, ca, devices, kernel);
-    const auto b = scale_launch(by, bx, cb, devices, kernel);
+    const auto a = scale_launch(bx, by, ca, devices, kGrid, kernel);
+    const auto b = scale_launch(by, bx, cb, devices, kGrid, kernel);
     for (int r = 0; r < rounds; ++r) {
       launch(rt, a);
       scale_flat(x, y, ca);
@@ -189,7 +158,8 @@ TEST_P(DeferredRecordsConcurrencyTest, ALaunchThatIsNotARepeatWaitsForTheCycle) 
   c.rt.write_blocking(bz, 0, std::as_bytes(std::span(z)));
   // y -> z on the devices in the reverse order (partition d on device devices-1-d): its
   // partitions read bytes the held A wrote on another device when there are two.
-  const auto later = scale_launch(c.by, bz, 7, devices, scale_kernel(nullptr), /*reversed=*/true);
+  const auto later =
+      scale_launch(c.by, bz, 7, devices, kGrid, scale_kernel(nullptr), /*reversed=*/true);
   launch(c.rt, later, /*token=*/false);
   scale_flat(c.y, z, 7);
   std::vector<std::uint8_t> out(kGrid);
@@ -228,9 +198,9 @@ Outcome run_cycle(std::size_t devices, bool fast_path, int launches, After after
     const std::vector<std::uint8_t> v = initial(10 + i);
     rt.write_blocking(ids.back(), 0, std::as_bytes(std::span(v)));
   }
-  std::vector<std::shared_ptr<const Built>> cycle;
+  std::vector<std::shared_ptr<const ScaleLaunch>> cycle;
   for (int i = 0; i < 3; ++i)
-    cycle.push_back(scale_launch(ids[i], ids[(i + 1) % 3], i, devices, kernel));
+    cycle.push_back(scale_launch(ids[i], ids[(i + 1) % 3], i, devices, kGrid, kernel));
   for (int n = 0; n < launches; ++n) launch(rt, cycle[n % 3]);
   Outcome o;
   o.deferred = rt.core().deferred_record_launches();

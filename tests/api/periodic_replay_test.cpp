@@ -31,9 +31,14 @@
 #include "device/host/host_kernel.hpp"
 #include "device/host/host_platform.hpp"
 #include "forwarding_device.hpp"
+#include "scale_launch.hpp"
 
 namespace unimem {
 namespace {
+
+using testing::scale_flat;
+using testing::scale_launch;
+using testing::ScaleLaunch;
 
 constexpr std::uint64_t kGrid = 256;
 
@@ -103,40 +108,6 @@ std::shared_ptr<HostKernel> scale_kernel(std::shared_ptr<Gate> gate, std::size_t
   });
 }
 
-struct Built {
-  std::vector<LaunchArg> args;
-  std::vector<LaunchPartition> partitions;
-};
-
-// out = 3 in + c, split evenly over `devices` (partition d on device d).
-std::shared_ptr<const Built> scale_launch(BufferId in, BufferId out, int c, std::size_t devices,
-                                          const std::shared_ptr<HostKernel>& kernel) {
-  auto b = std::make_shared<Built>();
-  b->args = {LaunchArg::of_buffer(in, {}, {}), LaunchArg::of_buffer(out, {}, {}),
-             LaunchArg::of_scalar(c)};
-  for (std::size_t d = 0; d < devices; ++d) {
-    const std::uint64_t first = kGrid * d / devices;
-    const std::uint64_t last = kGrid * (d + 1) / devices;
-    LaunchPartition p;
-    p.device = d;
-    p.kernel = kernel;
-    p.range.dims = 1;
-    p.range.offset[0] = first;
-    p.range.global[0] = last - first;
-    const IntervalSet own{{first, last}};
-    p.accesses[0] = AccessBytes{own, {}, {}};
-    p.accesses[1] = AccessBytes{{}, own, {}};
-    b->partitions.push_back(std::move(p));
-  }
-  return b;
-}
-
-void scale_flat(const std::vector<std::uint8_t>& in, std::vector<std::uint8_t>& out, int c) {
-  for (std::uint64_t i = 0; i < kGrid; ++i) {
-    out[i] = static_cast<std::uint8_t>((3 * in[i] + c) & 0xFF);
-  }
-}
-
 bool holds(const std::vector<Event>& list, const Event& e) {
   return std::find(list.begin(), list.end(), e) != list.end();
 }
@@ -151,7 +122,7 @@ struct ReplayedPingPong {
   Runtime rt;
   std::vector<std::uint8_t> x, y;
   BufferId bx, by;
-  std::shared_ptr<const Built> a, b;
+  std::shared_ptr<const ScaleLaunch> a, b;
   static constexpr int kA = 5, kB = 11;
 
   ReplayedPingPong(std::size_t count, int rounds)
@@ -161,8 +132,8 @@ struct ReplayedPingPong {
         y(kGrid),
         bx(rt.create_buffer(kGrid, "x")),
         by(rt.create_buffer(kGrid, "y")),
-        a(scale_launch(bx, by, kA, count, scale_kernel(gate, count))),
-        b(scale_launch(by, bx, kB, count, scale_kernel(gate, count))) {
+        a(scale_launch(bx, by, kA, count, kGrid, scale_kernel(gate, count))),
+        b(scale_launch(by, bx, kB, count, kGrid, scale_kernel(gate, count))) {
     gate->hold_from = 2 * (rounds - 1);
     for (std::uint64_t i = 0; i < kGrid; ++i) {
       x[i] = static_cast<std::uint8_t>(i * 7 + 1);
@@ -191,7 +162,7 @@ struct ReplayedPingPong {
     for (const auto& d : devices) r.add(d);
     return r;
   }
-  void launch(const std::shared_ptr<const Built>& l, bool token = true) {
+  void launch(const std::shared_ptr<const ScaleLaunch>& l, bool token = true) {
     rt.core().launch_partitioned(l->args, l->partitions, nullptr,
                                  token ? std::shared_ptr<const void>(l) : nullptr);
   }
@@ -251,7 +222,7 @@ TEST(PeriodicReplay, AReplayedLaunchWhoseKernelFailsLeavesItsBuffersLastReaderTo
   std::vector<std::uint8_t> z(kGrid, 9);
   const BufferId bz = c.rt.create_buffer(kGrid, "z");
   c.rt.write_blocking(bz, 0, std::as_bytes(std::span(z)));
-  const auto overwrite_y = scale_launch(bz, c.by, 7, 1, scale_kernel(c.gate, 1));
+  const auto overwrite_y = scale_launch(bz, c.by, 7, 1, kGrid, scale_kernel(c.gate, 1));
   c.launch(overwrite_y, /*token=*/false);
   scale_flat(z, c.y, 7);
   EXPECT_TRUE(holds(c.last(0).waits, last_b))
