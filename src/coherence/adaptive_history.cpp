@@ -118,10 +118,7 @@ const DemandSequence* AdaptiveHistory::open_prediction(const std::string& kernel
 // done below (E's own storage reused), and nobody was told of a misprediction.
 bool AdaptiveHistory::restart_run(const std::string& kernel, AgentMask writers,
                                   std::span<const Miss> misses) {
-  if (!records_misses_only() || entry_.node == nullptr || recording_.key.writers != writers ||
-      recording_.key.kernel != kernel) {
-    return false;
-  }
+  if (!records_misses_only() || entry_.node == nullptr || !records(kernel, writers)) return false;
   Entry& e = entry_.node->second;
   std::size_t n = 0;  // the non-empty misses, compared with E's sequence in order
   bool same = true;
@@ -138,7 +135,7 @@ bool AdaptiveHistory::restart_run(const std::string& kernel, AgentMask writers,
   const bool full_mispredicted = full.close();
   const DemandSequence* full_prediction = full.open_prediction(kernel, writers);
 #endif
-  store_restart(misses, 1);
+  store_restart(misses, n, 1);
 #if UNIMEM_INVARIANTS_ENABLED
   if (full_mispredicted || full_prediction != nullptr || !same_as(full)) {
     detail::throw_invariant("AdaptiveHistory: a restarting run of kernel '" + kernel + "' on " +
@@ -151,11 +148,10 @@ bool AdaptiveHistory::restart_run(const std::string& kernel, AgentMask writers,
   return true;
 }
 
-void AdaptiveHistory::store_restart(std::span<const Miss> misses, std::uint64_t runs) {
+void AdaptiveHistory::store_restart(std::span<const Miss> misses, std::size_t nonempty,
+                                    std::uint64_t runs) {
   Entry& e = entry_.node->second;
-  std::size_t n = 0;
-  for (const Miss& m : misses) n += m.bytes->empty() ? 0 : 1;
-  e.sequence.resize(n);
+  e.sequence.resize(nonempty);
   std::size_t i = 0;
   for (const Miss& m : misses) {
     if (m.bytes->empty()) continue;
@@ -175,7 +171,9 @@ void AdaptiveHistory::restart_runs(std::span<const Miss> last, std::uint64_t run
   UNIMEM_REQUIRE(records_misses_only() && entry_.node != nullptr,
                  "AdaptiveHistory::restart_runs: the recording is not an empty one of its key");
   if (runs == 0) return;
-  store_restart(last, runs);
+  std::size_t n = 0;
+  for (const Miss& m : last) n += m.bytes->empty() ? 0 : 1;
+  store_restart(last, n, runs);
   check_if_enabled();
 }
 

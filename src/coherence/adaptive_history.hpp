@@ -195,8 +195,8 @@ class AdaptiveHistory {
     Entries::value_type* node = nullptr;
   };
   // restart_run's change once it applies: the entry's sequence becomes the misses' non-empty
-  // sets, its count 1, and `runs` restarts are counted.
-  void store_restart(std::span<const Miss> misses, std::uint64_t runs);
+  // sets (`nonempty` of them, counted by the caller), its count 1, and `runs` restarts are counted.
+  void store_restart(std::span<const Miss> misses, std::size_t nonempty, std::uint64_t runs);
   // The stored entry of recording_.key, made if it has none.
   Entry& recorded_entry();
   Entries entries_;
