@@ -271,6 +271,25 @@ class LaunchFailingDevice final : public testing::ForwardingDevice {
   }
 };
 
+// Two peer-copying host devices, each wrapped in a LaunchFailingDevice: the registry for a
+// Runtime, and the wrappers to make their launches fail.
+struct FailingHostDevices {
+  DeviceRegistry registry;
+  std::vector<std::shared_ptr<LaunchFailingDevice>> devices;
+};
+
+FailingHostDevices failing_host_devices() {
+  HostDeviceOptions options;
+  options.peer_copies = true;
+  DeviceRegistry hosts = make_host_devices(2, options);
+  FailingHostDevices out;
+  for (std::size_t d = 0; d < hosts.size(); ++d) {
+    out.devices.push_back(std::make_shared<LaunchFailingDevice>(hosts.shared(d)));
+    out.registry.add(out.devices.back());
+  }
+  return out;
+}
+
 // A launch that fails after its acquire (the second device's kernel cannot be enqueued) leaves
 // its history calls observed as the acquire would have made them (the catch in
 // launch_partitioned): the next launch then finds a recording holding the failed launch's
@@ -278,16 +297,9 @@ class LaunchFailingDevice final : public testing::ForwardingDevice {
 // the next launch would restart in one call too (one restart more), with a history that never
 // saw the failed launch's reads.
 TEST(RewriteLaunch, AFailedLaunchObservesTheReadsLeftForItsPublish) {
-  HostDeviceOptions device_options;
-  device_options.peer_copies = true;
-  DeviceRegistry hosts = make_host_devices(2, device_options);
-  DeviceRegistry devices;
-  std::vector<std::shared_ptr<LaunchFailingDevice>> failing;
-  for (std::size_t d = 0; d < hosts.size(); ++d) {
-    failing.push_back(std::make_shared<LaunchFailingDevice>(hosts.shared(d)));
-    devices.add(failing.back());
-  }
-  Runtime rt(std::move(devices), RuntimeOptions{UpdateStrategy::adaptive});
+  FailingHostDevices hosts = failing_host_devices();
+  const auto& failing = hosts.devices;
+  Runtime rt(std::move(hosts.registry), RuntimeOptions{UpdateStrategy::adaptive});
   std::vector<std::uint32_t> flat(kN * kN);
   std::mt19937 rng(11);
   for (std::uint32_t& v : flat) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
@@ -567,16 +579,9 @@ TEST_F(RestartFamily, AHostReadLeavesTheFamilyAndAHostWriteEndsIt) {
 // family's restarts are made (SharedBuffer::observe_deferred_rewrite_reads settles first).
 TEST_F(RestartFamily, AFailedLaunchInTheMiddleObservesItsReadsAfterTheFamily) {
   rt_.reset();
-  HostDeviceOptions options;
-  options.peer_copies = true;
-  DeviceRegistry hosts = make_host_devices(2, options);
-  DeviceRegistry devices;
-  std::vector<std::shared_ptr<LaunchFailingDevice>> failing;
-  for (std::size_t d = 0; d < hosts.size(); ++d) {
-    failing.push_back(std::make_shared<LaunchFailingDevice>(hosts.shared(d)));
-    devices.add(failing.back());
-  }
-  rt_.emplace(std::move(devices), RuntimeOptions{UpdateStrategy::adaptive});
+  FailingHostDevices hosts = failing_host_devices();
+  const auto& failing = hosts.devices;
+  rt_.emplace(std::move(hosts.registry), RuntimeOptions{UpdateStrategy::adaptive});
   dist_ = rt_->create_buffer(kN * kN * 4, "dist");
   rt_->write_blocking(dist_, 0, std::as_bytes(std::span(flat_)));
   for (std::uint32_t k = 0; k < 6; ++k) pivot(k, kernel_);
