@@ -55,8 +55,12 @@ struct RuntimeOptions {
   /// checks and bookkeeping whose outcome is already known and, under the lazy and adaptive
   /// strategies, the directory updates too when the state shows they would change nothing (under
   /// adaptive once the buffers' histories have seen the launch repeat with no copies in between:
-  /// then they only count one more repeat). Results, copies, statistics and the adaptive
-  /// histories are the same either way; off is for comparing.
+  /// then they only count one more repeat). Off also turns off the directory skip of a launch
+  /// that writes again exactly what a buffer's last device writes wrote (floyd-warshall's
+  /// pivots, with or without a repeat: SharedBuffer::acquire_rewriting_last_writes, and its
+  /// families of deferred history restarts). Results, copies, statistics and the adaptive
+  /// histories are the same either way (but after a launch that fails, where the skip may leave
+  /// fewer current copies); off is for comparing.
   bool repeat_fast_path = true;
   /// The lean repeat: a launch that repeats the runtime's previous operation exactly (the same
   /// launch again, its last run a repeat that skipped the directory steps, nothing in between)

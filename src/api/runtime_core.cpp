@@ -1648,7 +1648,8 @@ void RuntimeCore::note_touched(std::span<const PartitionUses> plan) {
 // A buffer whose launch writes again exactly what its last device writes wrote (floyd-warshall)
 // has its reads acquired without directory steps, and its writes published without them
 // (SharedBuffer::acquire_rewriting_last_writes says when and why); the other buffers' reads are
-// acquired as usual, in plan order (buffers are independent of each other).
+// acquired as usual, in plan order (buffers are independent of each other). Without the repeat
+// fast path (RuntimeOptions::repeat_fast_path, for comparing) every buffer takes the full path.
 void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
   rewriting_buffers_.clear();
   rewriting_all_written_ = false;
@@ -1681,7 +1682,7 @@ void RuntimeCore::acquire_inputs(std::span<PartitionUses> plan) {
           if (u.buffer == b) uses.push_back({plan[k].agent, &u.needed, &u.written});
         }
       }
-      if (b->acquire_rewriting_last_writes(uses)) {
+      if (repeat_fast_path_ && b->acquire_rewriting_last_writes(uses)) {
         rewriting_buffers_.push_back(b);
         ++rewriting_launch_buffers_;
         std::size_t j = 0;  // the uses' order above
@@ -1741,7 +1742,7 @@ void RuntimeCore::acquire_aligned_inputs(std::span<PartitionUses> plan) {
       writes = writes || !u.written.empty();
     }
     SharedBuffer* b = plan.front().uses[j].buffer;
-    if (b->acquire_rewriting_last_writes(uses)) {
+    if (repeat_fast_path_ && b->acquire_rewriting_last_writes(uses)) {
       rewriting_buffers_.push_back(b);
       ++rewriting_launch_buffers_;
       rewriting_use_[j] = 1;

@@ -25,7 +25,7 @@
 #include "device/device.hpp"
 #include "device/host/host_kernel.hpp"
 #include "device/host/host_platform.hpp"
-#include "forwarding_device.hpp"
+#include "launch_failing_device.hpp"
 
 namespace unimem {
 namespace {
@@ -240,55 +240,8 @@ TEST(RewriteLaunch, ARepeatedPivotIsLearnedAndReplayedAfterTheDeferredReads) {
   EXPECT_EQ(stats.mispredictions, 0U);
 }
 
-// A host device whose kernel launches throw while fail_launches is set; every other hook
-// forwards to the host device it wraps (peer copies between two such devices too).
-class LaunchFailingDevice final : public testing::ForwardingDevice {
- public:
-  explicit LaunchFailingDevice(std::shared_ptr<Device> inner)
-      : ForwardingDevice(std::move(inner), "failing") {}
-  bool fail_launches = false;
-
-  Event launch(const CompiledKernel& kernel, const NDRange& range, std::span<const KernelArg> args,
-               std::span<const Event> deps) override {
-    if (fail_launches) throw DeviceError("launch failed (on purpose)");
-    return ForwardingDevice::launch(kernel, range, args, deps);
-  }
-  Event launch_without_times(const CompiledKernel& kernel, const NDRange& range,
-                             std::span<const KernelArg> args,
-                             std::span<const Event> deps) override {
-    if (fail_launches) throw DeviceError("launch failed (on purpose)");
-    return ForwardingDevice::launch_without_times(kernel, range, args, deps);
-  }
-  std::uint64_t launch_in_order(const CompiledKernel& kernel, const NDRange& range,
-                                std::span<const KernelArg> args) override {
-    if (fail_launches) throw DeviceError("launch failed (on purpose)");
-    return ForwardingDevice::launch_in_order(kernel, range, args);
-  }
-  std::uint64_t launch_in_order_again(const CompiledKernel& kernel, const NDRange& range,
-                                      std::span<const KernelArg> args) override {
-    if (fail_launches) throw DeviceError("launch failed (on purpose)");
-    return ForwardingDevice::launch_in_order_again(kernel, range, args);
-  }
-};
-
-// Two peer-copying host devices, each wrapped in a LaunchFailingDevice: the registry for a
-// Runtime, and the wrappers to make their launches fail.
-struct FailingHostDevices {
-  DeviceRegistry registry;
-  std::vector<std::shared_ptr<LaunchFailingDevice>> devices;
-};
-
-FailingHostDevices failing_host_devices() {
-  HostDeviceOptions options;
-  options.peer_copies = true;
-  DeviceRegistry hosts = make_host_devices(2, options);
-  FailingHostDevices out;
-  for (std::size_t d = 0; d < hosts.size(); ++d) {
-    out.devices.push_back(std::make_shared<LaunchFailingDevice>(hosts.shared(d)));
-    out.registry.add(out.devices.back());
-  }
-  return out;
-}
+using testing::failing_host_devices;
+using testing::FailingHostDevices;
 
 // A launch that fails after its acquire (the second device's kernel cannot be enqueued) leaves
 // its history calls observed as the acquire would have made them (the catch in
