@@ -10,7 +10,9 @@
 // SharedBuffer::acquire_rewriting_last_writes and its families of deferred restarts). The test
 // knows nothing of the shortcuts' internals: every host read and the final contents must equal
 // a flat memory running the same kernels' code, and after every family the two runtimes must
-// agree on the copies (stats), the directories and the adaptive history counts.
+// agree on the copies (stats), the directories and the adaptive history counts (until a failed
+// launch: two findings on main, the DISABLED_ tests at the end). UNIMEM_TEST_VERBOSE=1 prints
+// every operation.
 
 #include <gtest/gtest.h>
 
@@ -19,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -468,162 +471,167 @@ void run_program(const ProgramSetup& setup, std::uint32_t seed, Coverage& covera
     EXPECT_TRUE(a.other_directory == b.other_directory) << where() << ": the other directory";
     EXPECT_EQ(a.history_counts, b.history_counts) << where() << ": the history counts";
   };
-  // Half the programs have one failed launch. After it the runtimes are not held to the same
-  // state any more, only to the flat model's bytes: a failed repeat that skipped its directory
-  // steps has counted its run in the adaptive history, the full path has not
-  // (DISABLED_AFailedRepeatCountsAsTheFullPathDoes below).
-  const bool may_fail = rng() % 2 == 0;
-  bool failed_once = false;
-  Split split{{0}, {}};
-  for (std::size_t d = 0; d < setup.devices; ++d) {
-    split.devices.push_back(d);
-    split.bounds.push_back(kN * (d + 1) / setup.devices);
-  }
-  const int families = 6 + static_cast<int>(rng() % 5);
-  for (int family = 0; family < families; ++family) {
-    const auto shape = static_cast<Shape>(rng() % 3);
-    const auto w = static_cast<std::uint32_t>(1 + rng() % 4);
-    if (family > 0 && rng() % 3 == 0) split = random_split(rng, setup.devices);
-    std::string kind;
-    const std::vector<std::uint32_t> ks = random_ks(rng, split, kind);
-    for (const std::uint32_t k : ks) {
-      const FamilyLaunch f{shape, k, w, split};
-      ++op;
-      if (may_fail && !failed_once && rng() % 20 == 0) {
-        // A failed launch: the kernel of partition p cannot be enqueued on its device; the
-        // partitions before it ran, but what the launch's rows hold then is not defined (see
-        // DISABLED_AFailedLaunchLeavesOneValueForEachByte below): the rows outside the launch
-        // must be as they were, and the whole matrix is written anew afterwards.
-        failed_once = true;
-        const std::size_t p = rng() % split.devices.size();
-        what = "family " + std::to_string(family) + " (" + kind + "), " + describe(f) +
-               ", failing on device " + std::to_string(split.devices[p]);
-        step();
-        const std::uint64_t before = fast.shortcuts();
-        for (Side* s : sides) {
-          s->rt().finish();
-          s->fail_launches(split.devices[p], true);
-          EXPECT_THROW(s->launch(f), DeviceError) << where();
-          s->fail_launches(split.devices[p], false);
-          s->rt().finish();
+  // An exception (an invariant check, a device error) is reported with the operation too.
+  try {
+    // Half the programs have one failed launch. After it the runtimes are not held to the same
+    // state any more, only to the flat model's bytes: a failed repeat that skipped its directory
+    // steps has counted its run in the adaptive history, the full path has not
+    // (DISABLED_AFailedRepeatCountsAsTheFullPathDoes below).
+    const bool may_fail = rng() % 2 == 0;
+    bool failed_once = false;
+    Split split{{0}, {}};
+    for (std::size_t d = 0; d < setup.devices; ++d) {
+      split.devices.push_back(d);
+      split.bounds.push_back(kN * (d + 1) / setup.devices);
+    }
+    const int families = 6 + static_cast<int>(rng() % 5);
+    for (int family = 0; family < families; ++family) {
+      const auto shape = static_cast<Shape>(rng() % 3);
+      const auto w = static_cast<std::uint32_t>(1 + rng() % 4);
+      if (family > 0 && rng() % 3 == 0) split = random_split(rng, setup.devices);
+      std::string kind;
+      const std::vector<std::uint32_t> ks = random_ks(rng, split, kind);
+      for (const std::uint32_t k : ks) {
+        const FamilyLaunch f{shape, k, w, split};
+        ++op;
+        if (may_fail && !failed_once && rng() % 20 == 0) {
+          // A failed launch: the kernel of partition p cannot be enqueued on its device; the
+          // partitions before it ran, but what the launch's rows hold then is not defined (see
+          // DISABLED_AFailedLaunchLeavesOneValueForEachByte below): the rows outside the launch
+          // must be as they were, and the whole matrix is written anew afterwards.
+          failed_once = true;
+          const std::size_t p = rng() % split.devices.size();
+          what = "family " + std::to_string(family) + " (" + kind + "), " + describe(f) +
+                 ", failing on device " + std::to_string(split.devices[p]);
+          step();
+          const std::uint64_t before = fast.shortcuts();
+          for (Side* s : sides) {
+            s->rt().finish();
+            s->fail_launches(split.devices[p], true);
+            EXPECT_THROW(s->launch(f), DeviceError) << where();
+            s->fail_launches(split.devices[p], false);
+            s->rt().finish();
+          }
+          ++coverage.failures;
+          // The fast side's skip (had it taken one) leaves fewer current copies than the full
+          // path, never another one, and the same copies.
+          const Side::State a = fast.state();
+          const Side::State b = slow.state();
+          EXPECT_EQ(a.stats, b.stats) << where() << ": the copies after the failed launch";
+          const std::vector<std::uint64_t> fa = masks_per_byte(a.dist_directory, kBytes);
+          const std::vector<std::uint64_t> sa = masks_per_byte(b.dist_directory, kBytes);
+          for (std::uint64_t byte = 0; byte < kBytes; ++byte) {
+            if ((fa[byte] & ~sa[byte]) != 0 || fa[byte] == 0) {
+              ADD_FAILURE() << where() << ": after the failed launch byte " << byte
+                            << " is current on agents " << fa[byte] << " with the shortcuts, "
+                            << sa[byte] << " without them";
+              break;
+            }
+          }
+          if (a.dist_directory != b.dist_directory) {
+            EXPECT_GT(fast.shortcuts(), before) << where() << ": directories differ without a skip";
+          }
+          check_read(0, split.bounds.front() * kN);
+          check_read(split.bounds.back() * kN, (kN - split.bounds.back()) * kN);
+          for (std::uint32_t& v : flat) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
+          for (Side* s : sides) {
+            s->rt().write_blocking(s->dist(), 0, std::as_bytes(std::span(flat)));
+          }
+          continue;
         }
-        ++coverage.failures;
-        // The fast side's skip (had it taken one) leaves fewer current copies than the full
-        // path, never another one, and the same copies.
-        const Side::State a = fast.state();
-        const Side::State b = slow.state();
-        EXPECT_EQ(a.stats, b.stats) << where() << ": the copies after the failed launch";
-        const std::vector<std::uint64_t> fa = masks_per_byte(a.dist_directory, kBytes);
-        const std::vector<std::uint64_t> sa = masks_per_byte(b.dist_directory, kBytes);
-        for (std::uint64_t byte = 0; byte < kBytes; ++byte) {
-          if ((fa[byte] & ~sa[byte]) != 0 || fa[byte] == 0) {
-            ADD_FAILURE() << where() << ": after the failed launch byte " << byte
-                          << " is current on agents " << fa[byte] << " with the shortcuts, "
-                          << sa[byte] << " without them";
+        what = "family " + std::to_string(family) + " (" + kind + "), " + describe(f);
+        step();
+        for (Side* s : sides) s->launch(f);
+        apply(f, flat);
+        settle();
+        if (rng() % 5 != 0) continue;
+        ++op;
+        switch (rng() % 6) {
+          case 0: {
+            const std::uint64_t at = rng() % (kN * kN);
+            const std::uint64_t count = 1 + rng() % std::min<std::uint64_t>(3 * kN, kN * kN - at);
+            what = "a host read of entries [" + std::to_string(at) + ", +" + std::to_string(count) +
+                   ")";
+            check_read(at, count);
+            break;
+          }
+          case 1: {
+            const std::uint64_t at = rng() % (kN * kN);
+            const std::uint64_t count = 1 + rng() % std::min<std::uint64_t>(2 * kN, kN * kN - at);
+            what = "a host write of entries [" + std::to_string(at) + ", +" +
+                   std::to_string(count) + ")";
+            step();
+            for (std::uint64_t e = at; e < at + count; ++e) {
+              flat[e] = static_cast<std::uint32_t>(rng() % 1000);
+            }
+            for (Side* s : sides) {
+              s->rt().write_blocking(s->dist(), at * 4,
+                                     std::as_bytes(std::span(flat).subspan(at, count)));
+            }
+            break;
+          }
+          case 2: {
+            const std::size_t device = rng() % setup.devices;
+            const std::uint64_t first = rng() % kN;
+            const std::uint64_t rows = 1 + rng() % std::min<std::uint64_t>(4, kN - first);
+            what = "rows [" + std::to_string(first) + ", +" + std::to_string(rows) +
+                   ") halved on device " + std::to_string(device);
+            step();
+            for (Side* s : sides) s->halve_rows(device, first, rows);
+            for (std::uint64_t e = first * kN; e < (first + rows) * kN; ++e) flat[e] /= 2;
+            break;
+          }
+          case 3: {
+            const std::size_t device = rng() % setup.devices;
+            const auto value = static_cast<std::uint32_t>(rng() % 1000);
+            what = "the other buffer filled on device " + std::to_string(device);
+            step();
+            for (Side* s : sides) s->fill_other(device, value);
+            for (std::uint64_t e = 0; e < kN * kN; ++e) {
+              other_flat[e] = value + static_cast<std::uint32_t>(e);
+            }
+            break;
+          }
+          case 4:
+            what = "finish";
+            step();
+            for (Side* s : sides) s->rt().finish();
+            break;
+          default: {  // one launch of another family's kernel in the middle
+            const FamilyLaunch g{static_cast<Shape>((static_cast<int>(shape) + 1) % 3),
+                                 static_cast<std::uint32_t>(rng() % kN), w, split};
+            what = "another kernel's launch in the middle: " + describe(g);
+            step();
+            for (Side* s : sides) s->launch(g);
+            apply(g, flat);
             break;
           }
         }
-        if (a.dist_directory != b.dist_directory) {
-          EXPECT_GT(fast.shortcuts(), before) << where() << ": directories differ without a skip";
-        }
-        check_read(0, split.bounds.front() * kN);
-        check_read(split.bounds.back() * kN, (kN - split.bounds.back()) * kN);
-        for (std::uint32_t& v : flat) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
-        for (Side* s : sides) {
-          s->rt().write_blocking(s->dist(), 0, std::as_bytes(std::span(flat)));
-        }
-        continue;
+        settle();
       }
-      what = "family " + std::to_string(family) + " (" + kind + "), " + describe(f);
-      step();
-      for (Side* s : sides) s->launch(f);
-      apply(f, flat);
-      settle();
-      if (rng() % 5 != 0) continue;
       ++op;
-      switch (rng() % 6) {
-        case 0: {
-          const std::uint64_t at = rng() % (kN * kN);
-          const std::uint64_t count = 1 + rng() % std::min<std::uint64_t>(3 * kN, kN * kN - at);
-          what =
-              "a host read of entries [" + std::to_string(at) + ", +" + std::to_string(count) + ")";
-          check_read(at, count);
-          break;
-        }
-        case 1: {
-          const std::uint64_t at = rng() % (kN * kN);
-          const std::uint64_t count = 1 + rng() % std::min<std::uint64_t>(2 * kN, kN * kN - at);
-          what = "a host write of entries [" + std::to_string(at) + ", +" + std::to_string(count) +
-                 ")";
-          step();
-          for (std::uint64_t e = at; e < at + count; ++e) {
-            flat[e] = static_cast<std::uint32_t>(rng() % 1000);
-          }
-          for (Side* s : sides) {
-            s->rt().write_blocking(s->dist(), at * 4,
-                                   std::as_bytes(std::span(flat).subspan(at, count)));
-          }
-          break;
-        }
-        case 2: {
-          const std::size_t device = rng() % setup.devices;
-          const std::uint64_t first = rng() % kN;
-          const std::uint64_t rows = 1 + rng() % std::min<std::uint64_t>(4, kN - first);
-          what = "rows [" + std::to_string(first) + ", +" + std::to_string(rows) +
-                 ") halved on device " + std::to_string(device);
-          step();
-          for (Side* s : sides) s->halve_rows(device, first, rows);
-          for (std::uint64_t e = first * kN; e < (first + rows) * kN; ++e) flat[e] /= 2;
-          break;
-        }
-        case 3: {
-          const std::size_t device = rng() % setup.devices;
-          const auto value = static_cast<std::uint32_t>(rng() % 1000);
-          what = "the other buffer filled on device " + std::to_string(device);
-          step();
-          for (Side* s : sides) s->fill_other(device, value);
-          for (std::uint64_t e = 0; e < kN * kN; ++e) {
-            other_flat[e] = value + static_cast<std::uint32_t>(e);
-          }
-          break;
-        }
-        case 4:
-          what = "finish";
-          step();
-          for (Side* s : sides) s->rt().finish();
-          break;
-        default: {  // one launch of another family's kernel in the middle
-          const FamilyLaunch g{static_cast<Shape>((static_cast<int>(shape) + 1) % 3),
-                               static_cast<std::uint32_t>(rng() % kN), w, split};
-          what = "another kernel's launch in the middle: " + describe(g);
-          step();
-          for (Side* s : sides) s->launch(g);
-          apply(g, flat);
-          break;
-        }
-      }
-      settle();
+      what = "the end of family " + std::to_string(family);
+      step();
+      if (!failed_once) compare_states();
+      if (::testing::Test::HasFailure()) return;
     }
     ++op;
-    what = "the end of family " + std::to_string(family);
+    what = "the final contents";
     step();
+    check_read(0, kN * kN);
+    for (std::size_t i = 0; i < sides.size(); ++i) {
+      EXPECT_EQ(sides[i]->read(sides[i]->other(), 0, kN * kN), other_flat)
+          << where() << ": the other buffer " << side_names[i];
+    }
     if (!failed_once) compare_states();
-    if (::testing::Test::HasFailure()) return;
+    coverage.rewrites += fast.rt().core().rewriting_launch_buffers();
+    coverage.deferred_restarts += fast.rt().core().deferred_rewrite_restarts(fast.dist());
+    coverage.repeats += fast.rt().core().repeated_launches();
+    coverage.evicted_bytes += fast.rt().stats().evicted_bytes;
+    coverage.slow_shortcuts += slow.shortcuts();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << where() << ": " << e.what();
   }
-  ++op;
-  what = "the final contents";
-  step();
-  check_read(0, kN * kN);
-  for (std::size_t i = 0; i < sides.size(); ++i) {
-    EXPECT_EQ(sides[i]->read(sides[i]->other(), 0, kN * kN), other_flat)
-        << where() << ": the other buffer " << side_names[i];
-  }
-  if (!failed_once) compare_states();
-  coverage.rewrites += fast.rt().core().rewriting_launch_buffers();
-  coverage.deferred_restarts += fast.rt().core().deferred_rewrite_restarts(fast.dist());
-  coverage.repeats += fast.rt().core().repeated_launches();
-  coverage.evicted_bytes += fast.rt().stats().evicted_bytes;
-  coverage.slow_shortcuts += slow.shortcuts();
 }
 
 // Every setup for each seed; returns what the programs covered.
