@@ -496,6 +496,27 @@ void RuntimeCore::record_failed_deferred_launch_locked(std::span<const Partition
   deferred_scratch_.clear();
 }
 
+// A launch whose partition `issued` failed to enqueue (the driver threw): partitions [0, issued)
+// were enqueued and will run, the others never will. Their writes are published as those of a
+// launch of those partitions alone (their written bytes current on their agents alone, the
+// strategies and the adaptive history acting as for such a launch), the trackers holding their
+// kernels already (submit_kernels, record_failed_deferred_launch_locked, a replay's recording).
+// Without it, bytes a partition that ran wrote would stay current where their old values are
+// (a full path's acquire made them current on other agents), and a host read or another kernel
+// could see either. A launch that skipped its directory steps publishes the same way: its
+// partitions' agents hold their written bytes alone already, so only the last writes and the
+// history change, as the full path's failed launch changes them. Under gamma nothing is published.
+void RuntimeCore::publish_failed_launch_locked(std::span<const PartitionUses> plan,
+                                               std::size_t issued, const std::string& kernel) {
+  rewriting_all_written_ = false;  // its acquire's (the rewriting buffers' reads were observed)
+  rewriting_buffers_.clear();
+  if (issued == 0 || !measurement_.coherent()) return;
+  const std::span<const PartitionUses> ran = plan.first(std::min(issued, plan.size()));
+  publish_writes(ran, kernel);
+  write_back_chunks(ran);
+  ++repeat_epoch_;  // the state changed: earlier verifications no longer hold
+}
+
 // The buffers of a launch in use on their partitions' devices (SharedBuffer::begin_use), released
 // when the launch has published its writes or failed.
 class RuntimeCore::HeldBuffers {
@@ -674,9 +695,6 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   } else {
     capture = begin_period_step(entry, found, cycle_length, coherent);
   }
-  if (skip_directory) {
-    for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
-  }
   // The kernels' ordering (see above): a repeat that skips the directory steps runs after its
   // devices' previous kernels too, and with no records of its own when every launch since its
   // entry's last run did so.
@@ -721,7 +739,11 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     rewriting_buffers_.clear();
     if (lean_next) entry->lean.clear();
     if (ordering == Ordering::chained_deferred) record_failed_deferred_launch_locked(plan);
+    publish_failed_launch_locked(plan, kernels_issued_, partitions[0].kernel->name());
     throw;
+  }
+  if (skip_directory) {
+    for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
   }
   if (ordering == Ordering::hazards) chained_after_ = number;
   if (coherent && !skip_directory) {
@@ -867,14 +889,15 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
   }
   const std::uint64_t number = ++operations_;
   period_.streak = 0;  // a cycle of one without directory steps captures no round
-  for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite();
   // submit_kernels under chained_deferred, with the arguments of the entry's last run.
   const std::size_t n = entry.plan.size();
   if (deferred_scratch_.size() < n) deferred_scratch_.resize(n);
   Event only;
   EventList kernel_events;
+  std::size_t issued = 0;
   try {
-    for (std::size_t i = 0; i < n; ++i) {
+    for (; issued < n; ++issued) {
+      const std::size_t i = issued;
       const LaunchPartition& p = *entry.plan[i].source;
       const LeanPartition& lean = entry.lean[i];
       // The device's previous kernel is the only dependency: passed where it is (last_kernel_,
@@ -893,11 +916,14 @@ std::optional<Event> RuntimeCore::launch_again(const void* repeat_token,
       }
     }
   } catch (...) {
-    // As launch_partitioned: the kernels enqueued before the failure are the newest accesses.
+    // As launch_partitioned: the kernels enqueued before the failure are the newest accesses,
+    // and their writes are published.
     record_failed_deferred_launch_locked(entry.plan);
+    publish_failed_launch_locked(entry.plan, issued, entry.plan.front().source->kernel->name());
     lean_entry_ = nullptr;
     throw;
   }
+  for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite();
   context_.memory->settle();
   ++launches_leaving_directory_;
   entry.last_run = number;
@@ -1040,7 +1066,6 @@ void RuntimeCore::fail_streak_launch_locked(std::size_t done) {
   close_streak_locked();
   ++operations_;
   period_.streak = 0;
-  for (SharedBuffer* b : entry.adaptive_written) b->count_unchanged_rewrite();
   kernel_waits_.kernels += done + 1;
   kernel_waits_.events += waited;
   if (deferred_scratch_.size() < entry.plan.size()) deferred_scratch_.resize(entry.plan.size());
@@ -1051,6 +1076,7 @@ void RuntimeCore::fail_streak_launch_locked(std::size_t done) {
     keep_kernel_locked(i, entry.plan[i].source->device, e, lean.kernel, true, true);
   }
   record_failed_deferred_launch_locked(entry.plan);
+  publish_failed_launch_locked(entry.plan, done, entry.plan.front().source->kernel->name());
   lean_entry_ = nullptr;
 }
 
@@ -1784,6 +1810,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
       if (!deferred_scratch_[i].is_null()) deferred_scratch_[i] = Event{};
     }
   }
+  kernels_issued_ = 0;
   Event only;  // the kernel of a one-partition launch: no list
   EventList kernel_events;
   for (PartitionUses& pu : plan) {
@@ -1966,6 +1993,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     Event e = partition_events != nullptr || trace_
                   ? device.launch(kernel, p.range, launch_args, waits)
                   : device.launch_without_times(kernel, p.range, launch_args, waits);
+    ++kernels_issued_;
     if (trace_) {
       trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
     }
@@ -2767,17 +2795,23 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
     kernel_events.swap(deferred_scratch_);
     kernel_events.resize(periodic_kernels_issued_);  // (the others: a previous replay's)
     issued_after.swap(after);
+    // The step's recorded copies, copied before the materialization (which records the step's
+    // previous replay with them) forgets the cycle's steps.
+    const std::vector<RecordedCopy> copies_before = step.before;
+    const std::vector<RecordedCopy> copies_after = step.after;
     materialize_period_locked();
     for (std::size_t i = 0; i < issued_before.size(); ++i) {
-      step.before[i].buffer->record_replayed_copy(step.before[i].rows, issued_before[i]);
+      copies_before[i].buffer->record_replayed_copy(copies_before[i].rows, issued_before[i]);
     }
     for (std::size_t i = 0; i < kernel_events.size(); ++i) {
       record_accesses(entry.plan[i], kernel_events[i]);
       last_kernel_[entry.plan[i].source->device] = kernel_events[i];
     }
     for (std::size_t i = 0; i < issued_after.size(); ++i) {
-      step.after[i].buffer->record_replayed_copy(step.after[i].rows, issued_after[i]);
+      copies_after[i].buffer->record_replayed_copy(copies_after[i].rows, issued_after[i]);
     }
+    publish_failed_launch_locked(entry.plan, kernel_events.size(),
+                                 entry.plan.front().source->kernel->name());
     throw;
   }
   // The previous replay's events of the step: the copies' dropped (the lists stay for the next

@@ -357,6 +357,10 @@ class RuntimeCore {
   /// events in deferred_scratch_): they are the newest accesses, recorded after the deferred runs
   /// before them so later operations wait for them.
   void record_failed_deferred_launch_locked(std::span<const PartitionUses> plan);
+  // A launch that failed after enqueueing its first `issued` partitions' kernels publishes their
+  // writes (runtime_core.cpp says why).
+  void publish_failed_launch_locked(std::span<const PartitionUses> plan, std::size_t issued,
+                                    const std::string& kernel);
   std::vector<PartitionUses> check_partitions(std::span<const LaunchArg> args,
                                               std::span<const LaunchPartition> partitions) const;
   static void check_disjoint_writes(std::span<const PartitionUses> plan);
@@ -514,6 +518,7 @@ class RuntimeCore {
   // materialize_period_locked drops what its replays left in it).
   mutable std::vector<Event> deferred_scratch_;
   std::size_t periodic_kernels_issued_ = 0;  // the replayed launch's kernels enqueued so far
+  std::size_t kernels_issued_ = 0;  // submit_kernels': the kernels its launch enqueued so far
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   // A chained deferred run `number` of entry enqueued all its kernels (deferred_scratch_): they
   // become the entry's deferred records (launch_partitioned, launch_again).

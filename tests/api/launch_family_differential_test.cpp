@@ -10,9 +10,8 @@
 // SharedBuffer::acquire_rewriting_last_writes and its families of deferred restarts). The test
 // knows nothing of the shortcuts' internals: every host read and the final contents must equal
 // a flat memory running the same kernels' code, and after every family the two runtimes must
-// agree on the copies (stats), the directories and the adaptive history counts (until a failed
-// launch: two findings on main, the DISABLED_ tests at the end). UNIMEM_TEST_VERBOSE=1 prints
-// every operation.
+// agree on the copies (stats), the directories and the adaptive history counts (after a failed
+// launch, the copies and counts: see run_program). UNIMEM_TEST_VERBOSE=1 prints every operation.
 
 #include <gtest/gtest.h>
 
@@ -23,6 +22,7 @@
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -171,11 +171,13 @@ std::string describe(const FamilyLaunch& f) {
          describe(f.split);
 }
 
-// The flat model of a launch.
-void apply(const FamilyLaunch& f, std::vector<std::uint32_t>& flat) {
+// The flat model of a launch, or of its first `ran` partitions (a launch whose partition `ran`
+// failed to enqueue: the partitions before it run, the others never do).
+void apply(const FamilyLaunch& f, std::vector<std::uint32_t>& flat,
+           std::size_t ran = std::numeric_limits<std::size_t>::max()) {
   std::vector<std::uint32_t> seen;
   for (const std::uint64_t e : shape_entries(f.shape, f.k, f.w)) seen.push_back(flat[e]);
-  for (std::size_t p = 0; p < f.split.devices.size(); ++p) {
+  for (std::size_t p = 0; p < std::min(ran, f.split.devices.size()); ++p) {
     for (std::uint64_t i = f.split.bounds[p]; i < f.split.bounds[p + 1]; ++i) {
       update_row(f.shape, flat.data() + i * kN, i, seen, f.k);
     }
@@ -473,12 +475,14 @@ void run_program(const ProgramSetup& setup, std::uint32_t seed, Coverage& covera
   };
   // An exception (an invariant check, a device error) is reported with the operation too.
   try {
-    // Half the programs have one failed launch. After it the runtimes are not held to the same
-    // state any more, only to the flat model's bytes: a failed repeat that skipped its directory
-    // steps has counted its run in the adaptive history, the full path has not
-    // (DISABLED_AFailedRepeatCountsAsTheFullPathDoes below).
+    // Half the programs have one failed launch: its partitions before the failing one run and
+    // their writes are published, the others never run (RuntimeCore::publish_failed_launch_locked).
+    // The two runtimes then agree on the copies and the histories; a rewrite skip may leave fewer
+    // current copies than the full path (it never marked the rows it copied for the failed
+    // partitions), and from then on only the flat model's bytes are compared (diverged).
     const bool may_fail = rng() % 2 == 0;
     bool failed_once = false;
+    bool diverged = false;
     Split split{{0}, {}};
     for (std::size_t d = 0; d < setup.devices; ++d) {
       split.devices.push_back(d);
@@ -496,9 +500,7 @@ void run_program(const ProgramSetup& setup, std::uint32_t seed, Coverage& covera
         ++op;
         if (may_fail && !failed_once && rng() % 20 == 0) {
           // A failed launch: the kernel of partition p cannot be enqueued on its device; the
-          // partitions before it ran, but what the launch's rows hold then is not defined (see
-          // DISABLED_AFailedLaunchLeavesOneValueForEachByte below): the rows outside the launch
-          // must be as they were, and the whole matrix is written anew afterwards.
+          // partitions before it ran (AFailedLaunchLeavesOneValueForEachByte below).
           failed_once = true;
           const std::size_t p = rng() % split.devices.size();
           what = "family " + std::to_string(family) + " (" + kind + "), " + describe(f) +
@@ -512,12 +514,15 @@ void run_program(const ProgramSetup& setup, std::uint32_t seed, Coverage& covera
             s->fail_launches(split.devices[p], false);
             s->rt().finish();
           }
+          apply(f, flat, p);
           ++coverage.failures;
           // The fast side's skip (had it taken one) leaves fewer current copies than the full
-          // path, never another one, and the same copies.
+          // path, never another one, and the same copies and histories.
           const Side::State a = fast.state();
           const Side::State b = slow.state();
           EXPECT_EQ(a.stats, b.stats) << where() << ": the copies after the failed launch";
+          EXPECT_EQ(a.history_counts, b.history_counts)
+              << where() << ": the history counts after the failed launch";
           const std::vector<std::uint64_t> fa = masks_per_byte(a.dist_directory, kBytes);
           const std::vector<std::uint64_t> sa = masks_per_byte(b.dist_directory, kBytes);
           for (std::uint64_t byte = 0; byte < kBytes; ++byte) {
@@ -530,13 +535,9 @@ void run_program(const ProgramSetup& setup, std::uint32_t seed, Coverage& covera
           }
           if (a.dist_directory != b.dist_directory) {
             EXPECT_GT(fast.shortcuts(), before) << where() << ": directories differ without a skip";
+            diverged = true;
           }
-          check_read(0, split.bounds.front() * kN);
-          check_read(split.bounds.back() * kN, (kN - split.bounds.back()) * kN);
-          for (std::uint32_t& v : flat) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
-          for (Side* s : sides) {
-            s->rt().write_blocking(s->dist(), 0, std::as_bytes(std::span(flat)));
-          }
+          check_read(0, kN * kN);
           continue;
         }
         what = "family " + std::to_string(family) + " (" + kind + "), " + describe(f);
@@ -612,7 +613,7 @@ void run_program(const ProgramSetup& setup, std::uint32_t seed, Coverage& covera
       ++op;
       what = "the end of family " + std::to_string(family);
       step();
-      if (!failed_once) compare_states();
+      if (!diverged) compare_states();
       if (::testing::Test::HasFailure()) return;
     }
     ++op;
@@ -623,7 +624,7 @@ void run_program(const ProgramSetup& setup, std::uint32_t seed, Coverage& covera
       EXPECT_EQ(sides[i]->read(sides[i]->other(), 0, kN * kN), other_flat)
           << where() << ": the other buffer " << side_names[i];
     }
-    if (!failed_once) compare_states();
+    if (!diverged) compare_states();
     coverage.rewrites += fast.rt().core().rewriting_launch_buffers();
     coverage.deferred_restarts += fast.rt().core().deferred_rewrite_restarts(fast.dist());
     coverage.repeats += fast.rt().core().repeated_launches();
@@ -685,9 +686,10 @@ namespace {
 // Found by the random programs (seed 701, 2 devices, batch): a launch failing after some
 // partitions ran. Rows [0, 12) were written on device 0; the launch reads and writes them on
 // device 1 (a copy from device 0 first), its partition on device 0 fails to enqueue, the one on
-// device 1 runs. Its writes are not published, so the directory holds rows [0, 12) current on
-// both devices, which now differ: a host read and a kernel on device 1 see different values.
-TEST(LaunchFamilyDifferential, DISABLED_AFailedLaunchLeavesOneValueForEachByte) {
+// device 1 runs. Its writes were not published, so the directory held rows [0, 12) current on
+// both devices, which then differed: a host read and a kernel on device 1 saw different values.
+// The writes of the partitions that ran are now published (publish_failed_launch_locked).
+TEST(LaunchFamilyDifferential, AFailedLaunchLeavesOneValueForEachByte) {
   FailingHostDevices hosts = failing_host_devices(2);
   const auto failing = hosts.devices;
   Runtime rt(std::move(hosts.registry), RuntimeOptions{UpdateStrategy::lazy});
@@ -739,6 +741,11 @@ TEST(LaunchFamilyDifferential, DISABLED_AFailedLaunchLeavesOneValueForEachByte) 
   rt.read_blocking(copy, 0, std::as_writable_bytes(std::span(on_device)));
   EXPECT_EQ(host, on_device) << "row 0 read by the host and by a kernel on device 1 (agents "
                              << rt.core().valid_agents(dist, 0).bits() << " hold it)";
+  // The partition that ran (rows [0, 12) on device 1) added one again; the other did not.
+  EXPECT_EQ(host, std::vector<std::uint32_t>(kN, 2));
+  std::vector<std::uint32_t> last(kN);
+  rt.read_blocking(dist, kBytes - kRow, std::as_writable_bytes(std::span(last)));
+  EXPECT_EQ(last, std::vector<std::uint32_t>(kN, 1));
 }
 
 }  // namespace
@@ -747,13 +754,13 @@ TEST(LaunchFamilyDifferential, DISABLED_AFailedLaunchLeavesOneValueForEachByte) 
 namespace unimem {
 namespace {
 
-// Found by the random programs (seed 1000, 2 devices, adaptive, no peer copies, before the
-// programs stopped comparing states after a failed launch): a launch repeated behind its token
-// until its repeat skips the directory steps, then a repeat that fails to enqueue. The repeat
-// path counts the run in the adaptive history before submitting the kernels
-// (count_unchanged_rewrite), the full path observes its reads but never closes the run, so the
-// histories differ by one repeat afterwards.
-TEST(LaunchFamilyDifferential, DISABLED_AFailedRepeatCountsAsTheFullPathDoes) {
+// Found by the random programs (seed 1000, 2 devices, adaptive, no peer copies): a launch
+// repeated behind its token until its repeat skips the directory steps, then a repeat that fails
+// to enqueue. The repeat path counted the run in the adaptive history before submitting the
+// kernels (count_unchanged_rewrite), the full path did not, so the histories differed by one
+// repeat afterwards. Now each counts only a launch that went through, and publishes the writes of
+// the partitions a failed one enqueued (publish_failed_launch_locked).
+TEST(LaunchFamilyDifferential, AFailedRepeatCountsAsTheFullPathDoes) {
   std::array<std::vector<int>, 2> counts;
   for (const bool fast : {true, false}) {
     const ProgramSetup setup{2, UpdateStrategy::adaptive, false, false};

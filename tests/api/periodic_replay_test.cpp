@@ -251,5 +251,84 @@ TEST(PeriodicReplay, AReplayedLaunchFailingOnItsSecondDeviceLeavesItsFirstKernel
   c.expect_bytes();
 }
 
+// out[i] = in[i - 1] + 2 in[i] + in[i + 1] + c (the neighbours inside the grid only), split
+// evenly over the devices: each partition reads one byte of its neighbours' halves.
+std::shared_ptr<const ScaleLaunch> halo_launch(BufferId in, BufferId out, int c,
+                                               std::size_t devices) {
+  const auto kernel = std::make_shared<HostKernel>("halo", [](const HostKernelContext& ctx) {
+    const std::uint64_t first = ctx.range().offset[0];
+    const auto* src = ctx.buffer<std::uint8_t>(0);
+    auto* dst = ctx.buffer<std::uint8_t>(1);
+    const int add = ctx.scalar<int>(2);
+    for (std::uint64_t i = first; i < first + ctx.range().global[0]; ++i) {
+      const int left = i > 0 ? src[i - 1] : 0;
+      const int right = i + 1 < kGrid ? src[i + 1] : 0;
+      dst[i] = static_cast<std::uint8_t>((left + 2 * src[i] + right + add) & 0xFF);
+    }
+  });
+  auto l = std::const_pointer_cast<ScaleLaunch>(scale_launch(in, out, c, devices, kGrid, kernel));
+  for (LaunchPartition& p : l->partitions) {
+    const std::uint64_t first = p.range.offset[0];
+    const std::uint64_t last = first + p.range.global[0];
+    p.accesses[0].reads = IntervalSet{{first > 0 ? first - 1 : 0, std::min(last + 1, kGrid)}};
+  }
+  return l;
+}
+
+void halo_flat(const std::vector<std::uint8_t>& in, std::vector<std::uint8_t>& out, int c,
+               std::uint64_t first = 0, std::uint64_t last = kGrid) {
+  for (std::uint64_t i = first; i < last; ++i) {
+    const int left = i > 0 ? in[i - 1] : 0;
+    const int right = i + 1 < kGrid ? in[i + 1] : 0;
+    out[i] = static_cast<std::uint8_t>((left + 2 * in[i] + right + c) & 0xFF);
+  }
+}
+
+// A replayed halo ping-pong whose step fails on its second device: the first device's kernel ran
+// and rewrote its half of y, including the byte device 1 holds as its halo from the step before.
+// That copy must no longer count as current (publish_failed_launch_locked): the next launch on
+// device 1 would read the old value.
+TEST(PeriodicReplay, AFailedReplayPublishesTheWritesOfTheKernelsThatRan) {
+  const std::vector<std::shared_ptr<RecordingDevice>> devices = ReplayedPingPong::recording(2);
+  Runtime rt(ReplayedPingPong::registry(devices), RuntimeOptions{UpdateStrategy::lazy});
+  std::vector<std::uint8_t> x(kGrid), y(kGrid);
+  for (std::uint64_t i = 0; i < kGrid; ++i) {
+    x[i] = static_cast<std::uint8_t>(i * 7 + 1);
+    y[i] = static_cast<std::uint8_t>(i * 5 + 2);
+  }
+  const BufferId bx = rt.create_buffer(kGrid, "x");
+  const BufferId by = rt.create_buffer(kGrid, "y");
+  rt.write_blocking(bx, 0, std::as_bytes(std::span(x)));
+  rt.write_blocking(by, 0, std::as_bytes(std::span(y)));
+  const auto a = halo_launch(bx, by, 5, 2);
+  const auto b = halo_launch(by, bx, 11, 2);
+  const auto launch = [&rt](const std::shared_ptr<const ScaleLaunch>& l, bool token) {
+    rt.core().launch_partitioned(l->args, l->partitions, nullptr,
+                                 token ? std::shared_ptr<const void>(l) : nullptr);
+  };
+  for (int r = 0; r < 12; ++r) {
+    launch(a, true);
+    halo_flat(x, y, 5);
+    launch(b, true);
+    halo_flat(y, x, 11);
+  }
+  ASSERT_GT(rt.core().periodic_replays(), 4U) << "the ping-pong was not replayed";
+  // (No query before the failed launch: it would make the replayed state real.)
+  devices[1]->fail_launches = true;
+  EXPECT_THROW(launch(a, true), DeviceError);
+  devices[1]->fail_launches = false;
+  EXPECT_EQ(rt.core().periodic_materializations(), 1U) << "the failed launch was no replay";
+  halo_flat(x, y, 5, 0, kGrid / 2);  // device 0's half ran
+  EXPECT_FALSE(rt.core().valid_agents(by, kGrid / 2 - 1).contains(agent_of_device(1)))
+      << "device 1's halo copy of a byte the failed launch rewrote is still current";
+  launch(b, false);  // the full path: device 1 reads its halo byte of y
+  halo_flat(y, x, 11);
+  std::vector<std::uint8_t> out(kGrid);
+  rt.read_blocking(bx, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, x) << "x";
+  rt.read_blocking(by, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out, y) << "y";
+}
+
 }  // namespace
 }  // namespace unimem
