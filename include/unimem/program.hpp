@@ -129,6 +129,10 @@ class Program {
   /// Runs kernel over range with args. Buffers are shared buffers of the runtime. Returns the
   /// event of the whole launch (all partitions). Throws PreconditionError for an unknown kernel,
   /// a bad argument or descriptor, naming the kernel.
+  /// A driver that fails to enqueue a partition's kernel throws DeviceError; the partitions
+  /// enqueued before it (in the launch's partition order) still run and their writes count, the
+  /// others never run: each byte then holds one value, that of flat memory after those
+  /// partitions alone.
   ///
   /// A team kernel (build_report().teams) takes every argument but its last, the spill parameter
   /// of UM_TEAM_PARAM: the program passes a spill area of its own, sized for the launch's
