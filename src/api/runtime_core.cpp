@@ -740,9 +740,13 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     throw;
   }
   if (ordering == Ordering::hazards) chained_after_ = number;
-  // Whether every buffer of the aligned plan took the rewrite (a family may start after it).
-  const bool all_rewrote = coherent && !repeat && rewriting_all_written_ &&
-                           rewriting_buffers_.size() == plan.front().uses.size();
+  // Whether every buffer of the aligned plan took the rewrite and its publication restarted
+  // the history's run (a family may start after it: the next one's may only count).
+  const std::size_t rewrote = coherent && !repeat && rewriting_all_written_ &&
+                                      rewriting_buffers_.size() == plan.front().uses.size()
+                                  ? rewriting_buffers_.size()
+                                  : 0;
+  const std::uint64_t restarted_before = restarted_rewrite_runs_;
   if (coherent && !skip_directory) {
     const CopyLogScope log(
         context_, capture && !period_.probing ? &period_.steps[period_.position].after : nullptr);
@@ -760,7 +764,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     write_back_chunks(plan);
     ++repeat_epoch_;  // the state may have changed: earlier verifications no longer hold
   }
-  if (all_rewrote) {
+  if (rewrote != 0 && restarted_rewrite_runs_ - restarted_before == rewrote) {
     note_affine_candidate(plan, kernel_name, number);
   } else {
     affine_.candidate = 0;
@@ -3102,15 +3106,16 @@ bool RuntimeCore::adopt_carried_round() {
 // copy and kernel asks them and records in them. A family of such launches replays on the
 // periodic cycles' per-agent chains instead ("Periodic cycles", Ordering):
 // - Entry (affine_applies): the launch before was a coherent launch of an aligned plan
-//   (uses_aligned) whose every buffer took the rewrite (note_affine_candidate), with nothing in
-//   between; this one has the same kernel, partitions on the same agents, the same buffers at
-//   the same places, every buffer adaptive, every box on its device already (hold_buffers
-//   allocates nothing, so nothing is evicted or merged: no copy of another operation is issued
-//   through the trackers while they lack the family's records), and prepare_rewrite holds for
-//   every buffer (conditions (a)-(c) above acquire_rewriting_last_writes: the state is still D,
-//   its written sets are the last writes, every missing byte has one holder that can peer). So
-//   the state after each replayed launch is D again, which is what the next launch's
-//   prepare_rewrite checks; no captured state is compared, the version check is as strong.
+//   (uses_aligned) whose every buffer took the rewrite and restarted its history's run in its
+//   publication (note_affine_candidate: a family of restarts under way, so the next launch's
+//   publication may only count), with nothing in between; this one has the same kernel, partitions
+//   on the same agents, the same buffers at the same places, every buffer adaptive, every box on
+//   its device already (hold_buffers allocates nothing, so nothing is evicted or merged: no copy of
+//   another operation is issued through the trackers while they lack the family's records), and
+//   prepare_rewrite holds for every buffer (conditions (a)-(c) above acquire_rewriting_last_writes:
+//   the state is still D, its written sets are the last writes, every missing byte has one holder
+//   that can peer). So the state after each replayed launch is D again, which is what the next
+//   launch's prepare_rewrite checks; no captured state is compared, the version check is as strong.
 // - Each replayed launch runs the full path's steps but for the trackers: its plan (as always),
 //   its holds, apply_rewrite of every buffer in plan order (the same history, ledger and stats
 //   calls and the same copies, the directory checked against a shadow in invariant builds), the
