@@ -272,6 +272,7 @@ int profile_mode_runs(const BenchOptions& o, const Workload& workload, DeviceReg
   j["repeats_leaving_directory"] = runtime.core().repeats_leaving_directory();
   j["deferred_record_launches"] = runtime.core().deferred_record_launches();
   j["periodic_replays"] = runtime.core().periodic_replays();
+  j["affine_replays"] = runtime.core().affine_replays();
   j["twin_launches"] = program->core().twin_launches();
   if (mode == MeasurementMode::normal) j["verified"] = verified;
   std::cout << j.dump() << std::endl;
@@ -653,6 +654,8 @@ int run_bench(const BenchOptions& o) {
   // Launches the normal mode's runtime replayed as a verified periodic cycle, over all its runs
   // (RuntimeCore::periodic_replays), and the launches that skipped the directory as repeats.
   j["periodic_replays"] = runners[0].runtime->core().periodic_replays();
+  // Launches of rewriting families replayed on chains (RuntimeCore::affine_replays).
+  j["affine_replays"] = runners[0].runtime->core().affine_replays();
   j["repeats_leaving_directory"] = runners[0].runtime->core().repeats_leaving_directory();
   // Launches that ran as the scalar twin of a recent one (RuntimeOptions::scalar_twins).
   j["twin_launches"] = runners[0].program->core().twin_launches();

@@ -33,17 +33,6 @@ void take_periodic_states(const std::vector<SharedBuffer*>& buffers,
   }
 }
 
-// A replay chain after its next operation `e`: e alone (what assign(1, e) leaves), with no call
-// and no list rebuilt when the chain already holds one event (the common case after the first
-// replayed step).
-void chain_after(EventList& chain, const Event& e) {
-  if (chain.size() == 1) {
-    chain.front() = e;
-  } else {
-    chain.assign(1, e);
-  }
-}
-
 // Points the buffers' copy log at a periodic cycle's step while it lives (null: no log).
 class CopyLogScope {
  public:
@@ -667,6 +656,11 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   std::vector<PartitionUses>& plan = repeat ? entry->plan : checked;
   const bool coherent = measurement_.coherent();  // gamma: no dependencies, no copies
+  // Affine replays (see there): the next launch of a family of rewriting launches runs on the
+  // replay chains; any other launch first records the family's orderings in the trackers.
+  const std::string& kernel_name = partitions[0].kernel->name();
+  const bool affine = !repeat && affine_applies(plan, kernel_name, coherent);
+  if (!affine && affine_.replaying) materialize_affine_locked();
   // Whether this launch is a step of a round being captured: its copies are recorded, and the
   // state of the cycle's buffers after it.
   // (The verification reads the state only: made before begin_period_step, which may take the
@@ -704,18 +698,25 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
                    ? Ordering::chained_deferred
                    : Ordering::hazards_chained;
   }
-  if (ordering != Ordering::chained_deferred) settle_deferred_records_locked();
+  // (A replayed launch has nothing to settle: it would end its own family.)
+  if (ordering != Ordering::chained_deferred && !affine) settle_deferred_records_locked();
+  if (affine && !affine_.replaying) begin_affine_replay();
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
   if (coherent && !skip_directory) {
     const CopyLogScope log(
         context_, capture && !period_.probing ? &period_.steps[period_.position].before : nullptr);
     try {
-      acquire_inputs(plan);
+      if (affine) {
+        acquire_affine_inputs(plan);
+      } else {
+        acquire_inputs(plan);
+      }
     } catch (...) {
       // As below: the reads left for publish_writes are observed before anything else looks.
       for (SharedBuffer* b : rewriting_buffers_) b->observe_deferred_rewrite_reads();
       rewriting_buffers_.clear();
+      materialize_affine_locked();  // (a replayed launch's copies so far are on the chains)
       throw;
     }
   }
@@ -729,10 +730,24 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   }
   Event kernels;
   try {
-    kernels = submit_kernels(args, plan, partition_events, ordering, coherent && !skip_directory);
+    kernels = submit_kernels(args, plan, partition_events, affine ? Ordering::periodic : ordering,
+                             coherent && !skip_directory);
     lean_capture_ = nullptr;
+    if (affine) {
+      // The chains order the kernels; each is its device's last (as the full path leaves them).
+      for (std::size_t i = 0; i < plan.size(); ++i) {
+        last_kernel_[plan[i].source->device] = deferred_scratch_[i];
+      }
+    }
   } catch (...) {
     lean_capture_ = nullptr;
+    if (affine) {
+      // The kernels enqueued before the failure are on the chains: recorded with the family's.
+      for (std::size_t i = 0; i < kernels_issued_; ++i) {
+        last_kernel_[plan[i].source->device] = deferred_scratch_[i];
+      }
+      materialize_affine_locked();
+    }
     // The reads the rewriting buffers left for publish_writes are observed as acquire would
     // have (SharedBuffer::publish_rewrites): a failed launch leaves the history as before.
     for (SharedBuffer* b : rewriting_buffers_) b->observe_deferred_rewrite_reads();
@@ -746,12 +761,34 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     for (SharedBuffer* b : entry->adaptive_written) b->count_unchanged_rewrite();
   }
   if (ordering == Ordering::hazards) chained_after_ = number;
+  // Whether every buffer of the aligned plan took the rewrite and its publication restarted
+  // the history's run (a family may start after it: the next one's may only count).
+  const std::size_t rewrote = coherent && !repeat && rewriting_all_written_ &&
+                                      rewriting_buffers_.size() == plan.front().uses.size()
+                                  ? rewriting_buffers_.size()
+                                  : 0;
+  const std::uint64_t restarted_before = restarted_rewrite_runs_;
   if (coherent && !skip_directory) {
     const CopyLogScope log(
         context_, capture && !period_.probing ? &period_.steps[period_.position].after : nullptr);
-    publish_writes(plan, partitions[0].kernel->name());
+    if (affine) {
+      // A publication that may copy (anything but one more deferred restart) orders through the
+      // trackers: the family's orderings are recorded there first.
+      bool counts_only = true;
+      for (const SharedBuffer* b : rewriting_buffers_) {
+        counts_only = counts_only && b->publish_counts_restart_only(kernel_name, strategy_for(*b));
+      }
+      if (!counts_only) materialize_affine_locked();
+      ++affine_replays_;
+    }
+    publish_writes(plan, kernel_name);
     write_back_chunks(plan);
     ++repeat_epoch_;  // the state may have changed: earlier verifications no longer hold
+  }
+  if (rewrote != 0 && restarted_rewrite_runs_ - restarted_before == rewrote) {
+    note_affine_candidate(plan, kernel_name, number);
+  } else {
+    affine_.candidate = 0;
   }
   context_.memory->settle();
   if (!coherent || skip_directory) ++launches_leaving_directory_;
@@ -2667,24 +2704,29 @@ void RuntimeCore::reset_period_storage() const {
   c.adopted = false;
 }
 
-void RuntimeCore::begin_period_replay() {
-  PeriodicCycle& c = period_;
-  settle_deferred_records_locked();  // (not replaying yet: only the repeat path's records)
-  c.chain.assign(context_.agent_count(), EventList{});
-  // Every access the trackers hold on the cycle's buffers (a superset of what deps_for_write of
-  // each whole buffer gives, without its queries).
-  for (SharedBuffer* b : c.buffers) {
+void RuntimeCore::start_replay_chains(const std::vector<SharedBuffer*>& buffers) {
+  std::vector<EventList>& chains = period_.chain;
+  chains.assign(context_.agent_count(), EventList{});
+  // Every access the trackers hold on the buffers (a superset of what deps_for_write of each
+  // whole buffer gives, without its queries).
+  for (SharedBuffer* b : buffers) {
     for (std::size_t a = 0; a < context_.agent_count(); ++a) {
-      b->tracker(static_cast<Agent>(a)).append_held_events(c.chain[a]);
+      b->tracker(static_cast<Agent>(a)).append_held_events(chains[a]);
     }
   }
   for (std::size_t d = 0; d < last_kernel_.size(); ++d) {
-    if (!last_kernel_[d].is_null()) c.chain[agent_of_device(d)].push_back(last_kernel_[d]);
+    if (!last_kernel_[d].is_null()) chains[agent_of_device(d)].push_back(last_kernel_[d]);
   }
-  for (EventList& chain : c.chain) chain = first_occurrences(std::move(chain));
+  for (EventList& chain : chains) chain = first_occurrences(std::move(chain));
 #if UNIMEM_INVARIANTS_ENABLED
-  check_replay_chains();
+  check_replay_chains(buffers);
 #endif
+}
+
+void RuntimeCore::begin_period_replay() {
+  PeriodicCycle& c = period_;
+  settle_deferred_records_locked();  // (not replaying yet: only the repeat path's records)
+  start_replay_chains(c.buffers);
   for (PeriodicStep& step : c.steps) step.replayed_at = 0;
   c.replayed = 0;
   c.position = 0;
@@ -2698,10 +2740,10 @@ void RuntimeCore::begin_period_replay() {
   c.phase = PeriodPhase::replaying;
 }
 
-void RuntimeCore::check_replay_chains() {
+void RuntimeCore::check_replay_chains(const std::vector<SharedBuffer*>& buffers) {
   PeriodicCycle& c = period_;
   EventList deps;
-  for (SharedBuffer* b : c.buffers) {
+  for (SharedBuffer* b : buffers) {
     const IntervalSet all(Interval{0, b->size()});
     for (std::size_t a = 0; a < context_.agent_count(); ++a) {
       deps.clear();
@@ -2899,6 +2941,7 @@ void RuntimeCore::check_replayed_step(const PeriodicStep& step, std::size_t inde
 }
 
 void RuntimeCore::materialize_period_locked() const {
+  materialize_affine_locked();
   PeriodicCycle& c = period_;
   if (c.phase != PeriodPhase::replaying) return;
   c.phase = PeriodPhase::idle;
@@ -3086,6 +3129,160 @@ bool RuntimeCore::adopt_carried_round() {
   begin_period_replay();
   c.adopted = true;
   return true;
+}
+
+// Affine replays. floyd-warshall's launches are no repeats (the pivot row k moves, so every launch
+// has its own plan), but each is a rewriting launch (SharedBuffer::acquire_rewriting_last_writes):
+// it writes exactly the buffer's last writes W_1..W_m on agents a_1..a_m again, so the directory
+// D after it is the one before it (each a_i alone holds W_i), and its copies are forced: each
+// use's needed bytes outside its own W lie in one other W_i, copied from a_i, their only holder.
+// The directory steps then cost little; what remains per launch is the hazard trackers: every
+// copy and kernel asks them and records in them. A family of such launches replays on the
+// periodic cycles' per-agent chains instead ("Periodic cycles", Ordering):
+// - Entry (affine_applies): the launch before was a coherent launch of an aligned plan
+//   (uses_aligned) whose every buffer took the rewrite and restarted its history's run in its
+//   publication (note_affine_candidate: a family of restarts under way, so the next launch's
+//   publication may only count), with nothing in between; this one has the same kernel, partitions
+//   on the same agents, the same buffers at the same places, every buffer adaptive, every box on
+//   its device already (hold_buffers allocates nothing, so nothing is evicted or merged: no copy of
+//   another operation is issued through the trackers while they lack the family's records), and
+//   prepare_rewrite holds for every buffer (conditions (a)-(c) above acquire_rewriting_last_writes:
+//   the state is still D, its written sets are the last writes, every missing byte has one holder
+//   that can peer). So the state after each replayed launch is D again, which is what the next
+//   launch's prepare_rewrite checks; no captured state is compared, the version check is as strong.
+// - Each replayed launch runs the full path's steps but for the trackers: its plan (as always),
+//   its holds, apply_rewrite of every buffer in plan order (the same history, ledger and stats
+//   calls and the same copies, the directory checked against a shadow in invariant builds), the
+//   kernels, and publish_rewrites, only while each buffer's publication would just count one
+//   more deferred restart of its family (publish_counts_restart_only: no copy, no history call).
+//   Every counter, history, ledger and directory is thus as the full path leaves it. A
+//   publication that may copy (the family's first restart_run, a strategy's copies) is made
+//   after the family's orderings are recorded (below), ending the replay.
+// - Ordering: every copy (issue_all_chained) and kernel (Ordering::periodic) waits for the
+//   chains of the agents it touches and becomes their last operation; the chains start from
+//   everything the agents' trackers hold on the family's buffers and each device's last kernel
+//   (start_replay_chains, as begin_period_replay). So every replayed operation runs after every
+//   earlier operation on each agent it touches, a superset of what the trackers give (see
+//   "Periodic cycles": trackers are per agent). Each device's last kernel is set as the full
+//   path sets it.
+// - Materialization (materialize_affine_locked, through materialize_period_locked: before any
+//   other operation, const query or the destructor; and before a publication that may copy,
+//   or after a failure): on each agent a replayed operation ran on, the chain holds that agent's
+//   last replayed operation L, which runs after every replayed operation on the agent and after
+//   everything its trackers held at entry. Recording L in each of the family's trackers of that
+//   agent as a write of the whole buffer makes every later operation touching the buffer on
+//   that agent wait for L, hence for all of them (and for the accesses the write shadows, all
+//   before L): more waiting than the exact records, never less. The trackers of agents no
+//   replayed operation touched are as they were. The next launch orders through the trackers
+//   (chained_after_).
+// It relies on: the rewrite proof (directory), publish_rewrites' family (history), the ledger
+// calls made as the full path makes them, the chains' ordering argument, and no allocation or
+// eviction during the family. Invariant builds check the copies and the directory at every
+// replayed launch (apply_rewrite's shadow) and the chains at entry (check_replay_chains).
+bool RuntimeCore::affine_applies(std::span<PartitionUses> plan, const std::string& kernel,
+                                 bool coherent) {
+  AffineFamily& f = affine_;
+  if (!coherent || !repeat_fast_path_ || plan.empty()) return false;
+  if (!f.replaying && (f.candidate == 0 || f.candidate + 1 != operations_)) return false;
+  if (deferred_pending_ || period_.phase == PeriodPhase::replaying) return false;
+  if (kernel != f.kernel || plan.size() != f.agents.size()) return false;
+  const std::size_t buffers = f.buffers.size();
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const PartitionUses& pu = plan[i];
+    if (pu.source->out_of_core || pu.agent != f.agents[i] || pu.uses.size() != buffers) {
+      return false;
+    }
+    for (std::size_t j = 0; j < buffers; ++j) {
+      const BufferUse& u = pu.uses[j];
+      if (u.buffer != f.buffers[j] ||
+          !u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) {
+        return false;
+      }
+    }
+  }
+  std::vector<SharedBuffer::LaunchUse>& uses = rewriting_uses_;
+  for (std::size_t j = 0; j < buffers; ++j) {
+    SharedBuffer* b = f.buffers[j];
+    if (strategy_for(*b) != UpdateStrategy::adaptive) return false;
+    uses.clear();
+    for (const PartitionUses& pu : plan) {
+      uses.push_back({pu.agent, &pu.uses[j].needed, &pu.uses[j].written});
+    }
+    if (!b->prepare_rewrite(uses)) return false;
+  }
+  return true;
+}
+
+void RuntimeCore::note_affine_candidate(std::span<const PartitionUses> plan,
+                                        const std::string& kernel, std::uint64_t number) {
+  AffineFamily& f = affine_;
+  if (!repeat_fast_path_) return;
+  f.candidate = number;
+  if (f.replaying) return;  // (the family's own: the same kernel, agents and buffers)
+  f.kernel = kernel;
+  f.agents.clear();
+  for (const PartitionUses& pu : plan) f.agents.push_back(pu.agent);
+  f.buffers.clear();
+  for (const BufferUse& u : plan.front().uses) f.buffers.push_back(u.buffer);
+}
+
+void RuntimeCore::begin_affine_replay() {
+  start_replay_chains(affine_.buffers);
+  affine_.replaying = true;
+}
+
+void RuntimeCore::acquire_affine_inputs(std::span<PartitionUses> plan) {
+  rewriting_buffers_.clear();
+  launch_has_chunks_ = false;
+  std::vector<SharedBuffer::LaunchUse>& uses = rewriting_uses_;
+  for (std::size_t j = 0; j < affine_.buffers.size(); ++j) {
+    SharedBuffer* b = affine_.buffers[j];
+    uses.clear();
+    for (const PartitionUses& pu : plan) {
+      uses.push_back({pu.agent, &pu.uses[j].needed, &pu.uses[j].written});
+    }
+    b->apply_rewrite(uses, period_.chain);  // (prepared by affine_applies)
+    rewriting_buffers_.push_back(b);
+    ++rewriting_launch_buffers_;
+    for (std::size_t k = 0; k < plan.size(); ++k) {
+      plan[k].uses[j].read_only = &b->rewrite_missing(k);
+    }
+  }
+  rewriting_all_written_ = true;  // every buffer rewrote (publish_writes)
+}
+
+void RuntimeCore::materialize_affine_locked() const {
+  AffineFamily& f = affine_;
+  if (!f.replaying) return;
+  f.replaying = false;
+  // Every replayed operation ran on the partitions' agents only (a copy's source wrote the
+  // bytes in a partition, its destination reads them in one). A chain of one event is its
+  // agent's last operation; a longer one (nothing ran there yet: a failure came first) is
+  // waited for as a whole.
+  for (std::size_t i = 0; i < f.agents.size(); ++i) {
+    const Agent a = f.agents[i];
+    const EventList& chain = period_.chain[a];
+    const auto earlier = f.agents.begin() + static_cast<std::ptrdiff_t>(i);
+    if (chain.empty() || std::find(f.agents.begin(), earlier, a) != earlier) continue;
+    const Event last = chain.size() == 1 ? chain.front() : when_all(chain);
+    for (SharedBuffer* b : f.buffers) {
+      b->tracker(a).record_write(IntervalSet(Interval{0, b->size()}), last);
+    }
+  }
+  chained_after_ = operations_ + 1;  // the next launch orders through the trackers
+  deferred_scratch_.clear();         // (the replayed kernels: their devices' last kernels)
+  period_.chain.clear();
+  ++affine_materializations_;
+}
+
+std::uint64_t RuntimeCore::affine_replays() const {
+  std::lock_guard lock(mutex_);
+  return affine_replays_;
+}
+
+std::uint64_t RuntimeCore::affine_materializations() const {
+  std::lock_guard lock(mutex_);
+  return affine_materializations_;
 }
 
 std::uint64_t RuntimeCore::periodic_carried_rounds() const {

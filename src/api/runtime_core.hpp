@@ -330,6 +330,11 @@ class RuntimeCore {
   /// earlier run's, made anew since) instead of capturing one ("Carried rounds" in
   /// runtime_core.cpp; for tests and tools).
   [[nodiscard]] std::uint64_t periodic_carried_rounds() const;
+  /// Launches of a family of rewriting launches issued with per-agent replay chains instead of
+  /// the hazard trackers, and the times such a family's orderings were recorded in the trackers
+  /// ("Affine replays" in runtime_core.cpp; for tests and tools).
+  [[nodiscard]] std::uint64_t affine_replays() const;
+  [[nodiscard]] std::uint64_t affine_materializations() const;
   /// The agents holding current copies of byte offset (for tests and tools).
   [[nodiscard]] AgentMask valid_agents(BufferId buffer, std::uint64_t offset) const;
   [[nodiscard]] std::vector<IntervalMap<AgentMask>::Segment> directory_segments(
@@ -621,9 +626,12 @@ class RuntimeCore {
   // writers of the buffer) 2 times or more (start_period_round probes when not).
   [[nodiscard]] bool period_counts_settled() const;
   void begin_period_replay();
+  // Every access the agents' trackers hold on buffers, and each device's last kernel, as
+  // period_.chain (the chains a replay starts from; invariant builds check them).
+  void start_replay_chains(const std::vector<SharedBuffer*>& buffers);
   // Invariant builds: each agent's chain holds every event deps_for_write of a whole buffer
   // of the cycle gives on that agent (begin_period_replay lists the trackers' events instead).
-  void check_replay_chains();
+  void check_replay_chains(const std::vector<SharedBuffer*>& buffers);
   void reset_period_storage() const;
   // (Inlined into launch_partitioned: every replayed launch asks it.)
   [[nodiscard, gnu::always_inline]] inline bool replays_next(const RepeatableLaunch* entry,
@@ -678,6 +686,36 @@ class RuntimeCore {
   std::uint64_t periodic_replays_ = 0;
   mutable std::uint64_t periodic_materializations_ = 0;
   std::uint64_t periodic_probe_rounds_ = 0;
+  // Affine replays (runtime_core.cpp, "Affine replays", says what and why).
+  struct AffineFamily {
+    bool replaying = false;
+    // The last launch that rewrote every buffer of its aligned plan (launch_partitioned): its
+    // number (0: none), kernel, partitions' agents and buffers (its plan's use order). While
+    // replaying, those of the family.
+    std::uint64_t candidate = 0;
+    std::string kernel;
+    std::vector<Agent> agents;
+    std::vector<SharedBuffer*> buffers;
+    // Per agent: a replayed operation ran there, so its chain (period_.chain) is that one alone.
+    std::vector<std::uint8_t> touched;
+  };
+  // Whether this launch (its plan checked, its number counted) is the family's next replayed
+  // one; prepares every buffer's rewrite (SharedBuffer::prepare_rewrite) when it is.
+  [[nodiscard]] bool affine_applies(std::span<PartitionUses> plan, const std::string& kernel,
+                                    bool coherent);
+  // The launch rewrote every buffer of its aligned plan: a family may start with the next one.
+  void note_affine_candidate(std::span<const PartitionUses> plan, const std::string& kernel,
+                             std::uint64_t number);
+  void begin_affine_replay();
+  // acquire_aligned_inputs for a replayed launch: every buffer's prepared rewrite applied with
+  // its copies on the chains.
+  void acquire_affine_inputs(std::span<PartitionUses> plan);
+  // Records the family's orderings in the trackers (every operation but a replayed launch calls
+  // it first, through materialize_period_locked).
+  void materialize_affine_locked() const;
+  mutable AffineFamily affine_;
+  std::uint64_t affine_replays_ = 0;
+  mutable std::uint64_t affine_materializations_ = 0;
   [[nodiscard]] bool repeat_changes_nothing(RepeatableLaunch& launch, const std::string& kernel);
   std::size_t tracked_since_prune_ = 0;
   // Scratch lists of one launch_partitioned (under mutex_), kept so that a launch allocates no

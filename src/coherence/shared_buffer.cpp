@@ -288,18 +288,23 @@ IntervalSet SharedBuffer::read_direct(const Interval& range, std::byte* out, Eve
   return from_home;
 }
 
+std::size_t SharedBuffer::copy_group(const std::vector<Transfer>& transfers, std::size_t i) const {
+  std::size_t rows = context_.rect_copies ? strided_rows(transfers, i) : 1;
+  if (rows > 1) {  // a rect copy reads or writes one allocation on its device side
+    const Transfer& t = transfers[i];
+    const Agent device_side = t.from == kHostAgent ? t.to : t.from;
+    if (!rect_allocation(device_of_agent(device_side), t.range, transfers[i + 1].range.begin,
+                         transfers[i + rows - 1].range)) {
+      rows = 1;
+    }
+  }
+  return rows;
+}
+
 void SharedBuffer::issue_all(const std::vector<Transfer>& transfers, HostSide host,
                              EventList* events, std::vector<std::size_t>* sources) {
   for (std::size_t i = 0; i < transfers.size();) {
-    std::size_t rows = context_.rect_copies ? strided_rows(transfers, i) : 1;
-    if (rows > 1) {  // a rect copy reads or writes one allocation on its device side
-      const Transfer& t = transfers[i];
-      const Agent device_side = t.from == kHostAgent ? t.to : t.from;
-      if (!rect_allocation(device_of_agent(device_side), t.range, transfers[i + 1].range.begin,
-                           transfers[i + rows - 1].range)) {
-        rows = 1;
-      }
-    }
+    const std::size_t rows = copy_group(transfers, i);
     issue(std::span(transfers).subspan(i, rows), host, events);
     if (sources != nullptr && events != nullptr) {  // one event per issued copy, or none (beta)
       sources->resize(events->size(), device_of_agent(transfers[i].from));
@@ -332,13 +337,7 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
   EventList deps;
   trackers_[t.from].deps_for_read(r, deps);
   if (host.reader == nullptr) trackers_[t.to].deps_for_write(r, deps);
-  if (t.to != kHostAgent) {
-    IntervalSet& gone = evicted_[t.to];
-    if (!gone.empty() && gone.intersects(r)) {
-      stats_.reloaded_bytes += gone.intersect(r).total_size();
-      gone = gone.subtract(r);
-    }
-  }
+  note_reloaded(t.to, r);
   const Event e = copy_rows(rows, r, host, deps);
   // The copy waited for deps_for_read(r) on this tracker; anything recorded here since (a
   // write-back of an eviction that made room for the destination) makes it a plain read.
@@ -349,6 +348,34 @@ void SharedBuffer::issue(std::span<const Transfer> rows, HostSide host, EventLis
   }
   ++copies_recorded_;
   if (events != nullptr) events->push_back(e);
+}
+
+void SharedBuffer::note_reloaded(Agent to, const IntervalSet& r) {
+  if (to == kHostAgent) return;
+  IntervalSet& gone = evicted_[to];
+  if (!gone.empty() && gone.intersects(r)) {
+    stats_.reloaded_bytes += gone.intersect(r).total_size();
+    gone = gone.subtract(r);
+  }
+}
+
+// issue_all ordered by per-agent chains instead of the trackers (RuntimeCore, "Affine
+// replays"): each copy waits for the chains of its source and destination and becomes their
+// last operation; nothing is recorded in a tracker. Called for device-to-device copies of a
+// launch's reads only (apply_rewrite), never under measurement beta.
+void SharedBuffer::issue_all_chained(const std::vector<Transfer>& transfers,
+                                     std::span<EventList> chains) {
+  for (std::size_t i = 0; i < transfers.size();) {
+    const std::size_t count = copy_group(transfers, i);
+    const std::span<const Transfer> rows = std::span(transfers).subspan(i, count);
+    const Transfer& t = rows.front();
+    note_reloaded(t.to, rows_of(rows));
+    const Event e = replay_copy(rows, chains[t.from], chains[t.to], chain_scratch_);
+    prefetch_.copied(t.to, rows_of(rows));
+    chain_after(chains[t.from], e);
+    chain_after(chains[t.to], e);
+    i += count;
+  }
 }
 
 IntervalSet SharedBuffer::rows_of(std::span<const Transfer> rows) {
@@ -581,6 +608,12 @@ void for_each_shared(const IntervalSet& a, const IntervalSet& b, F&& f) {
 // boxes. A launch failing before its writes are published leaves D, where the full path would
 // leave the readers' bits set: fewer current copies, never a wrong one.
 bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses) {
+  if (!prepare_rewrite(uses)) return false;
+  apply_rewrite(uses, {});
+  return true;
+}
+
+bool SharedBuffer::prepare_rewrite(std::span<const LaunchUse> uses) {
   if (last_writes_version_ != directory_.version()) return false;
   const std::span<const std::pair<Agent, IntervalSet>> last(last_writes_.data(),
                                                             last_writes_count_);
@@ -654,6 +687,12 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
                 [](const Transfer& a, const Transfer& b) { return a.range.begin < b.range.begin; });
     }
   }
+  return true;
+}
+
+void SharedBuffer::apply_rewrite(std::span<const LaunchUse> uses, std::span<EventList> chains) {
+  const std::span<const std::pair<Agent, IntervalSet>> last(last_writes_.data(),
+                                                            last_writes_count_);
 #if UNIMEM_INVARIANTS_ENABLED
   // The full path on a copy of the directory gives the same copies and missing bytes, and ends
   // where the directory is.
@@ -704,7 +743,11 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
     // skips whole (issue() would return at once for each).
     if (!transfers.empty() && !context_.transfers_disabled) {
       try {
-        issue_all(transfers, kHome, nullptr);
+        if (chains.empty()) {
+          issue_all(transfers, kHome, nullptr);
+        } else {
+          issue_all_chained(transfers, chains);
+        }
       } catch (...) {
         observe_deferred_rewrite_reads();  // the reads so far, as the calls above would have
         throw;
@@ -723,7 +766,6 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
   }
 #endif
   check_if_enabled();
-  return true;
 }
 
 void SharedBuffer::observe_deferred_rewrite_reads() {
@@ -763,6 +805,25 @@ bool misses_differ(std::span<const AdaptiveHistory::Miss> a,
 // leaves the same again with its own misses. So a run of n such launches is restart_runs with
 // the last one's misses and n (AdaptiveHistory::restart_runs), made at the family's end; the
 // ledger's calls are made as before, launch by launch.
+AgentMask SharedBuffer::last_writers() const {
+  AgentMask writers;
+  for (std::size_t i = 0; i < last_writes_count_; ++i) {
+    writers = writers.with(last_writes_[i].first);
+  }
+  return writers;
+}
+
+bool SharedBuffer::continues_restart_family(const std::string& kernel, AgentMask writers) const {
+  return restart_family_ && history_.records(kernel, writers) &&
+         misses_differ(reread_misses_, reread_misses_before_);
+}
+
+bool SharedBuffer::publish_counts_restart_only(const std::string& kernel,
+                                               UpdateStrategy strategy) const {
+  return rewrite_reads_deferred_ && strategy == UpdateStrategy::adaptive &&
+         continues_restart_family(kernel, last_writers());
+}
+
 bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy strategy) {
   if (rewrite_reads_deferred_ && strategy == UpdateStrategy::adaptive) {
     // begin_write and after_device_rewrites with the deferred reads observed first: their
@@ -770,13 +831,9 @@ bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy st
     // that is all they do (its proof is above its definition); then close() counts no
     // misprediction and the open answers no prediction, so nothing is replayed, and the
     // ledger's calls (independent of the history) remain.
-    AgentMask writers;
-    for (std::size_t i = 0; i < last_writes_count_; ++i) {
-      writers = writers.with(last_writes_[i].first);
-    }
+    const AgentMask writers = last_writers();
     bool restarted = false;
-    if (restart_family_ && history_.records(kernel, writers) &&
-        misses_differ(reread_misses_, reread_misses_before_)) {
+    if (continues_restart_family(kernel, writers)) {
 #if UNIMEM_INVARIANTS_ENABLED
       // The shadow takes the calls restart_run stands for (a copy knows no entry yet): they
       // must restart the count, report no misprediction and predict nothing.

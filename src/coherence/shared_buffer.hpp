@@ -26,6 +26,18 @@
 
 namespace unimem {
 
+/// A replay chain (per agent: what its next replayed operation waits for) after its next
+/// operation `e`: e alone (what assign(1, e) leaves), with no call and no list rebuilt when the
+/// chain already holds one event. A null e (measurement beta issues no copy) changes nothing.
+inline void chain_after(EventList& chain, const Event& e) {
+  if (e.is_null()) return;
+  if (chain.size() == 1) {
+    chain.front() = e;
+  } else {
+    chain.assign(1, e);
+  }
+}
+
 namespace detail {
 struct SharedBufferTestAccess;  // defined by the tests that break a buffer on purpose
 }  // namespace detail
@@ -224,6 +236,17 @@ class SharedBuffer final : public EvictionClient {
   /// The caller holds allocations covering each use's bytes on its agent (begin_use), as a
   /// launch does.
   bool acquire_rewriting_last_writes(std::span<const LaunchUse> uses);
+  /// acquire_rewriting_last_writes in two halves: prepare_rewrite checks (a)-(c) and computes
+  /// each use's missing bytes and copies, changing nothing (false: it does not apply);
+  /// apply_rewrite then makes the reads' calls and issues the copies, through the trackers when
+  /// chains is empty, else ordered by chains (per agent; issue_all_chained). A launch prepares
+  /// every buffer before it applies any (RuntimeCore's affine replays).
+  bool prepare_rewrite(std::span<const LaunchUse> uses);
+  void apply_rewrite(std::span<const LaunchUse> uses, std::span<EventList> chains);
+  /// The copies apply_rewrite issues for use j (valid as rewrite_missing is).
+  [[nodiscard]] const std::vector<Transfer>& rewrite_transfers(std::size_t use) const {
+    return reread_transfers_[use];
+  }
   /// After acquire_rewriting_last_writes returned true, until publish_rewrites (which may swap
   /// the sets away to keep them for the next launch) or the next call on this buffer: the
   /// bytes use j of its uses lacked, which are its needed bytes minus its written ones (its own
@@ -237,6 +260,10 @@ class SharedBuffer final : public EvictionClient {
   /// (floyd-warshall: another pivot row each launch) takes AdaptiveHistory::restart_run instead
   /// of observe_read per read, close and open (then it returns true).
   bool publish_rewrites(const std::string& kernel, UpdateStrategy strategy);
+  /// Whether publish_rewrites would now only count one more deferred restart of a family (no
+  /// copy, no history or directory call): asked after apply_rewrite, before the kernels.
+  [[nodiscard]] bool publish_counts_restart_only(const std::string& kernel,
+                                                 UpdateStrategy strategy) const;
   /// The reads acquire_rewriting_last_writes left for publish_rewrites, observed now (a launch
   /// that failed before publishing; begin_write and make_current call it first).
   void observe_deferred_rewrite_reads();
@@ -399,6 +426,13 @@ class SharedBuffer final : public EvictionClient {
   /// events, sources (when given) receives each event's source device (read_direct's copies).
   void issue_all(const std::vector<Transfer>& transfers, HostSide host, EventList* events,
                  std::vector<std::size_t>* sources = nullptr);
+  /// How many transfers from i on issue_all issues as one copy (a rect copy's rows, or 1).
+  [[nodiscard]] std::size_t copy_group(const std::vector<Transfer>& transfers, std::size_t i) const;
+  void issue_all_chained(const std::vector<Transfer>& transfers, std::span<EventList> chains);
+  /// A copy into agent `to` reloads the evicted bytes of r there (TransferStats::reloaded_bytes).
+  void note_reloaded(Agent to, const IntervalSet& r);
+  [[nodiscard]] AgentMask last_writers() const;
+  [[nodiscard]] bool continues_restart_family(const std::string& kernel, AgentMask writers) const;
   /// Records copy t (issued at submitted_ns, as event e) in the trace: `bytes` in `rows` rows
   /// within t.range (a rect copy has several); to_reader: into a host reader's memory.
   void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns, std::uint64_t bytes,
@@ -487,6 +521,7 @@ class SharedBuffer final : public EvictionClient {
 #endif
   std::vector<std::vector<Transfer>> reread_transfers_;
   IntervalSet reread_piece_;
+  EventList chain_scratch_;  // issue_all_chained's wait list (left empty)
 };
 
 }  // namespace unimem

@@ -25,63 +25,18 @@
 #include "device/device.hpp"
 #include "device/host/host_kernel.hpp"
 #include "device/host/host_platform.hpp"
+#include "floyd_rows.hpp"
 #include "launch_failing_device.hpp"
 
 namespace unimem {
 namespace {
 
-constexpr std::uint64_t kN = 24;  // rows and columns of the matrix (uint32 entries)
-constexpr std::uint64_t kRow = kN * 4;
+using namespace floyd_rows;  // NOLINT(google-build-using-namespace): the tests' vocabulary
 
 std::uint32_t seed_or(std::uint32_t fallback) {
   if (const char* s = std::getenv("UNIMEM_TEST_SEED"))
     return static_cast<std::uint32_t>(std::stoul(s));
   return fallback;
-}
-
-// dist[i][j] = min(dist[i][j], dist[i][k] + dist[k][j]) over the partition's rows.
-std::shared_ptr<HostKernel> floyd_kernel(const std::string& name = "floyd") {
-  return std::make_shared<HostKernel>(name, [](const HostKernelContext& ctx) {
-    auto* dist = ctx.buffer<std::uint32_t>(0);
-    const auto k = ctx.scalar<std::uint32_t>(1);
-    const std::uint64_t first = ctx.range().offset[0];
-    for (std::uint64_t i = first; i < first + ctx.range().global[0]; ++i) {
-      for (std::uint64_t j = 0; j < kN; ++j) {
-        const std::uint32_t via = dist[i * kN + k] + dist[k * kN + j];
-        if (via < dist[i * kN + j]) dist[i * kN + j] = via;
-      }
-    }
-  });
-}
-
-// The same kernel's bytes as launch_partitioned sees them: rows [first, last) read and written,
-// row k read.
-std::vector<LaunchPartition> floyd_partitions(std::uint32_t k, std::size_t devices,
-                                              const std::shared_ptr<HostKernel>& kernel) {
-  std::vector<LaunchPartition> out;
-  for (std::size_t d = 0; d < devices; ++d) {
-    const std::uint64_t first = kN * d / devices;
-    const std::uint64_t last = kN * (d + 1) / devices;
-    LaunchPartition p;
-    p.device = d;
-    p.kernel = kernel;
-    p.range.dims = 1;
-    p.range.offset[0] = first;
-    p.range.global[0] = last - first;
-    const IntervalSet own{{first * kRow, last * kRow}};
-    p.accesses[0] = AccessBytes{own.unite(IntervalSet{{k * kRow, (k + 1) * kRow}}), own, {}};
-    out.push_back(std::move(p));
-  }
-  return out;
-}
-
-void floyd_step(std::vector<std::uint32_t>& dist, std::uint32_t k) {
-  for (std::uint64_t i = 0; i < kN; ++i) {
-    for (std::uint64_t j = 0; j < kN; ++j) {
-      const std::uint32_t via = dist[i * kN + k] + dist[k * kN + j];
-      if (via < dist[i * kN + j]) dist[i * kN + j] = via;
-    }
-  }
 }
 
 struct FloydSetup {
@@ -239,9 +194,6 @@ TEST(RewriteLaunch, ARepeatedPivotIsLearnedAndReplayedAfterTheDeferredReads) {
   EXPECT_EQ(stats.prefetch_bytes, 3 * kRow);
   EXPECT_EQ(stats.mispredictions, 0U);
 }
-
-using testing::failing_host_devices;
-using testing::FailingHostDevices;
 
 // A launch that fails after its acquire (the second device's kernel cannot be enqueued) leaves
 // its history calls observed as the acquire would have made them (the catch in
