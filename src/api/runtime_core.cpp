@@ -1413,10 +1413,7 @@ void RuntimeCore::choose_boxes(std::span<const LaunchArg> args, PartitionUses& p
     if (!every_pointer_rebased) continue;
     const IntervalSet touched = u.needed.unite(u.written);
     // A buffer the partition does not touch still needs some allocation to pass. A box starts
-    // at a multiple of kBoxAlignment, so the rebased pointer p + i is as aligned as in a full
-    // mirror (modulo 128 bytes, OpenCL's usual CL_DEVICE_MEM_BASE_ADDR_ALIGN): a vector load
-    // through a view that starts inside the box stays aligned.
-    constexpr std::uint64_t kBoxAlignment = 128;
+    // at a multiple of kBoxAlignment (memory/residency.hpp says why).
     const Interval bounds = touched.empty() ? Interval{0, 1} : touched.bounds();
     const Interval run{bounds.begin - bounds.begin % kBoxAlignment, bounds.end};
     u.box = ResidentBox(run);
@@ -1486,7 +1483,6 @@ void RuntimeCore::widen_first_boxes(PartitionUses& pu) const {
 // rebased against its own group's allocation (submit_kernels), and the directory, which speaks
 // bytes, sees the same reads and writes: the groups' byte sets are disjoint.
 void RuntimeCore::split_uses(PartitionUses& pu) {
-  constexpr std::uint64_t kBoxAlignment = 128;  // as choose_boxes
   std::vector<BufferUse> out;
   out.reserve(pu.uses.size());
   for (BufferUse& u : pu.uses) {
@@ -1684,6 +1680,16 @@ void RuntimeCore::hold_buffers(std::span<PartitionUses> plan, HeldBuffers& held)
             std::to_string(context_.memory->limit(device)) + " bytes: " + e.what());
       }
       held.add(u.buffer, pu.agent, u.box);
+#if UNIMEM_INVARIANTS_ENABLED
+      // A run's allocation starts where choose_boxes and the residency's growth cut it.
+      if (!u.held.is_packed() && u.held.base % kBoxAlignment != 0) {
+        detail::throw_invariant(u.buffer->describe() + ": an allocation on device " +
+                                    std::to_string(device_of_agent(pu.agent)) + " starts at byte " +
+                                    std::to_string(u.held.base) + ", not at a multiple of " +
+                                    std::to_string(kBoxAlignment),
+                                __FILE__, __LINE__);
+      }
+#endif
     }
   }
 }

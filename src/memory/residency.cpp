@@ -310,6 +310,10 @@ ResidentAllocation Residency::ensure(std::size_t device, const ResidentBox& want
         break;
       }
     }
+    // The room below starts at a multiple of kBoxAlignment (never below the limit found above,
+    // never above the box's own start).
+    const std::uint64_t aligned = (roomy.begin + kBoxAlignment - 1) / kBoxAlignment * kBoxAlignment;
+    roomy.begin = std::min(box.begin, aligned);
     if (memory_ == nullptr || memory_->fits_without_eviction(device, roomy.size())) box = roomy;
   }
   Held made;

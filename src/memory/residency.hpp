@@ -46,6 +46,12 @@ struct ResidentBox {
   friend bool operator==(const ResidentBox&, const ResidentBox&) = default;
 };
 
+/// Where a run's allocation may start: a multiple of this many buffer bytes (RuntimeCore's
+/// choose_boxes cuts boxes there, and Residency's growth keeps to it), so a kernel's rebased
+/// pointer into it is as aligned as in a full mirror, modulo 128 bytes (OpenCL's usual
+/// CL_DEVICE_MEM_BASE_ADDR_ALIGN): a vector load through a view inside the box stays aligned.
+inline constexpr std::uint64_t kBoxAlignment = 128;
+
 /// A device allocation that holds the bytes [base, base + allocation.size) of a buffer: buffer
 /// byte b lies at offset b - base of the allocation. Packed (pitch != 0: ResidentBox): it holds
 /// allocation.size / width rows of width bytes at pitch, the first at buffer byte base; buffer
