@@ -3106,28 +3106,29 @@ bool RuntimeCore::adopt_carried_round() {
 // - Each replayed launch runs the full path's steps but for the trackers: its plan (as always),
 //   its holds, apply_rewrite of every buffer in plan order (the same history, ledger and stats
 //   calls and the same copies, the directory checked against a shadow in invariant builds), the
-//   kernels, and publish_rewrites, only while each buffer's publication would just count one
-//   more deferred restart of its family (publish_counts_restart_only: no copy, no history call).
-//   Every counter, history, ledger and directory is thus as the full path leaves it. A
-//   publication that may copy (the family's first restart_run, a strategy's copies) is made
-//   after the family's orderings are recorded (below), ending the replay.
+//   kernels, and the publication (publish_affine_writes): each buffer's is one more deferred
+//   restart of its family (SharedBuffer::publish_rewrite_counting: no copy, no history call)
+//   while it may be. Every counter, history, ledger and directory is thus as the full path
+//   leaves it. A publication that may copy (restart_run, a strategy's copies) is made as the
+//   full path makes it after the family's orderings are recorded (below), ending the replay.
 // - Ordering: every copy (issue_all_chained) and kernel (Ordering::periodic) waits for the
 //   chains of the agents it touches and becomes their last operation; the chains start from
 //   everything the agents' trackers hold on the family's buffers and each device's last kernel
 //   (start_replay_chains, as begin_period_replay). So every replayed operation runs after every
 //   earlier operation on each agent it touches, a superset of what the trackers give (see
-//   "Periodic cycles": trackers are per agent). Each device's last kernel is set as the full
-//   path sets it.
+//   "Periodic cycles": trackers are per agent). The devices' last kernels (last_kernel_) are
+//   set at the materialization, from the last replayed launch's kernels.
 // - Materialization (materialize_affine_locked, through materialize_period_locked: before any
 //   other operation, const query or the destructor; and before a publication that may copy,
-//   or after a failure): on each agent a replayed operation ran on, the chain holds that agent's
-//   last replayed operation L, which runs after every replayed operation on the agent and after
-//   everything its trackers held at entry. Recording L in each of the family's trackers of that
-//   agent as a write of the whole buffer makes every later operation touching the buffer on
-//   that agent wait for L, hence for all of them (and for the accesses the write shadows, all
-//   before L): more waiting than the exact records, never less. The trackers of agents no
-//   replayed operation touched are as they were. The next launch orders through the trackers
-//   (chained_after_).
+//   or after a failure): replayed operations run on the partitions' agents only (a copy's
+//   source wrote its bytes in a partition, its destination reads them in one). On each, the
+//   chain holds the agent's last replayed operation L (or, when none ran there, what its
+//   trackers held at entry, taken together with when_all), which runs after every replayed
+//   operation on the agent and after everything its trackers held at entry. Recording L in
+//   each of the family's trackers of that agent as a write of the whole buffer makes every later
+//   operation touching the buffer on that agent wait for L, hence for all of them (and for the
+//   accesses the write shadows, all before L): more waiting than the exact records, never less.
+//   The next launch orders through the trackers (chained_after_).
 // It relies on: the rewrite proof (directory), publish_rewrites' family (history), the ledger
 // calls made as the full path makes them, the chains' ordering argument, and no allocation or
 // eviction during the family. Invariant builds check the copies and the directory at every
