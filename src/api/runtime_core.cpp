@@ -716,7 +716,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
       // As below: the reads left for publish_writes are observed before anything else looks.
       for (SharedBuffer* b : rewriting_buffers_) b->observe_deferred_rewrite_reads();
       rewriting_buffers_.clear();
-      materialize_affine_locked();  // (a replayed launch's copies so far are on the chains)
+      materialize_affine_locked(0);  // (a replayed launch's copies so far are on the chains)
       throw;
     }
   }
@@ -733,20 +733,13 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     kernels = submit_kernels(args, plan, partition_events, affine ? Ordering::periodic : ordering,
                              coherent && !skip_directory);
     lean_capture_ = nullptr;
-    if (affine) {
-      // The chains order the kernels; each is its device's last (as the full path leaves them).
-      for (std::size_t i = 0; i < plan.size(); ++i) {
-        last_kernel_[plan[i].source->device] = deferred_scratch_[i];
-      }
-    }
+    if (affine) affine_.kernels = plan.size();
   } catch (...) {
     lean_capture_ = nullptr;
     if (affine) {
-      // The kernels enqueued before the failure are on the chains: recorded with the family's.
-      for (std::size_t i = 0; i < kernels_issued_; ++i) {
-        last_kernel_[plan[i].source->device] = deferred_scratch_[i];
-      }
-      materialize_affine_locked();
+      // The kernels enqueued before the failure are on the chains: recorded with the family's,
+      // and their devices' last kernels (the others': the launch's before).
+      materialize_affine_locked(kernels_issued_);
     }
     // The reads the rewriting buffers left for publish_writes are observed as acquire would
     // have (SharedBuffer::publish_rewrites): a failed launch leaves the history as before.
@@ -772,16 +765,10 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     const CopyLogScope log(
         context_, capture && !period_.probing ? &period_.steps[period_.position].after : nullptr);
     if (affine) {
-      // A publication that may copy (anything but one more deferred restart) orders through the
-      // trackers: the family's orderings are recorded there first.
-      bool counts_only = true;
-      for (const SharedBuffer* b : rewriting_buffers_) {
-        counts_only = counts_only && b->publish_counts_restart_only(kernel_name, strategy_for(*b));
-      }
-      if (!counts_only) materialize_affine_locked();
-      ++affine_replays_;
+      publish_affine_writes(kernel_name);
+    } else {
+      publish_writes(plan, kernel_name);
     }
-    publish_writes(plan, kernel_name);
     write_back_chunks(plan);
     ++repeat_epoch_;  // the state may have changed: earlier verifications no longer hold
   }
@@ -3159,28 +3146,29 @@ bool RuntimeCore::adopt_carried_round() {
 // - Each replayed launch runs the full path's steps but for the trackers: its plan (as always),
 //   its holds, apply_rewrite of every buffer in plan order (the same history, ledger and stats
 //   calls and the same copies, the directory checked against a shadow in invariant builds), the
-//   kernels, and publish_rewrites, only while each buffer's publication would just count one
-//   more deferred restart of its family (publish_counts_restart_only: no copy, no history call).
-//   Every counter, history, ledger and directory is thus as the full path leaves it. A
-//   publication that may copy (the family's first restart_run, a strategy's copies) is made
-//   after the family's orderings are recorded (below), ending the replay.
+//   kernels, and the publication (publish_affine_writes): each buffer's is one more deferred
+//   restart of its family (SharedBuffer::publish_rewrite_counting: no copy, no history call)
+//   while it may be. Every counter, history, ledger and directory is thus as the full path
+//   leaves it. A publication that may copy (restart_run, a strategy's copies) is made as the
+//   full path makes it after the family's orderings are recorded (below), ending the replay.
 // - Ordering: every copy (issue_all_chained) and kernel (Ordering::periodic) waits for the
 //   chains of the agents it touches and becomes their last operation; the chains start from
 //   everything the agents' trackers hold on the family's buffers and each device's last kernel
 //   (start_replay_chains, as begin_period_replay). So every replayed operation runs after every
 //   earlier operation on each agent it touches, a superset of what the trackers give (see
-//   "Periodic cycles": trackers are per agent). Each device's last kernel is set as the full
-//   path sets it.
+//   "Periodic cycles": trackers are per agent). The devices' last kernels (last_kernel_) are
+//   set at the materialization, from the last replayed launch's kernels.
 // - Materialization (materialize_affine_locked, through materialize_period_locked: before any
 //   other operation, const query or the destructor; and before a publication that may copy,
-//   or after a failure): on each agent a replayed operation ran on, the chain holds that agent's
-//   last replayed operation L, which runs after every replayed operation on the agent and after
-//   everything its trackers held at entry. Recording L in each of the family's trackers of that
-//   agent as a write of the whole buffer makes every later operation touching the buffer on
-//   that agent wait for L, hence for all of them (and for the accesses the write shadows, all
-//   before L): more waiting than the exact records, never less. The trackers of agents no
-//   replayed operation touched are as they were. The next launch orders through the trackers
-//   (chained_after_).
+//   or after a failure): replayed operations run on the partitions' agents only (a copy's
+//   source wrote its bytes in a partition, its destination reads them in one). On each, the
+//   chain holds the agent's last replayed operation L (or, when none ran there, what its
+//   trackers held at entry, taken together with when_all), which runs after every replayed
+//   operation on the agent and after everything its trackers held at entry. Recording L in
+//   each of the family's trackers of that agent as a write of the whole buffer makes every later
+//   operation touching the buffer on that agent wait for L, hence for all of them (and for the
+//   accesses the write shadows, all before L): more waiting than the exact records, never less.
+//   The next launch orders through the trackers (chained_after_).
 // It relies on: the rewrite proof (directory), publish_rewrites' family (history), the ledger
 // calls made as the full path makes them, the chains' ordering argument, and no allocation or
 // eviction during the family. Invariant builds check the copies and the directory at every
@@ -3191,7 +3179,9 @@ bool RuntimeCore::affine_applies(std::span<PartitionUses> plan, const std::strin
   if (!coherent || !repeat_fast_path_ || plan.empty()) return false;
   if (!f.replaying && (f.candidate == 0 || f.candidate + 1 != operations_)) return false;
   if (deferred_pending_ || period_.phase == PeriodPhase::replaying) return false;
-  if (kernel != f.kernel || plan.size() != f.agents.size()) return false;
+  if (plan.size() != f.agents.size() || (kernel.data() != f.kernel_name && kernel != f.kernel)) {
+    return false;
+  }
   const std::size_t buffers = f.buffers.size();
   for (std::size_t i = 0; i < plan.size(); ++i) {
     const PartitionUses& pu = plan[i];
@@ -3226,14 +3216,20 @@ void RuntimeCore::note_affine_candidate(std::span<const PartitionUses> plan,
   f.candidate = number;
   if (f.replaying) return;  // (the family's own: the same kernel, agents and buffers)
   f.kernel = kernel;
+  f.kernel_name = kernel.data();
   f.agents.clear();
-  for (const PartitionUses& pu : plan) f.agents.push_back(pu.agent);
+  f.devices.clear();
+  for (const PartitionUses& pu : plan) {
+    f.agents.push_back(pu.agent);
+    f.devices.push_back(pu.source->device);
+  }
   f.buffers.clear();
   for (const BufferUse& u : plan.front().uses) f.buffers.push_back(u.buffer);
 }
 
 void RuntimeCore::begin_affine_replay() {
   start_replay_chains(affine_.buffers);
+  affine_.kernels = 0;
   affine_.replaying = true;
 }
 
@@ -3257,10 +3253,35 @@ void RuntimeCore::acquire_affine_inputs(std::span<PartitionUses> plan) {
   rewriting_all_written_ = true;  // every buffer rewrote (publish_writes)
 }
 
-void RuntimeCore::materialize_affine_locked() const {
+void RuntimeCore::publish_affine_writes(const std::string& kernel) {
+  // publish_writes of an aligned plan whose every buffer rewrote (rewriting_buffers_), each one
+  // more deferred restart of its family when it is; a publication that may copy orders through
+  // the trackers, so the family's orderings are recorded there first.
+  ++affine_replays_;
+  bool replaying = true;
+  for (SharedBuffer* b : rewriting_buffers_) {
+    const UpdateStrategy strategy = strategy_for(*b);
+    if (replaying && b->publish_rewrite_counting(kernel, strategy)) {
+      ++restarted_rewrite_runs_;
+      continue;
+    }
+    if (replaying) materialize_affine_locked();
+    replaying = false;
+    if (b->publish_rewrites(kernel, strategy)) ++restarted_rewrite_runs_;
+  }
+  rewriting_all_written_ = false;
+  rewriting_buffers_.clear();
+}
+
+void RuntimeCore::materialize_affine_locked(std::size_t kernels) const {
   AffineFamily& f = affine_;
   if (!f.replaying) return;
   f.replaying = false;
+  // The replayed kernels in deferred_scratch_ (the last launch's, kernel i over entry i: the
+  // first `kernels` of a launch that failed, the launch's before for the rest) are their
+  // devices' last ones, as the full path leaves them.
+  const std::size_t issued = std::max(kernels == kAllKernels ? f.kernels : kernels, f.kernels);
+  for (std::size_t i = 0; i < issued; ++i) last_kernel_[f.devices[i]] = deferred_scratch_[i];
   // Every replayed operation ran on the partitions' agents only (a copy's source wrote the
   // bytes in a partition, its destination reads them in one). A chain of one event is its
   // agent's last operation; a longer one (nothing ran there yet: a failure came first) is

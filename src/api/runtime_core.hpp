@@ -694,7 +694,15 @@ class RuntimeCore {
     // replaying, those of the family.
     std::uint64_t candidate = 0;
     std::string kernel;
+    // Where the candidate's kernel name lay (a Program's launches name one kernel object's):
+    // the same address is taken for the same name without reading it. (The name only groups
+    // launches into a family: a stale address costs a replay's entry, never a result, since
+    // every check a replay relies on is made on the state, with the launch's own name.)
+    const char* kernel_name = nullptr;
     std::vector<Agent> agents;
+    std::vector<std::size_t> devices;  // per partition
+    // The replayed kernels in deferred_scratch_: the last complete launch's (0: none yet).
+    std::size_t kernels = 0;
     std::vector<SharedBuffer*> buffers;
     // Per agent: a replayed operation ran there, so its chain (period_.chain) is that one alone.
     std::vector<std::uint8_t> touched;
@@ -712,7 +720,11 @@ class RuntimeCore {
   void acquire_affine_inputs(std::span<PartitionUses> plan);
   // Records the family's orderings in the trackers (every operation but a replayed launch calls
   // it first, through materialize_period_locked).
-  void materialize_affine_locked() const;
+  // (kernels: how many of a failed replayed launch's kernels were enqueued.)
+  static constexpr std::size_t kAllKernels = ~std::size_t{0};
+  void materialize_affine_locked(std::size_t kernels = kAllKernels) const;
+  // publish_writes for a replayed launch (every buffer rewrote).
+  void publish_affine_writes(const std::string& kernel);
   mutable AffineFamily affine_;
   std::uint64_t affine_replays_ = 0;
   mutable std::uint64_t affine_materializations_ = 0;

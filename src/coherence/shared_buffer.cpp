@@ -818,10 +818,52 @@ bool SharedBuffer::continues_restart_family(const std::string& kernel, AgentMask
          misses_differ(reread_misses_, reread_misses_before_);
 }
 
-bool SharedBuffer::publish_counts_restart_only(const std::string& kernel,
-                                               UpdateStrategy strategy) const {
-  return rewrite_reads_deferred_ && strategy == UpdateStrategy::adaptive &&
-         continues_restart_family(kernel, last_writers());
+bool SharedBuffer::publish_rewrite_counting(const std::string& kernel, UpdateStrategy strategy) {
+  if (!rewrite_reads_deferred_ || strategy != UpdateStrategy::adaptive) return false;
+  const AgentMask writers = last_writers();
+  if (!continues_restart_family(kernel, writers)) return false;
+  count_deferred_restart(kernel, writers);
+  end_restarted_publish();
+  return true;
+}
+
+void SharedBuffer::count_deferred_restart(const std::string& kernel, AgentMask writers) {
+#if UNIMEM_INVARIANTS_ENABLED
+  // The shadow takes the calls restart_run stands for (a copy knows no entry yet): they must
+  // restart the count, report no misprediction and predict nothing.
+  bool full_restarts = true;
+  if (restart_shadow_) {
+    AdaptiveHistory& full = *restart_shadow_;
+    const std::uint64_t before = full.restarts();
+    for (const AdaptiveHistory::Miss& m : reread_misses_) {
+      full.observe_read(m.agent, *m.bytes, *m.bytes);
+    }
+    full_restarts = !full.close() && full.restarts() == before + 1 &&
+                    full.open_prediction(kernel, writers) == nullptr;
+  }
+  if (!full_restarts) {
+    detail::throw_invariant(describe() + ": a deferred restart of kernel '" + kernel +
+                                "' is one restart_run would not take",
+                            __FILE__, __LINE__);
+  }
+#else
+  (void)kernel;
+  (void)writers;
+#endif
+  ++deferred_restarts_;
+  ++deferred_restarts_total_;
+}
+
+void SharedBuffer::end_restarted_publish() {
+  rewrite_reads_deferred_ = false;
+  // This launch's misses are the family's last (the next launch's acquire overwrites the
+  // current sets).
+  std::swap(reread_missing_, reread_missing_before_);
+  std::swap(reread_misses_, reread_misses_before_);
+  for (std::size_t i = 0; i < last_writes_count_; ++i) {
+    prefetch_.overwritten(last_writes_[i].second);
+  }
+  check_if_enabled();
 }
 
 bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy strategy) {
@@ -834,27 +876,7 @@ bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy st
     const AgentMask writers = last_writers();
     bool restarted = false;
     if (continues_restart_family(kernel, writers)) {
-#if UNIMEM_INVARIANTS_ENABLED
-      // The shadow takes the calls restart_run stands for (a copy knows no entry yet): they
-      // must restart the count, report no misprediction and predict nothing.
-      bool full_restarts = true;
-      if (restart_shadow_) {
-        AdaptiveHistory& full = *restart_shadow_;
-        const std::uint64_t before = full.restarts();
-        for (const AdaptiveHistory::Miss& m : reread_misses_) {
-          full.observe_read(m.agent, *m.bytes, *m.bytes);
-        }
-        full_restarts = !full.close() && full.restarts() == before + 1 &&
-                        full.open_prediction(kernel, writers) == nullptr;
-      }
-      if (!full_restarts) {
-        detail::throw_invariant(describe() + ": a deferred restart of kernel '" + kernel +
-                                    "' is one restart_run would not take",
-                                __FILE__, __LINE__);
-      }
-#endif
-      ++deferred_restarts_;
-      ++deferred_restarts_total_;
+      count_deferred_restart(kernel, writers);
       restarted = true;
     } else {
       settle_restarts();
@@ -867,15 +889,7 @@ bool SharedBuffer::publish_rewrites(const std::string& kernel, UpdateStrategy st
       }
     }
     if (restarted) {
-      rewrite_reads_deferred_ = false;
-      // This launch's misses are the family's last (the next launch's acquire overwrites the
-      // current sets).
-      std::swap(reread_missing_, reread_missing_before_);
-      std::swap(reread_misses_, reread_misses_before_);
-      for (std::size_t i = 0; i < last_writes_count_; ++i) {
-        prefetch_.overwritten(last_writes_[i].second);
-      }
-      check_if_enabled();
+      end_restarted_publish();
       return true;
     }
   }

@@ -260,10 +260,9 @@ class SharedBuffer final : public EvictionClient {
   /// (floyd-warshall: another pivot row each launch) takes AdaptiveHistory::restart_run instead
   /// of observe_read per read, close and open (then it returns true).
   bool publish_rewrites(const std::string& kernel, UpdateStrategy strategy);
-  /// Whether publish_rewrites would now only count one more deferred restart of a family (no
-  /// copy, no history or directory call): asked after apply_rewrite, before the kernels.
-  [[nodiscard]] bool publish_counts_restart_only(const std::string& kernel,
-                                                 UpdateStrategy strategy) const;
+  /// publish_rewrites when it would only count one more deferred restart of a family (no copy,
+  /// no history or directory call; then it returns true); else false, having done nothing.
+  bool publish_rewrite_counting(const std::string& kernel, UpdateStrategy strategy);
   /// The reads acquire_rewriting_last_writes left for publish_rewrites, observed now (a launch
   /// that failed before publishing; begin_write and make_current call it first).
   void observe_deferred_rewrite_reads();
@@ -433,6 +432,10 @@ class SharedBuffer final : public EvictionClient {
   void note_reloaded(Agent to, const IntervalSet& r);
   [[nodiscard]] AgentMask last_writers() const;
   [[nodiscard]] bool continues_restart_family(const std::string& kernel, AgentMask writers) const;
+  // publish_rewrites' parts: one more deferred restart of the family (checked against the
+  // shadow history in invariant builds), and the end of a publication that restarted.
+  void count_deferred_restart(const std::string& kernel, AgentMask writers);
+  void end_restarted_publish();
   /// Records copy t (issued at submitted_ns, as event e) in the trace: `bytes` in `rows` rows
   /// within t.range (a rect copy has several); to_reader: into a host reader's memory.
   void trace_copy(const Transfer& t, const Event& e, std::int64_t submitted_ns, std::uint64_t bytes,

@@ -33,12 +33,6 @@ namespace {
 
 using namespace floyd_rows;  // NOLINT(google-build-using-namespace): the tests' vocabulary
 
-std::uint32_t seed_or(std::uint32_t fallback) {
-  if (const char* s = std::getenv("UNIMEM_TEST_SEED"))
-    return static_cast<std::uint32_t>(std::stoul(s));
-  return fallback;
-}
-
 struct FamilySetup {
   std::size_t devices = 2;
   UpdateStrategy strategy = UpdateStrategy::adaptive;

@@ -6,6 +6,7 @@
 // by the rewriting launches' tests and the affine replays' tests.
 
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <utility>
@@ -19,6 +20,13 @@
 #include "launch_failing_device.hpp"
 
 namespace unimem::floyd_rows {
+
+// A randomized test's first seed: UNIMEM_TEST_SEED when set (to reproduce one), else fallback.
+inline std::uint32_t seed_or(std::uint32_t fallback) {
+  if (const char* s = std::getenv("UNIMEM_TEST_SEED"))
+    return static_cast<std::uint32_t>(std::stoul(s));
+  return fallback;
+}
 
 constexpr std::uint64_t kN = 24;  // rows and columns of the matrix (uint32 entries)
 constexpr std::uint64_t kRow = kN * 4;
