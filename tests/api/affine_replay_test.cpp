@@ -114,19 +114,7 @@ class Floyd {
     rt_->core().launch(l);
   }
   // A launch filling the whole other buffer on device 0 (under a cap: evicts dist's rows there).
-  void fill_other() {
-    Launch l;
-    l.device = 0;
-    l.kernel = std::make_shared<HostKernel>("fill", [](const HostKernelContext& c) {
-      auto* d = c.buffer<std::uint32_t>(0);
-      for (std::uint64_t i = 0; i < kN * kN; ++i) d[i] = 7;
-    });
-    l.range.dims = 1;
-    l.range.global[0] = 1;
-    const IntervalSet all{{0, kN * kRow}};
-    l.args = {LaunchArg::of_buffer(other_, all, all)};
-    rt_->core().launch(l);
-  }
+  void fill_other() { fill_on_device_0(rt_->core(), other_); }
   // The end of a scenario: the matrix (compared with flat memory), stats and segments.
   struct Outcome {
     std::vector<std::uint32_t> matrix;

@@ -76,6 +76,22 @@ inline void floyd_step(std::vector<std::uint32_t>& dist, std::uint32_t k) {
   }
 }
 
+// A launch on device 0 writing 7 over the whole of `buffer`, a buffer of the matrix's size (under
+// a device memory cap it evicts the matrix's rows there).
+inline void fill_on_device_0(RuntimeCore& core, BufferId buffer) {
+  Launch l;
+  l.device = 0;
+  l.kernel = std::make_shared<HostKernel>("fill", [](const HostKernelContext& c) {
+    auto* d = c.buffer<std::uint32_t>(0);
+    for (std::uint64_t i = 0; i < kN * kN; ++i) d[i] = 7;
+  });
+  l.range.dims = 1;
+  l.range.global[0] = 1;
+  const IntervalSet all{{0, kN * kRow}};
+  l.args = {LaunchArg::of_buffer(buffer, all, all)};
+  core.launch(l);
+}
+
 // Host devices whose launches can be made to fail (launch_failing_device.hpp).
 using testing::failing_host_devices;
 using testing::FailingHostDevices;

@@ -516,17 +516,7 @@ TEST_F(RestartFamilyUnderACap, AnEvictionInTheMiddleEndsTheFamily) {
   const BufferId big = rt_->create_buffer(kN * kRow, "big");
   for (std::uint32_t k = 0; k < 6; ++k) pivot(k, kernel_);
   EXPECT_EQ(deferred(), 3U);
-  Launch l;
-  l.device = 0;
-  l.kernel = std::make_shared<HostKernel>("fill", [](const HostKernelContext& c) {
-    auto* d = c.buffer<std::uint32_t>(0);
-    for (std::uint64_t i = 0; i < kN * kN; ++i) d[i] = 7;
-  });
-  l.range.dims = 1;
-  l.range.global[0] = 1;
-  const IntervalSet all{{0, kN * kRow}};
-  l.args = {LaunchArg::of_buffer(big, all, all)};
-  rt_->core().launch(l);
+  fill_on_device_0(rt_->core(), big);
   EXPECT_GT(rt_->buffer_stats(dist_).evicted_bytes, 0U);
   for (std::uint32_t k = 6; k < 16; ++k) pivot(k, kernel_);
   EXPECT_GT(deferred(), 3U);
