@@ -222,6 +222,7 @@ struct Coverage {
   std::uint64_t rewrites = 0;           // RuntimeCore::rewriting_launch_buffers
   std::uint64_t deferred_restarts = 0;  // RuntimeCore::deferred_rewrite_restarts
   std::uint64_t repeats = 0;            // RuntimeCore::repeated_launches
+  std::uint64_t lean = 0;               // RuntimeCore::lean_launches (the streak's included)
   std::uint64_t failures = 0;           // failed launches
   std::uint64_t evicted_bytes = 0;
   std::uint64_t slow_shortcuts = 0;  // the same counters on the runtime without the shortcuts
@@ -276,6 +277,9 @@ class Side {
       built = b;
       tokens_.emplace_back(f, built);
     }
+    // A tokened launch tries the lean repeat first, as the OpenCL platform does (half of them
+    // asking for no event: the eventless streak).
+    if (rt_->core().launch_again(built.get(), built->args, f.k % 2 == 0).has_value()) return;
     rt_->core().launch_partitioned(built->args, built->partitions, nullptr, built);
   }
 
@@ -336,7 +340,7 @@ class Side {
 
   std::uint64_t shortcuts() const {
     return rt_->core().rewriting_launch_buffers() + rt_->core().repeated_launches() +
-           rt_->core().periodic_replays();
+           rt_->core().periodic_replays() + rt_->core().lean_launches();
   }
 
  private:
@@ -628,6 +632,7 @@ void run_program(const ProgramSetup& setup, std::uint32_t seed, Coverage& covera
     coverage.rewrites += fast.rt().core().rewriting_launch_buffers();
     coverage.deferred_restarts += fast.rt().core().deferred_rewrite_restarts(fast.dist());
     coverage.repeats += fast.rt().core().repeated_launches();
+    coverage.lean += fast.rt().core().lean_launches();
     coverage.evicted_bytes += fast.rt().stats().evicted_bytes;
     coverage.slow_shortcuts += slow.shortcuts();
   } catch (const std::exception& e) {
@@ -659,6 +664,7 @@ void expect_covered(const Coverage& c) {
   EXPECT_GT(c.rewrites, 0U) << "no launch skipped its directory steps by rewriting";
   EXPECT_GT(c.deferred_restarts, 0U) << "no family deferred its history restarts";
   EXPECT_GT(c.repeats, 0U) << "no launch took the repeat path";
+  EXPECT_GT(c.lean, 0U) << "no launch took the lean repeat";
   EXPECT_GT(c.failures, 0U) << "no launch failed";
   EXPECT_GT(c.evicted_bytes, 0U) << "nothing was evicted under the cap";
   EXPECT_EQ(c.slow_shortcuts, 0U) << "the runtime without the fast path took a shortcut";
