@@ -703,6 +703,7 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (affine && !affine_.replaying) begin_affine_replay();
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
+  if (affine) keep_affine_holds(plan);
   if (coherent && !skip_directory) {
     const CopyLogScope log(
         context_, capture && !period_.probing ? &period_.steps[period_.position].before : nullptr);
@@ -3182,31 +3183,64 @@ bool RuntimeCore::affine_applies(std::span<PartitionUses> plan, const std::strin
   if (plan.size() != f.agents.size() || (kernel.data() != f.kernel_name && kernel != f.kernel)) {
     return false;
   }
+  // Buffer j's uses in plan order at [j * partitions, (j + 1) * partitions), kept for
+  // acquire_affine_inputs.
   const std::size_t buffers = f.buffers.size();
-  for (std::size_t i = 0; i < plan.size(); ++i) {
+  const std::size_t partitions = plan.size();
+  std::vector<SharedBuffer::LaunchUse>& uses = rewriting_uses_;
+  if (uses.size() != buffers * partitions) uses.resize(buffers * partitions);
+  for (std::size_t i = 0; i < partitions; ++i) {
     const PartitionUses& pu = plan[i];
     if (pu.source->out_of_core || pu.agent != f.agents[i] || pu.uses.size() != buffers) {
       return false;
     }
     for (std::size_t j = 0; j < buffers; ++j) {
       const BufferUse& u = pu.uses[j];
-      if (u.buffer != f.buffers[j] ||
-          !u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) {
-        return false;
-      }
+      if (u.buffer != f.buffers[j] || !affine_box_held(i * buffers + j, pu.agent, u)) return false;
+      uses[j * partitions + i] = {pu.agent, &u.needed, &u.written};
     }
   }
-  std::vector<SharedBuffer::LaunchUse>& uses = rewriting_uses_;
   for (std::size_t j = 0; j < buffers; ++j) {
     SharedBuffer* b = f.buffers[j];
-    if (strategy_for(*b) != UpdateStrategy::adaptive) return false;
-    uses.clear();
-    for (const PartitionUses& pu : plan) {
-      uses.push_back({pu.agent, &pu.uses[j].needed, &pu.uses[j].written});
+    if (strategy_for(*b) != UpdateStrategy::adaptive ||
+        !b->prepare_rewrite(std::span(uses.data() + j * partitions, partitions))) {
+      return false;
     }
-    if (!b->prepare_rewrite(uses)) return false;
   }
   return true;
+}
+
+// Whether use u (number k of the plan's, partition-major) has its box on its device already.
+// While replaying, the previous operation was the family's previous launch L, whose holds found
+// every box in an allocation without making one (its own check). Since then no Residency of
+// the family's buffers changed: L's copies ran between held allocations, its kernels allocate
+// nothing, its publication only counted (one that may copy materializes first: no longer
+// replaying), settling the memory changes statistics only, and releasing the holds only marks
+// them unused. So the allocations L held (keep_affine_holds) are still the device's, and one
+// holding u's box is what Residency::covers would find, without the search.
+bool RuntimeCore::affine_box_held(std::size_t k, Agent agent, const BufferUse& u) const {
+  const AffineFamily& f = affine_;
+  if (!f.replaying || f.held.size() <= k) {
+    return u.buffer->residency().covers(device_of_agent(agent), u.box);
+  }
+  const bool held = f.held[k].holds(u.box);
+#if UNIMEM_INVARIANTS_ENABLED
+  if (held && !u.buffer->residency().covers(device_of_agent(agent), u.box)) {
+    detail::throw_invariant(u.buffer->describe() + ": the allocation the last replayed launch " +
+                                "held on device " + std::to_string(device_of_agent(agent)) +
+                                " is no longer there",
+                            __FILE__, __LINE__);
+  }
+#endif
+  return held;
+}
+
+void RuntimeCore::keep_affine_holds(std::span<const PartitionUses> plan) {
+  std::vector<ResidentAllocation>& held = affine_.held;
+  held.clear();
+  for (const PartitionUses& pu : plan) {
+    for (const BufferUse& u : pu.uses) held.push_back(u.held);
+  }
 }
 
 void RuntimeCore::note_affine_candidate(std::span<const PartitionUses> plan,
@@ -3236,14 +3270,12 @@ void RuntimeCore::begin_affine_replay() {
 void RuntimeCore::acquire_affine_inputs(std::span<PartitionUses> plan) {
   rewriting_buffers_.clear();
   launch_has_chunks_ = false;
-  std::vector<SharedBuffer::LaunchUse>& uses = rewriting_uses_;
+  const std::size_t partitions = plan.size();
   for (std::size_t j = 0; j < affine_.buffers.size(); ++j) {
     SharedBuffer* b = affine_.buffers[j];
-    uses.clear();
-    for (const PartitionUses& pu : plan) {
-      uses.push_back({pu.agent, &pu.uses[j].needed, &pu.uses[j].written});
-    }
-    b->apply_rewrite(uses, period_.chain);  // (prepared by affine_applies)
+    // (prepared by affine_applies, which left the uses in rewriting_uses_)
+    b->apply_rewrite(std::span(rewriting_uses_.data() + j * partitions, partitions),
+                     period_.chain);
     rewriting_buffers_.push_back(b);
     ++rewriting_launch_buffers_;
     for (std::size_t k = 0; k < plan.size(); ++k) {
@@ -3277,6 +3309,7 @@ void RuntimeCore::materialize_affine_locked(std::size_t kernels) const {
   AffineFamily& f = affine_;
   if (!f.replaying) return;
   f.replaying = false;
+  f.held.clear();
   // The replayed kernels in deferred_scratch_ (the last launch's, kernel i over entry i: the
   // first `kernels` of a launch that failed, the launch's before for the rest) are their
   // devices' last ones, as the full path leaves them.

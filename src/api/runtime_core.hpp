@@ -706,6 +706,9 @@ class RuntimeCore {
     std::vector<SharedBuffer*> buffers;
     // Per agent: a replayed operation ran there, so its chain (period_.chain) is that one alone.
     std::vector<std::uint8_t> touched;
+    // The allocations the last replayed launch held, per use (partition-major; empty when not
+    // replaying): affine_box_held.
+    std::vector<ResidentAllocation> held;
   };
   // Whether this launch (its plan checked, its number counted) is the family's next replayed
   // one; prepares every buffer's rewrite (SharedBuffer::prepare_rewrite) when it is.
@@ -715,6 +718,8 @@ class RuntimeCore {
   void note_affine_candidate(std::span<const PartitionUses> plan, const std::string& kernel,
                              std::uint64_t number);
   void begin_affine_replay();
+  [[nodiscard]] bool affine_box_held(std::size_t k, Agent agent, const BufferUse& u) const;
+  void keep_affine_holds(std::span<const PartitionUses> plan);
   // acquire_aligned_inputs for a replayed launch: every buffer's prepared rewrite applied with
   // its copies on the chains.
   void acquire_affine_inputs(std::span<PartitionUses> plan);
@@ -741,7 +746,8 @@ class RuntimeCore {
   // launch (publish_writes uses a prefix of publish_writes_, assigned over the last launch's).
   std::vector<SharedBuffer*> publish_buffers_;
   // acquire_inputs' buffers that took SharedBuffer::acquire_rewriting_last_writes (publish_writes
-  // publishes them with after_device_rewrites), the uses it passed, and their count so far.
+  // publishes them with after_device_rewrites), the uses it passed (an affine replay's: every
+  // buffer's, from affine_applies to acquire_affine_inputs), and their count so far.
   std::vector<SharedBuffer*> rewriting_buffers_;
   std::vector<SharedBuffer::LaunchUse> rewriting_uses_;
   // acquire_aligned_inputs: per buffer (its place in each partition's uses) whether it took the

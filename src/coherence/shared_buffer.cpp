@@ -539,14 +539,35 @@ void SharedBuffer::after_device_writes(DeviceWrites writes, const std::string& k
       disjoint = !writes[i].second.intersects(writes[j].second);
     }
   }
-  if (disjoint) {
-    if (last_writes_.size() < writes.size()) last_writes_.resize(writes.size());
-    for (std::size_t i = 0; i < writes.size(); ++i) last_writes_[i] = writes[i];
-    last_writes_count_ = writes.size();
-    last_writes_version_ = directory_.version();  // a strategy's copies below change it
-  }
+  if (disjoint) set_last_writes(writes, true);  // a strategy's copies below change the version
   after_writes(strategy, writes, kernel);
   check_if_enabled();
+}
+
+void SharedBuffer::set_last_writes(DeviceWrites writes, bool current) {
+  if (last_writes_.size() < writes.size()) last_writes_.resize(writes.size());
+  AgentMask writers;
+  for (std::size_t i = 0; i < writes.size(); ++i) {
+    last_writes_[i] = writes[i];
+    writers = writers.with(writes[i].first);
+  }
+  last_writes_count_ = writes.size();
+  last_writers_ = writers;
+  last_writes_version_ = current ? directory_.version() : kNoVersion;
+  // prepare_rewrite's walk wants each writer's bytes as one run, in address order.
+  last_write_runs_.clear();
+  for (const auto& write : writes) {
+    const Agent agent = write.first;
+    if (write.second.intervals().size() != 1 ||
+        std::any_of(last_write_runs_.begin(), last_write_runs_.end(),
+                    [agent](const WriteRun& r) { return r.agent == agent; })) {
+      last_write_runs_.clear();
+      return;
+    }
+    last_write_runs_.push_back(WriteRun{write.second.intervals().front(), agent});
+  }
+  std::sort(last_write_runs_.begin(), last_write_runs_.end(),
+            [](const WriteRun& a, const WriteRun& b) { return a.bytes.begin < b.bytes.begin; });
 }
 
 void SharedBuffer::after_writes(UpdateStrategy strategy, DeviceWrites writes,
@@ -630,61 +651,124 @@ bool SharedBuffer::prepare_rewrite(std::span<const LaunchUse> uses) {
   // (Each on its own: publish_rewrites swaps reread_missing_ with the last launch's.)
   if (reread_missing_.size() < uses.size()) reread_missing_.resize(uses.size());
   if (reread_transfers_.size() < uses.size()) reread_transfers_.resize(uses.size());
+  if (!last_write_runs_.empty()) return prepare_rewrite_runs(uses);
   for (std::size_t j = 0; j < uses.size(); ++j) {
     const LaunchUse& u = uses[j];
     IntervalSet& lacking = reread_missing_[j];
     std::vector<Transfer>& transfers = reread_transfers_[j];
     transfers.clear();
-    bool first = true;  // the needed bytes minus the reader's own writes (a launch has one)
-    for (const auto& [agent, bytes] : last) {
-      if (agent != u.agent) continue;
-      if (first) {
-        // The use that reads only its own rows (floyd-warshall: the partition holding pivot row
-        // k, every launch) lacks nothing: its bytes, sorted and apart, lie between their first
-        // start and last end, so those within W's one interval give N minus W empty (two
-        // comparisons instead of a difference).
-        const std::vector<Interval>& own = bytes.intervals();
-        const std::vector<Interval>& need = u.needed->intervals();
-        if (own.size() == 1 && !need.empty() && need.front().begin >= own.front().begin &&
-            need.back().end <= own.front().end) {
-          lacking.clear();
-        } else {
-          lacking.assign_difference(*u.needed, bytes);
-        }
-        first = false;
-      } else {
-        reread_piece_.assign_difference(lacking, bytes);
-        std::swap(lacking, reread_piece_);
+    lacking.clear();
+    // The use that reads only its own rows (floyd-warshall: the partition holding pivot row k,
+    // every launch) lacks nothing: its bytes, sorted and apart, lie between their first start
+    // and last end, so those within one interval of its own writes need no walk.
+    const std::vector<Interval>& need = u.needed->intervals();
+    if (need.empty()) continue;
+    const Interval span{need.front().begin, need.back().end};
+    bool inside_own = false;
+    for (const auto& write : last) {
+      const std::vector<Interval>& own = write.second.intervals();
+      if (write.first == u.agent && own.size() == 1 && own.front().begin <= span.begin &&
+          span.end <= own.front().end) {
+        inside_own = true;
+        break;
       }
     }
-    if (first) lacking = *u.needed;
-    if (lacking.empty()) continue;
-    // Each byte lacking is copied from the other use that wrote it, so they must cover it.
-    std::uint64_t held_elsewhere = 0;
+    if (inside_own) continue;
+    // Else one walk of the needed bytes N along each last write: the writes are pairwise
+    // disjoint, so N lies in their union exactly when the bytes it shares with them add up to
+    // N's size, and then N minus the reader's own writes is what it shares with the others, each
+    // piece copied from that writer (its only holder), which must be able to peer.
+    std::uint64_t shared = 0;
     std::size_t sources = 0;
     for (const auto& write : last) {
       // Named, not bound: clang 15 (the fuzzing build) cannot capture a structured binding.
       const Agent agent = write.first;
-      const IntervalSet& bytes = write.second;
-      if (agent == u.agent) continue;
+      if (agent == u.agent) {
+        for_each_shared(*u.needed, write.second,
+                        [&](std::uint64_t lo, std::uint64_t hi) { shared += hi - lo; });
+        continue;
+      }
       const std::size_t before = transfers.size();
-      for_each_shared(lacking, bytes, [&](std::uint64_t lo, std::uint64_t hi) {
+      for_each_shared(*u.needed, write.second, [&](std::uint64_t lo, std::uint64_t hi) {
         transfers.push_back(Transfer{Interval{lo, hi}, agent, u.agent});
-        held_elsewhere += hi - lo;
+        shared += hi - lo;
       });
       if (transfers.size() == before) continue;
       if (!context_.can_peer(agent, u.agent)) return false;
       ++sources;
     }
-    if (held_elsewhere != lacking.total_size()) return false;  // bytes outside the writes
-    for (std::size_t i = 0; i < j; ++i) {
-      if (reread_missing_[i].intersects(lacking)) return false;
-    }
-    // In address order, as the directory gives them. One source's pieces are apart (lacking's
-    // and its writes' intervals are), so pieces never join: nothing to coalesce.
+    if (shared != u.needed->total_size()) return false;  // bytes outside the writes
+    if (transfers.empty()) continue;
+    // In address order, as the directory gives them. One source's pieces are apart (N's and its
+    // writes' intervals are), so pieces never join: nothing to coalesce. The missing bytes are
+    // their union (pieces of two sources may touch: joined).
     if (sources > 1) {
       std::sort(transfers.begin(), transfers.end(),
                 [](const Transfer& a, const Transfer& b) { return a.range.begin < b.range.begin; });
+    }
+    for (const Transfer& t : transfers) lacking.extend_with(t.range);
+    for (std::size_t i = 0; i < j; ++i) {
+      if (reread_missing_[i].intersects(lacking)) return false;
+    }
+  }
+  return true;
+}
+
+// prepare_rewrite when each writer wrote one run (floyd-warshall: a block of rows per partition):
+// the same missing bytes and copies from one walk of each use's needed intervals N. A piece of N
+// outside the reader's own run R (none when N lies in R: the partition holding pivot row k) is
+// covered from the runs in address order, each part copied from that run's writer (its only
+// holder); a gap between runs is a byte outside the writes. The pieces come in address order
+// (N's intervals are, and the runs are sorted), so the copies need no sort, and the missing
+// bytes are their union (the parts of one piece touch: joined).
+bool SharedBuffer::prepare_rewrite_runs(std::span<const LaunchUse> uses) {
+  const WriteRun* const runs = last_write_runs_.data();
+  const std::size_t run_count = last_write_runs_.size();
+  for (std::size_t j = 0; j < uses.size(); ++j) {
+    const LaunchUse& u = uses[j];
+    IntervalSet& lacking = reread_missing_[j];
+    std::vector<Transfer>& transfers = reread_transfers_[j];
+    transfers.clear();
+    lacking.clear();
+    Interval own{};
+    for (std::size_t r = 0; r < run_count; ++r) {
+      if (runs[r].agent == u.agent) own = runs[r].bytes;
+    }
+    Agent peered = u.agent;  // the last source can_peer allowed
+    for (const Interval& x : u.needed->intervals()) {
+      if (own.begin <= x.begin && x.end <= own.end && !own.empty()) continue;
+      // The pieces of x outside own (one or two), each covered from the runs in address order.
+      Interval pieces[2];
+      std::size_t count = 0;
+      if (x.end <= own.begin || x.begin >= own.end) {
+        pieces[count++] = x;
+      } else {
+        if (x.begin < own.begin) pieces[count++] = Interval{x.begin, own.begin};
+        if (x.end > own.end) pieces[count++] = Interval{own.end, x.end};
+      }
+      for (std::size_t p = 0; p < count; ++p) {
+        std::uint64_t at = pieces[p].begin;
+        const std::uint64_t end = pieces[p].end;
+        std::size_t r = 0;
+        while (r < run_count && runs[r].bytes.end <= at) ++r;
+        while (at < end) {
+          // A byte in no run (a gap, or beyond the last): outside the writes.
+          if (r == run_count || runs[r].bytes.begin > at) return false;
+          const WriteRun& run = runs[r++];
+          if (run.agent != peered) {
+            if (!context_.can_peer(run.agent, u.agent)) return false;
+            peered = run.agent;
+          }
+          const Interval part{at, std::min(end, run.bytes.end)};
+          transfers.push_back(Transfer{part, run.agent, u.agent});
+          lacking.extend_with(part);
+          at = part.end;
+        }
+      }
+    }
+    if (lacking.empty()) continue;
+    for (std::size_t i = 0; i < j; ++i) {
+      if (reread_missing_[i].intersects(lacking)) return false;
     }
   }
   return true;
@@ -805,14 +889,6 @@ bool misses_differ(std::span<const AdaptiveHistory::Miss> a,
 // leaves the same again with its own misses. So a run of n such launches is restart_runs with
 // the last one's misses and n (AdaptiveHistory::restart_runs), made at the family's end; the
 // ledger's calls are made as before, launch by launch.
-AgentMask SharedBuffer::last_writers() const {
-  AgentMask writers;
-  for (std::size_t i = 0; i < last_writes_count_; ++i) {
-    writers = writers.with(last_writes_[i].first);
-  }
-  return writers;
-}
-
 bool SharedBuffer::continues_restart_family(const std::string& kernel, AgentMask writers) const {
   return restart_family_ && history_.records(kernel, writers) &&
          misses_differ(reread_misses_, reread_misses_before_);
@@ -1106,10 +1182,7 @@ void SharedBuffer::restore_periodic_state(const PeriodicState& at, const Periodi
   prefetch_ = at.prefetch;
   prefetch_.add_rounds(round_start.prefetch, round_end.prefetch, rounds);
   home_unwritten_ = at.home_unwritten;
-  if (last_writes_.size() < at.last_writes.size()) last_writes_.resize(at.last_writes.size());
-  std::copy(at.last_writes.begin(), at.last_writes.end(), last_writes_.begin());
-  last_writes_count_ = at.last_writes.size();
-  last_writes_version_ = at.last_writes_current ? directory_.version() : kNoVersion;
+  set_last_writes(at.last_writes, at.last_writes_current);
   check_if_enabled();
 }
 

@@ -430,7 +430,11 @@ class SharedBuffer final : public EvictionClient {
   void issue_all_chained(const std::vector<Transfer>& transfers, std::span<EventList> chains);
   /// A copy into agent `to` reloads the evicted bytes of r there (TransferStats::reloaded_bytes).
   void note_reloaded(Agent to, const IntervalSet& r);
-  [[nodiscard]] AgentMask last_writers() const;
+  [[nodiscard]] AgentMask last_writers() const { return last_writers_; }
+  /// prepare_rewrite's walk when each last write is one run (last_write_runs_).
+  bool prepare_rewrite_runs(std::span<const LaunchUse> uses);
+  /// The last writes are writes now, current (the directory's version now) or not.
+  void set_last_writes(DeviceWrites writes, bool current);
   [[nodiscard]] bool continues_restart_family(const std::string& kernel, AgentMask writers) const;
   // publish_rewrites' parts: one more deferred restart of the family (checked against the
   // shadow history in invariant builds), and the end of a publication that restarted.
@@ -498,6 +502,13 @@ class SharedBuffer final : public EvictionClient {
   static constexpr std::uint64_t kNoVersion = ~std::uint64_t{0};
   std::vector<std::pair<Agent, IntervalSet>> last_writes_;
   std::size_t last_writes_count_ = 0;
+  AgentMask last_writers_;  // their agents
+  // The same as runs in address order when each agent's is one interval (else empty).
+  struct WriteRun {
+    Interval bytes;
+    Agent agent = kHostAgent;
+  };
+  std::vector<WriteRun> last_write_runs_;
   std::uint64_t last_writes_version_ = kNoVersion;
   // acquire_rewriting_last_writes' scratch: per use the bytes it lacks and their copies, and a
   // difference's intermediate.

@@ -7,10 +7,6 @@
 
 namespace unimem {
 
-namespace {
-constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-}  // namespace
-
 ResidentBox ResidentBox::packed(std::uint64_t first, std::uint64_t pitch, std::uint64_t width,
                                 std::uint64_t rows) {
   UNIMEM_REQUIRE(pitch > 0 && width > 0 && rows > 0 && first % pitch + width <= pitch,

@@ -204,7 +204,7 @@ class Residency {
   /// Whether device holds an allocation covering bytes (allocations never touch, so bytes held
   /// by the device's allocations together are held by one of them).
   [[nodiscard]] bool covers(std::size_t device, const ResidentBox& bytes) const {
-    return find(device, bytes).has_value();
+    return device < held_.size() && index_of(device, bytes) != kNone;
   }
   /// The device's allocations, lowest bytes first.
   [[nodiscard]] std::vector<ResidentAllocation> allocations(std::size_t device) const;
@@ -275,7 +275,8 @@ class Residency {
     EventList users;  // completed ones are dropped as reap() sees them
   };
   void check_if_enabled() const;
-  /// The index in held_[device] of the allocation holding bytes, or npos.
+  static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  /// The index in held_[device] of the allocation holding bytes, or kNone.
   [[nodiscard]] std::size_t index_of(std::size_t device, const ResidentBox& bytes) const;
   // begin_use's fast case: the index of the held allocation it only marks in use, else kNone.
   [[nodiscard]] std::size_t fast_use_index(std::size_t device, const ResidentBox& bytes,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/check.hpp"
 #include "region/interval.hpp"
 
 namespace unimem {
@@ -47,6 +48,17 @@ class IntervalSet {
   void insert(const Interval& interval);
   /// In-place removal of one interval.
   void erase(const Interval& interval);
+  /// Appends piece (non-empty), which starts at or after the end of every interval held, joined
+  /// with the last one when they touch: a set built in address order costs no search.
+  void extend_with(const Interval& piece) {
+    UNIMEM_REQUIRE(!piece.empty() && (intervals_.empty() || piece.begin >= intervals_.back().end),
+                   "IntervalSet::extend_with: the piece is empty or lies before the set's end");
+    if (!intervals_.empty() && intervals_.back().end == piece.begin) {
+      intervals_.back().end = piece.end;
+    } else {
+      intervals_.push_back(piece);
+    }
+  }
 
   [[nodiscard]] IntervalSet unite(const IntervalSet& other) const;
   [[nodiscard]] IntervalSet intersect(const IntervalSet& other) const;
