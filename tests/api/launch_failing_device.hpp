@@ -88,7 +88,8 @@ class LaunchFailingDevice final : public ForwardingDevice {
 
   Event last_kernel_;  // in_order: the kernel launched last
   std::vector<Event> deps_;
-  std::vector<Event> in_order_events_;  // in_order: kernel i + 1's event (launch_in_order's numbers)
+  std::vector<Event>
+      in_order_events_;  // in_order: kernel i + 1's event (launch_in_order's numbers)
 };
 
 // Host devices, each wrapped in a LaunchFailingDevice: the registry for a Runtime, and the

@@ -211,8 +211,8 @@ std::string describe(const std::vector<IntervalMap<AgentMask>::Segment>& segment
 struct ProgramSetup {
   std::size_t devices = 2;
   UpdateStrategy strategy = UpdateStrategy::adaptive;
-  bool cap = false;  // a device memory cap: a launch of `other` evicts rows of the matrix
-  bool peer = true;  // peer copies between the devices (else through the host)
+  bool cap = false;       // a device memory cap: a launch of `other` evicts rows of the matrix
+  bool peer = true;       // peer copies between the devices (else through the host)
   bool in_order = false;  // devices running their kernels in launch order (eventless streaks)
 };
 
@@ -361,7 +361,8 @@ class Side {
     s.other_directory = rt_->core().directory_segments(other_);
     const std::vector<BufferId> buffers{dist_, other_};
     s.history_counts = testing::history_counts(
-        *rt_, buffers, {"fam_row", "fam_column", "fam_window", "halve_rows", "fill_other", "copy_matrix"},
+        *rt_, buffers,
+        {"fam_row", "fam_column", "fam_window", "halve_rows", "fill_other", "copy_matrix"},
         rt_->device_count());
     return s;
   }
@@ -836,7 +837,8 @@ enum class LeanPath : std::uint8_t { lean, streak };
 
 struct FailedLeanObserved {
   std::vector<std::vector<std::uint32_t>> reads;  // the host's, then a kernel's on each device
-  std::vector<Side::State> states;                // after the failure, at the end
+  std::vector<Side::State> states;  // right after the failure, after the next launch, at the end
+  std::uint64_t rewrites = 0;  // the launch after the failure: its buffers that took the rewrite
 };
 
 FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, bool fast) {
@@ -881,18 +883,33 @@ FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, bool 
     }
   }
   FailedLeanObserved seen;
-  const auto observe = [&] {
-    side.rt().finish();
-    seen.states.push_back(side.state());
-    const std::size_t first = seen.reads.size();
-    seen.reads.push_back(side.read(side.dist(), 0, kN * kN));
-    for (std::size_t d = 0; d < 2; ++d) seen.reads.push_back(side.read_on_device(d));
+  const auto check_reads = [&](std::size_t first) {
     for (std::size_t i = first; i < seen.reads.size(); ++i) {
       EXPECT_EQ(seen.reads[i], flat)
           << where << ": the matrix as " << (i == first ? "the host" : "a kernel on a device")
           << " reads it (read " << i << ")";
     }
   };
+  const auto observe = [&] {
+    side.rt().finish();
+    seen.states.push_back(side.state());
+    const std::size_t first = seen.reads.size();
+    seen.reads.push_back(side.read(side.dist(), 0, kN * kN));
+    for (std::size_t d = 0; d < 2; ++d) seen.reads.push_back(side.read_on_device(d));
+    check_reads(first);
+  };
+  // Right after the failure: the state, and the host's read (it leaves the directory and the
+  // last writes as they are: RuntimeCore::read).
+  side.rt().finish();
+  seen.states.push_back(side.state());
+  seen.reads.push_back(side.read(side.dist(), 0, kN * kN));
+  check_reads(0);
+  // The buffer's last writes: the full path leaves those of the partition that ran, rows [4, 14)
+  // on device 0, so a launch of both partitions reading row 15 (device 1's rows) does not rewrite
+  // them (SharedBuffer::prepare_rewrite); had the failure left both partitions' writes, it would.
+  const std::uint64_t rewrites = side.rt().core().rewriting_launch_buffers();
+  run(FamilyLaunch{Shape::row, 15, 1, f.split}, 1);
+  seen.rewrites = side.rt().core().rewriting_launch_buffers() - rewrites;
   observe();
   // The same launch again (full, repeat, lean), another row k read, and the first again.
   run(f, 5);
@@ -905,9 +922,14 @@ FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, bool 
 void expect_failed_lean_as_full_path(UpdateStrategy strategy, LeanPath path) {
   const FailedLeanObserved fast = run_failed_lean(strategy, path, true);
   const FailedLeanObserved slow = run_failed_lean(strategy, path, false);
+  EXPECT_EQ(fast.rewrites, slow.rewrites)
+      << "the launch after the failed one rewrote the last writes of the launch before it: the "
+         "failed launch did not leave the writes of the partition that ran as the last ones";
   ASSERT_EQ(fast.states.size(), slow.states.size());
   for (std::size_t i = 0; i < fast.states.size(); ++i) {
-    const char* when = i == 0 ? "right after the failed launch" : "at the end";
+    const std::array<const char*, 3> whens{"right after the failed launch",
+                                           "after the launch that follows it", "at the end"};
+    const char* when = whens.at(i);
     EXPECT_EQ(fast.states[i].history_counts, slow.states[i].history_counts)
         << when << ": the history counts with the shortcuts and without them";
     EXPECT_EQ(fast.states[i].stats, slow.states[i].stats)
