@@ -823,16 +823,18 @@ namespace {
 
 // A lean repeat (RuntimeCore::launch_again) or a launch of an eventless streak
 // (launch_in_streak_locked) whose partition on device 1 fails to enqueue after the one on device
-// 0 was enqueued. Both run only after a repeat that skipped the directory steps, whose
-// verification (repeat_changes_nothing) found every partition's written rows current on its
-// device alone: the directory already says what the partition that ran leaves, so the bytes keep
-// one value whether or not the failure publishes anything. What the publication
-// (publish_failed_launch_locked) changes is the rest of the state a launch of the partition that
-// ran alone leaves: under adaptive the history closes the entry's recording and opens one for
-// the kernel on device 0 alone, and the buffer's last writes become that partition's. A runtime
-// without the fast path (repeat_fast_path off) runs every launch in full, so it is the oracle:
-// the history counts and the copies must be its own, right after the failure and after the
-// launches that follow; the host and a kernel on each device must read what a flat memory holds.
+// 0 was enqueued: the first lean repeat, or one after three others (in the streak: the launch
+// opening it, launch_in_order, or one continuing it, launch_in_order_again). Both run only after a
+// repeat that skipped the directory steps, whose verification (repeat_changes_nothing) found every
+// partition's written rows current on its device alone: the directory already says what the
+// partition that ran leaves, so the bytes keep one value whether or not the failure publishes
+// anything. What the publication (publish_failed_launch_locked) changes is the rest of the state a
+// launch of the partition that ran alone leaves: under adaptive the history closes the entry's
+// recording and opens one for the kernel on device 0 alone, and the buffer's last writes become
+// that partition's. A runtime without the fast path (repeat_fast_path off) runs every launch in
+// full, so it is the oracle: the history counts and the copies must be its own, right after the
+// failure and after the launches that follow; the host and a kernel on each device must read what a
+// flat memory holds.
 enum class LeanPath : std::uint8_t { lean, streak };
 
 struct FailedLeanObserved {
@@ -841,11 +843,13 @@ struct FailedLeanObserved {
   std::uint64_t rewrites = 0;  // the launch after the failure: its buffers that took the rewrite
 };
 
-FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, bool fast) {
+FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, int leans_before,
+                                   bool fast) {
   const ProgramSetup setup{2, strategy, false, true, path == LeanPath::streak};
   Side side(setup, fast);
   const std::string where = std::string(to_string(strategy)) +
-                            (path == LeanPath::lean ? ", lean repeat" : ", streak") +
+                            (path == LeanPath::lean ? ", lean repeat" : ", streak") + " after " +
+                            std::to_string(leans_before) + " lean ones" +
                             (fast ? ", with the shortcuts" : ", without them");
   std::mt19937 rng(42);
   std::vector<std::uint32_t> flat(kN * kN);
@@ -861,15 +865,18 @@ FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, bool 
       apply(l, flat);
     }
   };
-  // The full path, then repeats: under adaptive the first runs the directory steps (its
-  // recording is not yet the empty one repeat_changes_nothing asks for), then one skips them.
-  run(f, 3);
+  // The full path, then a repeat skipping the directory steps, after which the launch may go
+  // lean (under adaptive one repeat more: the first runs the directory steps, its recording not
+  // yet the empty one repeat_changes_nothing asks for).
+  run(f, strategy == UpdateStrategy::adaptive ? 3 : 2);
+  EXPECT_EQ(side.rt().core().lean_launches(), 0U) << where << ": a lean repeat came early";
   // Lean repeats: launch_again, each with its event, or an eventless streak (the first launch
   // opens it, launch_in_order; the next ones continue it, launch_in_order_again).
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < leans_before; ++i) {
     EXPECT_EQ(side.launch(f, eventless), fast) << where << ": lean repeat " << i;
     apply(f, flat);
   }
+  const int opened_before = side.device(1).in_order_launches;
   const int again_before = side.device(1).in_order_again_launches;
   side.fail_launches(1, true);
   EXPECT_THROW(side.launch(f, eventless), DeviceError) << where;
@@ -878,8 +885,13 @@ FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, bool 
   if (fast) {
     EXPECT_TRUE(side.lean_tried()) << where << ": the failed launch was no lean repeat";
     if (path == LeanPath::streak) {
-      EXPECT_EQ(side.device(1).in_order_again_launches, again_before + 1)
-          << where << ": the failed launch did not continue the streak";
+      if (leans_before == 0) {
+        EXPECT_EQ(side.device(1).in_order_launches, opened_before + 1)
+            << where << ": the failed launch did not open a streak";
+      } else {
+        EXPECT_EQ(side.device(1).in_order_again_launches, again_before + 1)
+            << where << ": the failed launch did not continue the streak";
+      }
     }
   }
   FailedLeanObserved seen;
@@ -919,9 +931,9 @@ FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, bool 
   return seen;
 }
 
-void expect_failed_lean_as_full_path(UpdateStrategy strategy, LeanPath path) {
-  const FailedLeanObserved fast = run_failed_lean(strategy, path, true);
-  const FailedLeanObserved slow = run_failed_lean(strategy, path, false);
+void expect_failed_lean_as_full_path(UpdateStrategy strategy, LeanPath path, int leans_before) {
+  const FailedLeanObserved fast = run_failed_lean(strategy, path, leans_before, true);
+  const FailedLeanObserved slow = run_failed_lean(strategy, path, leans_before, false);
   EXPECT_EQ(fast.rewrites, slow.rewrites)
       << "the launch after the failed one rewrote the last writes of the launch before it: the "
          "failed launch did not leave the writes of the partition that ran as the last ones";
@@ -943,15 +955,21 @@ void expect_failed_lean_as_full_path(UpdateStrategy strategy, LeanPath path) {
 
 TEST(LaunchFamilyDifferential, AFailedLeanRepeatLeavesWhatTheFullPathLeaves) {
   for (const UpdateStrategy s : {UpdateStrategy::lazy, UpdateStrategy::adaptive}) {
-    SCOPED_TRACE(to_string(s));
-    expect_failed_lean_as_full_path(s, LeanPath::lean);
+    for (const int leans_before : {0, 3}) {
+      SCOPED_TRACE(std::string(to_string(s)) + ", after " + std::to_string(leans_before) +
+                   " lean repeats");
+      expect_failed_lean_as_full_path(s, LeanPath::lean, leans_before);
+    }
   }
 }
 
 TEST(LaunchFamilyDifferential, AFailedStreakLaunchLeavesWhatTheFullPathLeaves) {
   for (const UpdateStrategy s : {UpdateStrategy::lazy, UpdateStrategy::adaptive}) {
-    SCOPED_TRACE(to_string(s));
-    expect_failed_lean_as_full_path(s, LeanPath::streak);
+    for (const int leans_before : {0, 3}) {
+      SCOPED_TRACE(std::string(to_string(s)) + ", after " + std::to_string(leans_before) +
+                   " lean repeats");
+      expect_failed_lean_as_full_path(s, LeanPath::streak, leans_before);
+    }
   }
 }
 
