@@ -368,7 +368,7 @@ TEST(PeriodicReplay, AReplayWhoseFirstCopyFailsPublishesNothing) {
     BufferId by = rt.create_buffer(kGrid, "y");
     std::shared_ptr<const ScaleLaunch> a = halo_launch(bx, by, 5, 2);
     std::shared_ptr<const ScaleLaunch> b = halo_launch(by, bx, 11, 2);
-    void launch(const std::shared_ptr<const ScaleLaunch>& l) {
+    void launch(const std::shared_ptr<const ScaleLaunch>& l) const {
       rt.core().launch_partitioned(l->args, l->partitions, nullptr, l);
     }
     std::vector<std::uint8_t> read(BufferId id) {
@@ -377,7 +377,8 @@ TEST(PeriodicReplay, AReplayWhoseFirstCopyFailsPublishesNothing) {
       return out;
     }
   };
-  std::vector<std::uint8_t> x(kGrid), y(kGrid);
+  std::vector<std::uint8_t> x(kGrid);
+  std::vector<std::uint8_t> y(kGrid);
   for (std::uint64_t i = 0; i < kGrid; ++i) {
     x[i] = static_cast<std::uint8_t>(i * 7 + 1);
     y[i] = static_cast<std::uint8_t>(i * 5 + 2);
