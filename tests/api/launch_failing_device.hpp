@@ -88,8 +88,8 @@ class LaunchFailingDevice final : public ForwardingDevice {
 
   Event last_kernel_;  // in_order: the kernel launched last
   std::vector<Event> deps_;
-  std::vector<Event>
-      in_order_events_;  // in_order: kernel i + 1's event (launch_in_order's numbers)
+  // in_order: the event of the kernel numbered i + 1 (the numbers launch_in_order returns).
+  std::vector<Event> in_order_events_;
 };
 
 // Host devices, each wrapped in a LaunchFailingDevice: the registry for a Runtime, and the
