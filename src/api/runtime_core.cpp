@@ -1830,7 +1830,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
   // launch failed after submitting its kernels: each is made null here, a test and no store when
   // it is already. A periodic replay takes the whole list (replay_period_step): its kernel i is
   // written over entry i (the entries hold a previous replay's events, dropped as they are
-  // overwritten: no list is emptied or appended to), and periodic_kernels_issued_ counts them.
+  // overwritten: no list is emptied or appended to), and kernels_issued_ counts them.
   const bool periodic = ordering == Ordering::periodic;
   const bool deferred = ordering == Ordering::chained_deferred || periodic;
   if (periodic) {
@@ -2024,6 +2024,9 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     Event e = partition_events != nullptr || trace_
                   ? device.launch(kernel, p.range, launch_args, waits)
                   : device.launch_without_times(kernel, p.range, launch_args, waits);
+    // A periodic launch's kernel goes over its entry before it is counted (nothing that may
+    // throw in between), so a failure finds this launch's kernels in the first kernels_issued_.
+    if (periodic) deferred_scratch_[static_cast<std::size_t>(&pu - plan.data())] = e;
     ++kernels_issued_;
     if (trace_) {
       trace_kernel(p, static_cast<std::size_t>(&pu - plan.data()), plan.size(), e, submitted);
@@ -2031,11 +2034,7 @@ Event RuntimeCore::submit_kernels(std::span<const LaunchArg> args, std::span<Par
     measurement_.record_kernel(p.device, e);
     const bool coherent = measurement_.coherent();
     if (coherent) {
-      if (periodic) {
-        chain_after(period_.chain[pu.agent], e);
-        deferred_scratch_[static_cast<std::size_t>(&pu - plan.data())] = e;
-        ++periodic_kernels_issued_;
-      }
+      if (periodic) chain_after(period_.chain[pu.agent], e);
       if (!deferred) {
         for (std::size_t i = 0; i < pu.uses.size(); ++i) {
           // The write shadows the read of the same bytes (record_write would cut them from the
@@ -2803,13 +2802,14 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
   // This replay's events go to lists that are made the step's once all of them were issued (the
   // step keeps its previous replay's until then: a failure records what this one issued after
   // them): the copies' to the spares (empty here), the kernels' to deferred_scratch_
-  // (submit_kernels writes kernel i over entry i, periodic_kernels_issued_ counting them). The
+  // (submit_kernels writes kernel i over entry i, kernels_issued_ counting them). The
   // step's previous lists then become those lists: the copies' emptied, the kernels' left
   // full, their events dropped as the next replay overwrites them. No list is made, moved or
   // destroyed per replay, only its events; a cycle without copies swaps one list.
   EventList& before = c.spare_before;
   EventList& after = c.spare_after;
-  periodic_kernels_issued_ = 0;
+  // Reset before the copies: a copy failing before any kernel finds no previous launch's count.
+  kernels_issued_ = 0;
   Event kernels;
   try {
     if (!step.before.empty()) {
@@ -2829,7 +2829,7 @@ Event RuntimeCore::replay_period_step(std::span<const LaunchArg> args, std::size
     EventList issued_after;
     issued_before.swap(before);
     kernel_events.swap(deferred_scratch_);
-    kernel_events.resize(periodic_kernels_issued_);  // (the others: a previous replay's)
+    kernel_events.resize(kernels_issued_);  // (the others: a previous replay's)
     issued_after.swap(after);
     // The step's recorded copies, copied before the materialization (which records the step's
     // previous replay with them) forgets the cycle's steps.

@@ -380,8 +380,8 @@ class RuntimeCore {
   /// The launch's completion: its one kernel's event, or when_all of several. Under
   /// chained_deferred the kernels' events are kept in deferred_scratch_ (launch_partitioned
   /// hands them to the entry once every partition was enqueued); under periodic they are
-  /// written over its first plan.size() entries (sized so), periodic_kernels_issued_ counting
-  /// them (replay_period_step takes the list).
+  /// written over its first plan.size() entries (sized so), kernels_issued_ counting them
+  /// (replay_period_step takes the list).
   /// acquired: acquire_inputs ran for this launch (BufferUse::read_only is this launch's).
   Event submit_kernels(std::span<const LaunchArg> args, std::span<PartitionUses> plan,
                        std::vector<Event>* partition_events, Ordering ordering, bool acquired);
@@ -522,8 +522,9 @@ class RuntimeCore {
   // A deferred launch's kernels, until all ran (a periodic replay's: see replay_period_step;
   // materialize_period_locked drops what its replays left in it).
   mutable std::vector<Event> deferred_scratch_;
-  std::size_t periodic_kernels_issued_ = 0;  // the replayed launch's kernels enqueued so far
-  std::size_t kernels_issued_ = 0;  // submit_kernels': the kernels its launch enqueued so far
+  // The kernels the current launch enqueued so far: reset by submit_kernels, and by a periodic
+  // replay before its copies (replay_period_step); what a failed launch's catch publishes.
+  std::size_t kernels_issued_ = 0;
   [[nodiscard]] bool repeat_leaves_directory(std::span<const PartitionUses> plan) const;
   // A chained deferred run `number` of entry enqueued all its kernels (deferred_scratch_): they
   // become the entry's deferred records (launch_partitioned, launch_again).

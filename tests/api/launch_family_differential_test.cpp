@@ -211,8 +211,9 @@ std::string describe(const std::vector<IntervalMap<AgentMask>::Segment>& segment
 struct ProgramSetup {
   std::size_t devices = 2;
   UpdateStrategy strategy = UpdateStrategy::adaptive;
-  bool cap = false;  // a device memory cap: a launch of `other` evicts rows of the matrix
-  bool peer = true;  // peer copies between the devices (else through the host)
+  bool cap = false;       // a device memory cap: a launch of `other` evicts rows of the matrix
+  bool peer = true;       // peer copies between the devices (else through the host)
+  bool in_order = false;  // devices running their kernels in launch order (eventless streaks)
 };
 
 // What the programs of a test did on the runtime with the shortcuts, and on the one without:
@@ -236,6 +237,7 @@ class Side {
     device_options.peer_copies = s.peer;
     FailingHostDevices hosts = failing_host_devices(s.devices, device_options);
     failing_ = hosts.devices;
+    for (const auto& d : failing_) d->in_order = s.in_order;
     RuntimeOptions options{s.strategy};
     options.repeat_fast_path = fast;
     options.device_memory = s.cap ? kBytes + 4 * kRow : 0;
@@ -253,7 +255,10 @@ class Side {
   void fail_launches(std::size_t device, bool on) { failing_[device]->fail_launches = on; }
 
   // The family launch behind its token (one per distinct launch, as Program passes them).
-  void launch(const FamilyLaunch& f) {
+  // Returns whether the lean repeat (RuntimeCore::launch_again) took it; `eventless` overrides
+  // the choice below. While it runs, lean_tried() says whether launch_again is being called (for
+  // a launch that throws: which path failed).
+  bool launch(const FamilyLaunch& f, std::optional<bool> eventless = std::nullopt) {
     std::shared_ptr<const BuiltLaunch> built;
     for (const auto& t : tokens_) {
       if (t.first == f) built = t.second;
@@ -279,9 +284,18 @@ class Side {
     }
     // A tokened launch tries the lean repeat first, as the OpenCL platform does (half of them
     // asking for no event: the eventless streak).
-    if (rt_->core().launch_again(built.get(), built->args, f.k % 2 == 0).has_value()) return;
+    lean_tried_ = true;
+    if (rt_->core()
+            .launch_again(built.get(), built->args, eventless.value_or(f.k % 2 == 0))
+            .has_value()) {
+      return true;
+    }
+    lean_tried_ = false;
     rt_->core().launch_partitioned(built->args, built->partitions, nullptr, built);
+    return false;
   }
+  bool lean_tried() const { return lean_tried_; }
+  const testing::LaunchFailingDevice& device(std::size_t d) const { return *failing_[d]; }
 
   // Another kernel on the matrix (rows [first, first + rows) halved on one device), and one on
   // the other buffer (all of it written on one device: under the cap it evicts matrix rows).
@@ -312,6 +326,20 @@ class Side {
     l.args = {LaunchArg::of_buffer(other_, {}, all)};
     rt_->core().launch(l);
   }
+  // The matrix as a kernel on `device` reads it: copied whole into the other buffer, read back.
+  std::vector<std::uint32_t> read_on_device(std::size_t device) {
+    Launch l;
+    l.device = device;
+    l.kernel = std::make_shared<HostKernel>("copy_matrix", [](const HostKernelContext& c) {
+      std::copy_n(c.buffer<std::uint32_t>(0), kN * kN, c.buffer<std::uint32_t>(1));
+    });
+    l.range.dims = 1;
+    l.range.global[0] = 1;
+    const IntervalSet all{{0, kBytes}};
+    l.args = {LaunchArg::of_buffer(dist_, all, {}), LaunchArg::of_buffer(other_, {}, all)};
+    rt_->core().launch(l);
+    return read(other_, 0, kN * kN);
+  }
 
   std::vector<std::uint32_t> read(BufferId b, std::uint64_t at, std::uint64_t count) {
     std::vector<std::uint32_t> out(count);
@@ -333,7 +361,8 @@ class Side {
     s.other_directory = rt_->core().directory_segments(other_);
     const std::vector<BufferId> buffers{dist_, other_};
     s.history_counts = testing::history_counts(
-        *rt_, buffers, {"fam_row", "fam_column", "fam_window", "halve_rows", "fill_other"},
+        *rt_, buffers,
+        {"fam_row", "fam_column", "fam_window", "halve_rows", "fill_other", "copy_matrix"},
         rt_->device_count());
     return s;
   }
@@ -350,6 +379,7 @@ class Side {
   BufferId other_{};
   std::array<std::shared_ptr<HostKernel>, 3> kernels_;
   std::vector<std::pair<FamilyLaunch, std::shared_ptr<const BuiltLaunch>>> tokens_;
+  bool lean_tried_ = false;
 };
 
 Split random_split(std::mt19937& rng, std::size_t devices) {
@@ -783,6 +813,164 @@ TEST(LaunchFamilyDifferential, AFailedRepeatCountsAsTheFullPathDoes) {
     counts[fast ? 0 : 1] = side.state().history_counts;
   }
   EXPECT_EQ(counts[0], counts[1]) << "the history counts with the repeat path and without it";
+}
+
+}  // namespace
+}  // namespace unimem
+
+namespace unimem {
+namespace {
+
+// A lean repeat (RuntimeCore::launch_again) or a launch of an eventless streak
+// (launch_in_streak_locked) whose partition on device 1 fails to enqueue after the one on device
+// 0 was enqueued: the first lean repeat, or one after three others (in the streak: the launch
+// opening it, launch_in_order, or one continuing it, launch_in_order_again). Both run only after a
+// repeat that skipped the directory steps, whose verification (repeat_changes_nothing) found every
+// partition's written rows current on its device alone: the directory already says what the
+// partition that ran leaves, so the bytes keep one value whether or not the failure publishes
+// anything. What the publication (publish_failed_launch_locked) changes is the rest of the state a
+// launch of the partition that ran alone leaves: under adaptive the history closes the entry's
+// recording and opens one for the kernel on device 0 alone, and the buffer's last writes become
+// that partition's. A runtime without the fast path (repeat_fast_path off) runs every launch in
+// full, so it is the oracle: the history counts and the copies must be its own, right after the
+// failure and after the launches that follow; the host and a kernel on each device must read what a
+// flat memory holds.
+enum class LeanPath : std::uint8_t { lean, streak };
+
+struct FailedLeanObserved {
+  std::vector<std::vector<std::uint32_t>> reads;  // the host's, then a kernel's on each device
+  std::vector<Side::State> states;  // right after the failure, after the next launch, at the end
+  std::uint64_t rewrites = 0;  // the launch after the failure: its buffers that took the rewrite
+};
+
+FailedLeanObserved run_failed_lean(UpdateStrategy strategy, LeanPath path, int leans_before,
+                                   bool fast) {
+  const ProgramSetup setup{2, strategy, false, true, path == LeanPath::streak};
+  Side side(setup, fast);
+  const std::string where = std::string(to_string(strategy)) +
+                            (path == LeanPath::lean ? ", lean repeat" : ", streak") + " after " +
+                            std::to_string(leans_before) + " lean ones" +
+                            (fast ? ", with the shortcuts" : ", without them");
+  std::mt19937 rng(42);
+  std::vector<std::uint32_t> flat(kN * kN);
+  for (std::uint32_t& v : flat) v = 1 + static_cast<std::uint32_t>(rng() % 1000);
+  side.rt().write_blocking(side.dist(), 0, std::as_bytes(std::span(flat)));
+  // Rows [4, 14) on device 0 and [14, 20) on device 1, each reading its own rows and row 1, which
+  // no partition writes: the repeat path may skip the directory steps (repeat_leaves_directory).
+  const FamilyLaunch f{Shape::row, 1, 1, Split{{4, 14, 20}, {0, 1}}};
+  const bool eventless = path == LeanPath::streak;
+  const auto run = [&](const FamilyLaunch& l, int times) {
+    for (int i = 0; i < times; ++i) {
+      side.launch(l, eventless);
+      apply(l, flat);
+    }
+  };
+  // The full path, then a repeat skipping the directory steps, after which the launch may go
+  // lean (under adaptive one repeat more: the first runs the directory steps, its recording not
+  // yet the empty one repeat_changes_nothing asks for).
+  run(f, strategy == UpdateStrategy::adaptive ? 3 : 2);
+  EXPECT_EQ(side.rt().core().lean_launches(), 0U) << where << ": a lean repeat came early";
+  // Lean repeats: launch_again, each with its event, or an eventless streak (the first launch
+  // opens it, launch_in_order; the next ones continue it, launch_in_order_again).
+  for (int i = 0; i < leans_before; ++i) {
+    EXPECT_EQ(side.launch(f, eventless), fast) << where << ": lean repeat " << i;
+    apply(f, flat);
+  }
+  const int opened_before = side.device(1).in_order_launches;
+  const int again_before = side.device(1).in_order_again_launches;
+  side.fail_launches(1, true);
+  EXPECT_THROW(side.launch(f, eventless), DeviceError) << where;
+  side.fail_launches(1, false);
+  apply(f, flat, 1);  // the partition on device 0 ran, the one on device 1 did not
+  if (fast) {
+    EXPECT_TRUE(side.lean_tried()) << where << ": the failed launch was no lean repeat";
+    if (path == LeanPath::streak) {
+      if (leans_before == 0) {
+        EXPECT_EQ(side.device(1).in_order_launches, opened_before + 1)
+            << where << ": the failed launch did not open a streak";
+      } else {
+        EXPECT_EQ(side.device(1).in_order_again_launches, again_before + 1)
+            << where << ": the failed launch did not continue the streak";
+      }
+    }
+  }
+  FailedLeanObserved seen;
+  const auto check_reads = [&](std::size_t first) {
+    for (std::size_t i = first; i < seen.reads.size(); ++i) {
+      EXPECT_EQ(seen.reads[i], flat)
+          << where << ": the matrix as " << (i == first ? "the host" : "a kernel on a device")
+          << " reads it (read " << i << ")";
+    }
+  };
+  const auto observe = [&] {
+    side.rt().finish();
+    seen.states.push_back(side.state());
+    const std::size_t first = seen.reads.size();
+    seen.reads.push_back(side.read(side.dist(), 0, kN * kN));
+    for (std::size_t d = 0; d < 2; ++d) seen.reads.push_back(side.read_on_device(d));
+    check_reads(first);
+  };
+  // Right after the failure: the state, and the host's read (it leaves the directory and the
+  // last writes as they are: RuntimeCore::read).
+  side.rt().finish();
+  seen.states.push_back(side.state());
+  seen.reads.push_back(side.read(side.dist(), 0, kN * kN));
+  check_reads(0);
+  // The buffer's last writes: the full path leaves those of the partition that ran, rows [4, 14)
+  // on device 0, so a launch of both partitions reading row 15 (device 1's rows) does not rewrite
+  // them (SharedBuffer::prepare_rewrite); had the failure left both partitions' writes, it would.
+  const std::uint64_t rewrites = side.rt().core().rewriting_launch_buffers();
+  run(FamilyLaunch{Shape::row, 15, 1, f.split}, 1);
+  seen.rewrites = side.rt().core().rewriting_launch_buffers() - rewrites;
+  observe();
+  // The same launch again (full, repeat, lean), another row k read, and the first again.
+  run(f, 5);
+  run(FamilyLaunch{Shape::row, 2, 1, f.split}, 4);
+  run(f, 4);
+  observe();
+  return seen;
+}
+
+void expect_failed_lean_as_full_path(UpdateStrategy strategy, LeanPath path, int leans_before) {
+  const FailedLeanObserved fast = run_failed_lean(strategy, path, leans_before, true);
+  const FailedLeanObserved slow = run_failed_lean(strategy, path, leans_before, false);
+  EXPECT_EQ(fast.rewrites, slow.rewrites)
+      << "the launch after the failed one rewrote the last writes of the launch before it: the "
+         "failed launch did not leave the writes of the partition that ran as the last ones";
+  ASSERT_EQ(fast.states.size(), slow.states.size());
+  for (std::size_t i = 0; i < fast.states.size(); ++i) {
+    const std::array<const char*, 3> whens{"right after the failed launch",
+                                           "after the launch that follows it", "at the end"};
+    const char* when = whens.at(i);
+    EXPECT_EQ(fast.states[i].history_counts, slow.states[i].history_counts)
+        << when << ": the history counts with the shortcuts and without them";
+    EXPECT_EQ(fast.states[i].stats, slow.states[i].stats)
+        << when << ": the copies with the shortcuts and without them";
+    EXPECT_TRUE(fast.states[i].dist_directory == slow.states[i].dist_directory)
+        << when << ": the matrix's directory\n  with the shortcuts: "
+        << describe(fast.states[i].dist_directory)
+        << "\n  without them:       " << describe(slow.states[i].dist_directory);
+  }
+}
+
+TEST(LaunchFamilyDifferential, AFailedLeanRepeatLeavesWhatTheFullPathLeaves) {
+  for (const UpdateStrategy s : {UpdateStrategy::lazy, UpdateStrategy::adaptive}) {
+    for (const int leans_before : {0, 3}) {
+      SCOPED_TRACE(std::string(to_string(s)) + ", after " + std::to_string(leans_before) +
+                   " lean repeats");
+      expect_failed_lean_as_full_path(s, LeanPath::lean, leans_before);
+    }
+  }
+}
+
+TEST(LaunchFamilyDifferential, AFailedStreakLaunchLeavesWhatTheFullPathLeaves) {
+  for (const UpdateStrategy s : {UpdateStrategy::lazy, UpdateStrategy::adaptive}) {
+    for (const int leans_before : {0, 3}) {
+      SCOPED_TRACE(std::string(to_string(s)) + ", after " + std::to_string(leans_before) +
+                   " lean repeats");
+      expect_failed_lean_as_full_path(s, LeanPath::streak, leans_before);
+    }
+  }
 }
 
 }  // namespace

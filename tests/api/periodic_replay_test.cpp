@@ -43,7 +43,8 @@ using testing::ScaleLaunch;
 constexpr std::uint64_t kGrid = 256;
 
 // Records every kernel launch's wait list and event; throws DeviceError instead of launching
-// while fail_launches is set.
+// while fail_launches is set, and instead of copying (to, from or within the device) while
+// fail_copies is set.
 class RecordingDevice final : public testing::ForwardingDevice {
  public:
   explicit RecordingDevice(std::shared_ptr<Device> inner)
@@ -55,6 +56,30 @@ class RecordingDevice final : public testing::ForwardingDevice {
   };
   std::vector<Launch> launches;
   std::atomic<bool> fail_launches{false};
+  std::atomic<bool> fail_copies{false};
+
+  Event copy_host_to_device(const std::byte* src, DeviceAllocation dst, std::uint64_t dst_offset,
+                            std::uint64_t bytes, std::span<const Event> deps) override {
+    if (fail_copies) throw DeviceError("copy failed (on purpose)");
+    return ForwardingDevice::copy_host_to_device(src, dst, dst_offset, bytes, deps);
+  }
+  Event copy_device_to_host(DeviceAllocation src, std::uint64_t src_offset, std::byte* dst,
+                            std::uint64_t bytes, std::span<const Event> deps) override {
+    if (fail_copies) throw DeviceError("copy failed (on purpose)");
+    return ForwardingDevice::copy_device_to_host(src, src_offset, dst, bytes, deps);
+  }
+  Event copy_device_to_device(DeviceAllocation src, std::uint64_t src_offset, DeviceAllocation dst,
+                              std::uint64_t dst_offset, std::uint64_t bytes,
+                              std::span<const Event> deps) override {
+    if (fail_copies) throw DeviceError("copy failed (on purpose)");
+    return ForwardingDevice::copy_device_to_device(src, src_offset, dst, dst_offset, bytes, deps);
+  }
+  Event copy_from_peer(const Device& source, DeviceAllocation src, std::uint64_t src_offset,
+                       DeviceAllocation dst, std::uint64_t dst_offset, std::uint64_t bytes,
+                       std::span<const Event> deps) override {
+    if (fail_copies) throw DeviceError("copy failed (on purpose)");
+    return ForwardingDevice::copy_from_peer(source, src, src_offset, dst, dst_offset, bytes, deps);
+  }
 
   Event launch(const CompiledKernel& kernel, const NDRange& range, std::span<const KernelArg> args,
                std::span<const Event> deps) override {
@@ -328,6 +353,71 @@ TEST(PeriodicReplay, AFailedReplayPublishesTheWritesOfTheKernelsThatRan) {
   EXPECT_EQ(out, x) << "x";
   rt.read_blocking(by, 0, std::as_writable_bytes(std::span(out)));
   EXPECT_EQ(out, y) << "y";
+}
+
+// A replayed halo ping-pong whose launch fails at its first copy (its halo's, before its kernels):
+// nothing of it ran, so it publishes nothing. Its catch takes the kernels the replay enqueued
+// (none), not the count the launch before it left (kernels_issued_ is reset before the copies).
+// Its state is then the one after the launch before it: a twin runtime that stopped there has
+// the same directories, and both read the same bytes.
+TEST(PeriodicReplay, AReplayWhoseFirstCopyFailsPublishesNothing) {
+  struct PingPong {
+    std::vector<std::shared_ptr<RecordingDevice>> devices = ReplayedPingPong::recording(2);
+    Runtime rt{ReplayedPingPong::registry(devices), RuntimeOptions{UpdateStrategy::lazy}};
+    BufferId bx = rt.create_buffer(kGrid, "x");
+    BufferId by = rt.create_buffer(kGrid, "y");
+    std::shared_ptr<const ScaleLaunch> a = halo_launch(bx, by, 5, 2);
+    std::shared_ptr<const ScaleLaunch> b = halo_launch(by, bx, 11, 2);
+    void launch(const std::shared_ptr<const ScaleLaunch>& l) const {
+      rt.core().launch_partitioned(l->args, l->partitions, nullptr, l);
+    }
+    std::vector<std::uint8_t> read(BufferId id) {
+      std::vector<std::uint8_t> out(kGrid);
+      rt.read_blocking(id, 0, std::as_writable_bytes(std::span(out)));
+      return out;
+    }
+  };
+  std::vector<std::uint8_t> x(kGrid);
+  std::vector<std::uint8_t> y(kGrid);
+  for (std::uint64_t i = 0; i < kGrid; ++i) {
+    x[i] = static_cast<std::uint8_t>(i * 7 + 1);
+    y[i] = static_cast<std::uint8_t>(i * 5 + 2);
+  }
+  PingPong failed;
+  PingPong twin;
+  for (PingPong* p : {&failed, &twin}) {
+    p->rt.write_blocking(p->bx, 0, std::as_bytes(std::span(x)));
+    p->rt.write_blocking(p->by, 0, std::as_bytes(std::span(y)));
+    for (int r = 0; r < 12; ++r) {
+      p->launch(p->a);
+      p->launch(p->b);
+    }
+  }
+  for (int r = 0; r < 12; ++r) {
+    halo_flat(x, y, 5);
+    halo_flat(y, x, 11);
+  }
+  ASSERT_GT(failed.rt.core().periodic_replays(), 4U) << "the ping-pong was not replayed";
+  // (No query before the failed launch: it would make the replayed state real.)
+  const std::array<std::size_t, 2> launches{failed.devices[0]->launches.size(),
+                                            failed.devices[1]->launches.size()};
+  for (const auto& d : failed.devices) d->fail_copies = true;
+  EXPECT_THROW(failed.launch(failed.a), DeviceError);
+  for (const auto& d : failed.devices) d->fail_copies = false;
+  EXPECT_EQ(failed.rt.core().periodic_materializations(), 1U) << "the failed launch was no replay";
+  for (std::size_t d = 0; d < 2; ++d) {
+    EXPECT_EQ(failed.devices[d]->launches.size(), launches[d])
+        << "a kernel of the failed launch was enqueued on device " << d;
+  }
+  for (const BufferId id : {failed.bx, failed.by}) {
+    EXPECT_TRUE(failed.rt.core().directory_segments(id) == twin.rt.core().directory_segments(id))
+        << (id == failed.bx ? "x" : "y")
+        << ": the directory after the failed launch is not the one the launch before it left";
+  }
+  EXPECT_EQ(failed.read(failed.bx), x) << "x";
+  EXPECT_EQ(failed.read(failed.by), y) << "y";
+  EXPECT_EQ(twin.read(twin.bx), x) << "x (twin)";
+  EXPECT_EQ(twin.read(twin.by), y) << "y (twin)";
 }
 
 }  // namespace
