@@ -703,7 +703,6 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
   if (affine && !affine_.replaying) begin_affine_replay();
   HeldBuffers held;  // every buffer stays on its partition's device until the writes are published
   hold_buffers(plan, held);
-  if (affine) keep_affine_holds(plan);
   if (coherent && !skip_directory) {
     const CopyLogScope log(
         context_, capture && !period_.probing ? &period_.steps[period_.position].before : nullptr);
@@ -3196,7 +3195,10 @@ bool RuntimeCore::affine_applies(std::span<PartitionUses> plan, const std::strin
     }
     for (std::size_t j = 0; j < buffers; ++j) {
       const BufferUse& u = pu.uses[j];
-      if (u.buffer != f.buffers[j] || !affine_box_held(i * buffers + j, pu.agent, u)) return false;
+      if (u.buffer != f.buffers[j] ||
+          !u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) {
+        return false;
+      }
       uses[j * partitions + i] = {pu.agent, &u.needed, &u.written};
     }
   }
@@ -3208,39 +3210,6 @@ bool RuntimeCore::affine_applies(std::span<PartitionUses> plan, const std::strin
     }
   }
   return true;
-}
-
-// Whether use u (number k of the plan's, partition-major) has its box on its device already.
-// While replaying, the previous operation was the family's previous launch L, whose holds found
-// every box in an allocation without making one (its own check). Since then no Residency of
-// the family's buffers changed: L's copies ran between held allocations, its kernels allocate
-// nothing, its publication only counted (one that may copy materializes first: no longer
-// replaying), settling the memory changes statistics only, and releasing the holds only marks
-// them unused. So the allocations L held (keep_affine_holds) are still the device's, and one
-// holding u's box is what Residency::covers would find, without the search.
-bool RuntimeCore::affine_box_held(std::size_t k, Agent agent, const BufferUse& u) const {
-  const AffineFamily& f = affine_;
-  if (!f.replaying || f.held.size() <= k) {
-    return u.buffer->residency().covers(device_of_agent(agent), u.box);
-  }
-  const bool held = f.held[k].holds(u.box);
-#if UNIMEM_INVARIANTS_ENABLED
-  if (held && !u.buffer->residency().covers(device_of_agent(agent), u.box)) {
-    detail::throw_invariant(u.buffer->describe() + ": the allocation the last replayed launch " +
-                                "held on device " + std::to_string(device_of_agent(agent)) +
-                                " is no longer there",
-                            __FILE__, __LINE__);
-  }
-#endif
-  return held;
-}
-
-void RuntimeCore::keep_affine_holds(std::span<const PartitionUses> plan) {
-  std::vector<ResidentAllocation>& held = affine_.held;
-  held.clear();
-  for (const PartitionUses& pu : plan) {
-    for (const BufferUse& u : pu.uses) held.push_back(u.held);
-  }
 }
 
 void RuntimeCore::note_affine_candidate(std::span<const PartitionUses> plan,
@@ -3309,7 +3278,6 @@ void RuntimeCore::materialize_affine_locked(std::size_t kernels) const {
   AffineFamily& f = affine_;
   if (!f.replaying) return;
   f.replaying = false;
-  f.held.clear();
   // The replayed kernels in deferred_scratch_ (the last launch's, kernel i over entry i: the
   // first `kernels` of a launch that failed, the launch's before for the rest) are their
   // devices' last ones, as the full path leaves them.

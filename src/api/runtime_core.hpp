@@ -707,9 +707,6 @@ class RuntimeCore {
     std::vector<SharedBuffer*> buffers;
     // Per agent: a replayed operation ran there, so its chain (period_.chain) is that one alone.
     std::vector<std::uint8_t> touched;
-    // The allocations the last replayed launch held, per use (partition-major; empty when not
-    // replaying): affine_box_held.
-    std::vector<ResidentAllocation> held;
   };
   // Whether this launch (its plan checked, its number counted) is the family's next replayed
   // one; prepares every buffer's rewrite (SharedBuffer::prepare_rewrite) when it is.
@@ -719,8 +716,6 @@ class RuntimeCore {
   void note_affine_candidate(std::span<const PartitionUses> plan, const std::string& kernel,
                              std::uint64_t number);
   void begin_affine_replay();
-  [[nodiscard]] bool affine_box_held(std::size_t k, Agent agent, const BufferUse& u) const;
-  void keep_affine_holds(std::span<const PartitionUses> plan);
   // acquire_aligned_inputs for a replayed launch: every buffer's prepared rewrite applied with
   // its copies on the chains.
   void acquire_affine_inputs(std::span<PartitionUses> plan);
