@@ -549,3 +549,130 @@ TEST(SharedBuffer, PackedBoxesAndRunsUnderEvictionMatchAFlatMemory) {
 
 }  // namespace
 }  // namespace unimem
+
+namespace unimem {
+namespace {
+
+// acquire_rewriting_last_writes against an oracle written with plain set operations: random
+// last writes on three devices (one run each, or one of them in two pieces: the walk over runs
+// and the general path), random uses reading pieces of them, gaps and bytes outside every write,
+// and one reader that wrote nothing. It applies exactly when each use's bytes outside its own
+// writes lie in the others' writes and no two uses lack the same byte; then the missing bytes
+// and copies are the oracle's and the directory's own (a copy of it serves the reads in order).
+TEST(SharedBuffer, TheRewriteOfTheLastWritesCopiesWhatTheDirectoryWould) {
+  HostDeviceOptions peer;
+  peer.peer_copies = true;
+  const DeviceRegistry devices = make_host_devices(4, peer);
+  const CoherenceContext context = CoherenceContext::of(devices.pointers());
+  const unsigned seed = 20261128;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937 rng(seed);
+  constexpr std::uint64_t kBlock = 16;
+  constexpr std::uint64_t kBlocks = 48;
+  const auto block = [&](std::uint64_t lo, std::uint64_t hi) {
+    return Interval{lo * kBlock, hi * kBlock};
+  };
+  const auto below = [&](std::uint64_t n) { return static_cast<std::uint64_t>(rng() % n); };
+  int applied = 0;
+  int refused = 0;
+  int split_writes = 0;
+  int applied_split = 0;
+  for (int round = 0; round < 3000; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    SharedBuffer b(1, "m", kBlocks * kBlock, context);
+    // Writers D0..D2 in a random order over consecutive runs, with a gap sometimes.
+    std::vector<Agent> writers{agent_of_device(0), agent_of_device(1), agent_of_device(2)};
+    std::shuffle(writers.begin(), writers.end(), rng);
+    std::vector<std::pair<Agent, IntervalSet>> writes;
+    std::uint64_t at = below(4);
+    bool split = false;
+    for (const Agent a : writers) {
+      const std::uint64_t length = 2 + below(10);
+      IntervalSet w{block(at, at + length)};
+      if (below(4) == 0 && length > 3) {  // two pieces: the general path
+        w = IntervalSet{block(at, at + 1), block(at + 2, at + length)};
+        ++split_writes;
+        split = true;
+      }
+      writes.emplace_back(a, w);
+      at += length + (below(3) == 0 ? 1 : 0);
+    }
+    for (std::size_t d = 0; d < 4; ++d) (void)b.mirror(agent_of_device(d));
+    b.after_device_writes(writes, "k", UpdateStrategy::adaptive);
+    // Uses in the writes' order (the launch's plan order), and sometimes a reader with no write.
+    const auto random_needed = [&](const IntervalSet& own) {
+      IntervalSet n = own;
+      const std::uint64_t pieces = below(3);
+      for (std::uint64_t p = 0; p < pieces; ++p) {
+        const std::uint64_t lo = below(kBlocks - 1);
+        n.insert(block(lo, lo + 1 + below(3)));
+      }
+      return n;
+    };
+    std::vector<IntervalSet> needed;
+    std::vector<Agent> readers;
+    for (const auto& [agent, w] : writes) {
+      readers.push_back(agent);
+      needed.push_back(random_needed(w));
+    }
+    const IntervalSet nothing;
+    if (below(3) == 0) {
+      readers.push_back(agent_of_device(3));
+      needed.push_back(random_needed(nothing));
+    }
+    std::vector<SharedBuffer::LaunchUse> uses;
+    for (std::size_t j = 0; j < readers.size(); ++j) {
+      const IntervalSet* written = j < writes.size() ? &writes[j].second : &nothing;
+      uses.push_back({readers[j], &needed[j], written});
+    }
+    // The oracle.
+    bool applies = true;
+    std::vector<IntervalSet> lacking(uses.size());
+    std::vector<std::vector<Transfer>> copies(uses.size());
+    IntervalSet lacked;
+    for (std::size_t j = 0; j < uses.size(); ++j) {
+      lacking[j] = needed[j].subtract(*uses[j].written);
+      IntervalSet covered;
+      for (const auto& [agent, w] : writes) {
+        if (agent == readers[j]) continue;
+        const IntervalSet from = lacking[j].intersect(w);
+        for (const Interval& piece : from) copies[j].push_back(Transfer{piece, agent, readers[j]});
+        covered = covered.unite(from);
+      }
+      std::sort(copies[j].begin(), copies[j].end(),
+                [](const Transfer& x, const Transfer& y) { return x.range.begin < y.range.begin; });
+      if (covered != lacking[j] || lacked.intersects(lacking[j])) applies = false;
+      lacked = lacked.unite(lacking[j]);
+    }
+    Directory shadow = b.directory();
+    const bool took = b.acquire_rewriting_last_writes(uses);
+    ASSERT_EQ(took, applies);
+    if (!took) {
+      ++refused;
+      continue;
+    }
+    ++applied;
+    if (split) ++applied_split;
+    for (std::size_t j = 0; j < uses.size(); ++j) {
+      SCOPED_TRACE("use " + std::to_string(j));
+      EXPECT_EQ(b.rewrite_missing(j), lacking[j]);
+      EXPECT_EQ(b.rewrite_transfers(j), copies[j]);
+      std::vector<Transfer> expected;
+      IntervalSet missing;
+      shadow.apply_device_read(readers[j], needed[j],
+                               [&](Agent from, Agent to) { return context.can_peer(from, to); },
+                               expected, &missing);
+      EXPECT_EQ(b.rewrite_transfers(j), expected);
+      EXPECT_EQ(b.rewrite_missing(j), missing);
+    }
+    wait_all(b.pending());
+  }
+  // Both answers, and both paths, came up.
+  EXPECT_GT(applied - applied_split, 100);
+  EXPECT_GT(applied_split, 20);
+  EXPECT_GT(refused, 100);
+  EXPECT_GT(split_writes, 100);
+}
+
+}  // namespace
+}  // namespace unimem
