@@ -636,6 +636,9 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
 
 bool SharedBuffer::prepare_rewrite(std::span<const LaunchUse> uses) {
   if (last_writes_version_ != directory_.version()) return false;
+  if (reread_missing_.size() < uses.size()) reread_missing_.resize(uses.size());
+  if (reread_transfers_.size() < uses.size()) reread_transfers_.resize(uses.size());
+  if (!last_write_runs_.empty()) return prepare_rewrite_runs(uses);
   const std::span<const std::pair<Agent, IntervalSet>> last(last_writes_.data(),
                                                             last_writes_count_);
   std::size_t w = 0;
@@ -649,9 +652,6 @@ bool SharedBuffer::prepare_rewrite(std::span<const LaunchUse> uses) {
   // above): computed for every use before anything is done, so a use that does not qualify
   // leaves nothing changed.
   // (Each on its own: publish_rewrites swaps reread_missing_ with the last launch's.)
-  if (reread_missing_.size() < uses.size()) reread_missing_.resize(uses.size());
-  if (reread_transfers_.size() < uses.size()) reread_transfers_.resize(uses.size());
-  if (!last_write_runs_.empty()) return prepare_rewrite_runs(uses);
   for (std::size_t j = 0; j < uses.size(); ++j) {
     const LaunchUse& u = uses[j];
     IntervalSet& lacking = reread_missing_[j];
@@ -715,7 +715,8 @@ bool SharedBuffer::prepare_rewrite(std::span<const LaunchUse> uses) {
 }
 
 // prepare_rewrite when each writer wrote one run (floyd-warshall: a block of rows per partition):
-// the same missing bytes and copies from one walk of each use's needed intervals N. A piece of N
+// condition (b) use by use (a use that writes writes its agent's run, in the last writes' order),
+// and the same missing bytes and copies from one walk of each use's needed intervals N. A piece of N
 // outside the reader's own run R (none when N lies in R: the partition holding pivot row k) is
 // covered from the runs in address order, each part copied from that run's writer (its only
 // holder); a gap between runs is a byte outside the writes. The pieces come in address order
@@ -724,6 +725,7 @@ bool SharedBuffer::prepare_rewrite(std::span<const LaunchUse> uses) {
 bool SharedBuffer::prepare_rewrite_runs(std::span<const LaunchUse> uses) {
   const WriteRun* const runs = last_write_runs_.data();
   const std::size_t run_count = last_write_runs_.size();
+  std::size_t w = 0;  // the next last write a writing use must write
   for (std::size_t j = 0; j < uses.size(); ++j) {
     const LaunchUse& u = uses[j];
     IntervalSet& lacking = reread_missing_[j];
@@ -733,6 +735,14 @@ bool SharedBuffer::prepare_rewrite_runs(std::span<const LaunchUse> uses) {
     Interval own{};
     for (std::size_t r = 0; r < run_count; ++r) {
       if (runs[r].agent == u.agent) own = runs[r].bytes;
+    }
+    const std::vector<Interval>& written = u.written->intervals();
+    if (!written.empty()) {
+      if (w == last_writes_count_ || last_writes_[w].first != u.agent || written.size() != 1 ||
+          written.front() != own) {
+        return false;
+      }
+      ++w;
     }
     Agent peered = u.agent;  // the last source can_peer allowed
     for (const Interval& x : u.needed->intervals()) {
@@ -771,7 +781,7 @@ bool SharedBuffer::prepare_rewrite_runs(std::span<const LaunchUse> uses) {
       if (reread_missing_[i].intersects(lacking)) return false;
     }
   }
-  return true;
+  return w == last_writes_count_;
 }
 
 void SharedBuffer::apply_rewrite(std::span<const LaunchUse> uses, std::span<EventList> chains) {
