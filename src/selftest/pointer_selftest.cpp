@@ -143,8 +143,11 @@ PointerSelftestResult run_pointer_selftest(const PointerSelftestOptions& o) {
   }
   um_program program = um_program_create(kKernels, "");
   if (program == nullptr) {
+    // Read before um_free, which clears the thread's last error when it succeeds.
+    const std::string error = std::string("um_program_create failed: ") +
+                              um_error_name(um_last_error()) + ": " + um_last_error_text();
     for (std::byte* p : mem) um_free(p);
-    throw DeviceError(std::string("um_program_create: ") + um_last_error_text());
+    throw DeviceError(error);
   }
   um_reset_stats();
 
