@@ -638,5 +638,19 @@ TEST(IntervalSetProperty, AlgebraicIdentitiesHold) {
   });
 }
 
+// extend_with builds a set in address order: a touching piece joins the last interval, a piece
+// apart is appended, and a piece before the set's end (or an empty one) is refused, the set kept.
+TEST(IntervalSet, ExtendWithJoinsTouchingPiecesAndRefusesOnesBeforeTheEnd) {
+  IntervalSet s;
+  s.extend_with(Interval(0, 4));
+  s.extend_with(Interval(4, 8));
+  s.extend_with(Interval(10, 12));
+  EXPECT_EQ(s, (IntervalSet{Interval(0, 8), Interval(10, 12)}));
+  s.check_invariants();
+  EXPECT_THROW(s.extend_with(Interval(11, 16)), PreconditionError);
+  EXPECT_THROW(s.extend_with(Interval(20, 20)), PreconditionError);
+  EXPECT_EQ(s, (IntervalSet{Interval(0, 8), Interval(10, 12)}));
+}
+
 }  // namespace
 }  // namespace unimem
