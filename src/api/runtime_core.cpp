@@ -3243,8 +3243,7 @@ void RuntimeCore::acquire_affine_inputs(std::span<PartitionUses> plan) {
   for (std::size_t j = 0; j < affine_.buffers.size(); ++j) {
     SharedBuffer* b = affine_.buffers[j];
     // (prepared by affine_applies, which left the uses in rewriting_uses_)
-    b->apply_rewrite(std::span(rewriting_uses_.data() + j * partitions, partitions),
-                     period_.chain);
+    b->apply_rewrite(std::span(rewriting_uses_.data() + j * partitions, partitions), period_.chain);
     rewriting_buffers_.push_back(b);
     ++rewriting_launch_buffers_;
     for (std::size_t k = 0; k < plan.size(); ++k) {

@@ -716,8 +716,8 @@ bool SharedBuffer::prepare_rewrite(std::span<const LaunchUse> uses) {
 
 // prepare_rewrite when each writer wrote one run (floyd-warshall: a block of rows per partition):
 // condition (b) use by use (a use that writes writes its agent's run, in the last writes' order),
-// and the same missing bytes and copies from one walk of each use's needed intervals N. A piece of N
-// outside the reader's own run R (none when N lies in R: the partition holding pivot row k) is
+// and the same missing bytes and copies from one walk of each use's needed intervals N. A piece of
+// N outside the reader's own run R (none when N lies in R: the partition holding pivot row k) is
 // covered from the runs in address order, each part copied from that run's writer (its only
 // holder); a gap between runs is a byte outside the writes. The pieces come in address order
 // (N's intervals are, and the runs are sorted), so the copies need no sort, and the missing

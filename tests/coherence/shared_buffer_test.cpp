@@ -677,9 +677,9 @@ TEST(SharedBuffer, TheRewriteOfTheLastWritesCopiesWhatTheDirectoryWould) {
       EXPECT_EQ(b.rewrite_transfers(j), copies[j]);
       std::vector<Transfer> expected;
       IntervalSet missing;
-      shadow.apply_device_read(readers[j], needed[j],
-                               [&](Agent from, Agent to) { return context.can_peer(from, to); },
-                               expected, &missing);
+      shadow.apply_device_read(
+          readers[j], needed[j], [&](Agent from, Agent to) { return context.can_peer(from, to); },
+          expected, &missing);
       EXPECT_EQ(b.rewrite_transfers(j), expected);
       EXPECT_EQ(b.rewrite_missing(j), missing);
     }
