@@ -510,8 +510,8 @@ class SharedBuffer final : public EvictionClient {
   };
   std::vector<WriteRun> last_write_runs_;
   std::uint64_t last_writes_version_ = kNoVersion;
-  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks and their copies, and a
-  // difference's intermediate.
+  // acquire_rewriting_last_writes' scratch: per use the bytes it lacks (and, below, their
+  // copies).
   std::vector<IntervalSet> reread_missing_;
   // The reads whose history calls acquire_rewriting_last_writes left for publish_rewrites (while
   // rewrite_reads_deferred_): each use's agent and its set of reread_missing_.
@@ -534,7 +534,6 @@ class SharedBuffer final : public EvictionClient {
   mutable std::optional<AdaptiveHistory> restart_shadow_;
 #endif
   std::vector<std::vector<Transfer>> reread_transfers_;
-  IntervalSet reread_piece_;
   EventList chain_scratch_;  // issue_all_chained's wait list (left empty)
 };
 
