@@ -160,10 +160,6 @@ SharedBuffer& RuntimeCore::buffer_locked(BufferId id) const {
   return *it->second;
 }
 
-UpdateStrategy RuntimeCore::strategy_for(const SharedBuffer& b) const {
-  return b.strategy_override().value_or(strategy_);
-}
-
 void RuntimeCore::track(const Event& e, const std::shared_ptr<const CompiledKernel>& kernel) {
   // Finished events are dropped every kPruneInflightEvery operations: amortised O(1) completion
   // queries per operation instead of one per in-flight event (a driver call each). Operations
@@ -773,7 +769,11 @@ Event RuntimeCore::launch_partitioned(std::span<const LaunchArg> args,
     ++repeat_epoch_;  // the state may have changed: earlier verifications no longer hold
   }
   if (rewrote != 0 && restarted_rewrite_runs_ - restarted_before == rewrote) {
-    note_affine_candidate(plan, kernel_name, number);
+    if (affine_.replaying) {
+      affine_.candidate = number;  // (the family's own: the same kernel, agents and buffers)
+    } else {
+      note_affine_candidate(plan, kernel_name, number);
+    }
   } else {
     affine_.candidate = 0;
   }
@@ -3195,9 +3195,23 @@ bool RuntimeCore::affine_applies(std::span<PartitionUses> plan, const std::strin
     }
     for (std::size_t j = 0; j < buffers; ++j) {
       const BufferUse& u = pu.uses[j];
-      if (u.buffer != f.buffers[j] ||
-          !u.buffer->residency().covers(device_of_agent(pu.agent), u.box)) {
-        return false;
+      if (u.buffer != f.buffers[j]) return false;
+      // The box on its device already: inside the run found last time while the residency is
+      // unchanged, else searched for (and that run kept for the next launch).
+      const Residency& residency = u.buffer->residency();
+      AffineFamily::HeldRun& held = f.held[j * partitions + i];
+      if (held.changes != residency.changes() || u.box.is_packed() ||
+          u.box.bytes.begin < held.bytes.begin || held.bytes.end < u.box.bytes.end) {
+        const std::size_t device = device_of_agent(pu.agent);
+        if (device >= residency.device_count() || u.box.bytes.end > residency.buffer_size()) {
+          return false;  // (find's preconditions: covers would say no)
+        }
+        const std::optional<ResidentAllocation> a = residency.find(device, u.box);
+        if (!a) return false;
+        held = a->is_packed()
+                   ? AffineFamily::HeldRun{}
+                   : AffineFamily::HeldRun{Interval{a->base, a->base + a->allocation.size},
+                                           residency.changes()};
       }
       uses[j * partitions + i] = {pu.agent, &u.needed, &u.written};
     }
@@ -3228,6 +3242,7 @@ void RuntimeCore::note_affine_candidate(std::span<const PartitionUses> plan,
   }
   f.buffers.clear();
   for (const BufferUse& u : plan.front().uses) f.buffers.push_back(u.buffer);
+  f.held.assign(f.buffers.size() * f.agents.size(), AffineFamily::HeldRun{});
 }
 
 void RuntimeCore::begin_affine_replay() {

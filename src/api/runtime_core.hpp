@@ -342,7 +342,9 @@ class RuntimeCore {
 
  private:
   SharedBuffer& buffer_locked(BufferId id) const;
-  UpdateStrategy strategy_for(const SharedBuffer& b) const;
+  UpdateStrategy strategy_for(const SharedBuffer& b) const {
+    return b.strategy_override().value_or(strategy_);
+  }
   /// Remembers an operation until it has finished (finish() and the destructor wait for it);
   /// `kernel`, for a launch, is kept alive as long (a driver may use the kernel object until the
   /// launch has run), without a completion callback per launch.
@@ -707,6 +709,17 @@ class RuntimeCore {
     std::vector<SharedBuffer*> buffers;
     // Per agent: a replayed operation ran there, so its chain (period_.chain) is that one alone.
     std::vector<std::uint8_t> touched;
+    // Per use, in rewriting_uses_' order (buffer-major): the run of the allocation that held
+    // its box on its partition's device when affine_applies last searched, and its buffer's
+    // Residency::changes() then. While that count is unchanged the run is still held there, so
+    // a box inside it is covered without a search. kNoRun: none known (a packed one is not
+    // kept).
+    static constexpr std::uint64_t kNoRun = ~std::uint64_t{0};
+    struct HeldRun {
+      Interval bytes;
+      std::uint64_t changes = kNoRun;
+    };
+    std::vector<HeldRun> held;
   };
   // Whether this launch (its plan checked, its number counted) is the family's next replayed
   // one; prepares every buffer's rewrite (SharedBuffer::prepare_rewrite) when it is.

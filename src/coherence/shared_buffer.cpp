@@ -634,11 +634,12 @@ bool SharedBuffer::acquire_rewriting_last_writes(std::span<const LaunchUse> uses
   return true;
 }
 
-bool SharedBuffer::prepare_rewrite(std::span<const LaunchUse> uses) {
-  if (last_writes_version_ != directory_.version()) return false;
-  if (reread_missing_.size() < uses.size()) reread_missing_.resize(uses.size());
-  if (reread_transfers_.size() < uses.size()) reread_transfers_.resize(uses.size());
-  if (!last_write_runs_.empty()) return prepare_rewrite_runs(uses);
+void SharedBuffer::size_rewrite_scratch(std::size_t uses) {
+  if (reread_missing_.size() < uses) reread_missing_.resize(uses);
+  if (reread_transfers_.size() < uses) reread_transfers_.resize(uses);
+}
+
+bool SharedBuffer::prepare_rewrite_general(std::span<const LaunchUse> uses) {
   const std::span<const std::pair<Agent, IntervalSet>> last(last_writes_.data(),
                                                             last_writes_count_);
   std::size_t w = 0;
@@ -732,17 +733,21 @@ bool SharedBuffer::prepare_rewrite_runs(std::span<const LaunchUse> uses) {
     std::vector<Transfer>& transfers = reread_transfers_[j];
     transfers.clear();
     lacking.clear();
+    // The reader's own run: a writing use's is the last write it must write (each writer has
+    // one run), a reader that writes nothing looks its agent up.
     Interval own{};
-    for (std::size_t r = 0; r < run_count; ++r) {
-      if (runs[r].agent == u.agent) own = runs[r].bytes;
-    }
     const std::vector<Interval>& written = u.written->intervals();
     if (!written.empty()) {
-      if (w == last_writes_count_ || last_writes_[w].first != u.agent || written.size() != 1 ||
-          written.front() != own) {
+      if (w == last_writes_count_ || last_writes_[w].first != u.agent || written.size() != 1) {
         return false;
       }
+      own = last_writes_[w].second.intervals().front();
+      if (written.front() != own) return false;
       ++w;
+    } else {
+      for (std::size_t r = 0; r < run_count; ++r) {
+        if (runs[r].agent == u.agent) own = runs[r].bytes;
+      }
     }
     Agent peered = u.agent;  // the last source can_peer allowed
     for (const Interval& x : u.needed->intervals()) {

@@ -240,8 +240,15 @@ class SharedBuffer final : public EvictionClient {
   /// each use's missing bytes and copies, changing nothing (false: it does not apply);
   /// apply_rewrite then makes the reads' calls and issues the copies, through the trackers when
   /// chains is empty, else ordered by chains (per agent; issue_all_chained). A launch prepares
-  /// every buffer before it applies any (RuntimeCore's affine replays).
-  bool prepare_rewrite(std::span<const LaunchUse> uses);
+  /// every buffer before it applies any (RuntimeCore's affine replays). (Inline: an affine
+  /// replay asks it for every buffer of every launch.)
+  bool prepare_rewrite(std::span<const LaunchUse> uses) {
+    if (last_writes_version_ != directory_.version()) return false;
+    if (reread_missing_.size() < uses.size() || reread_transfers_.size() < uses.size()) {
+      size_rewrite_scratch(uses.size());
+    }
+    return last_write_runs_.empty() ? prepare_rewrite_general(uses) : prepare_rewrite_runs(uses);
+  }
   void apply_rewrite(std::span<const LaunchUse> uses, std::span<EventList> chains);
   /// The copies apply_rewrite issues for use j (valid as rewrite_missing is).
   [[nodiscard]] const std::vector<Transfer>& rewrite_transfers(std::size_t use) const {
@@ -431,8 +438,11 @@ class SharedBuffer final : public EvictionClient {
   /// A copy into agent `to` reloads the evicted bytes of r there (TransferStats::reloaded_bytes).
   void note_reloaded(Agent to, const IntervalSet& r);
   [[nodiscard]] AgentMask last_writers() const { return last_writers_; }
-  /// prepare_rewrite's walk when each last write is one run (last_write_runs_).
+  /// prepare_rewrite's walk when each last write is one run (last_write_runs_), and its walk
+  /// over the last writes otherwise; both with the scratch sized for the uses.
   bool prepare_rewrite_runs(std::span<const LaunchUse> uses);
+  bool prepare_rewrite_general(std::span<const LaunchUse> uses);
+  void size_rewrite_scratch(std::size_t uses);
   /// The last writes are writes now, current (the directory's version now) or not.
   void set_last_writes(DeviceWrites writes, bool current);
   [[nodiscard]] bool continues_restart_family(const std::string& kernel, AgentMask writers) const;

@@ -34,8 +34,7 @@ ResidentBox ResidentAllocation::box() const {
   return ResidentBox::packed(base, pitch, width, allocation.size / width);
 }
 
-bool ResidentAllocation::holds(const Interval& bytes) const {
-  if (!is_packed()) return base <= bytes.begin && bytes.end <= base + allocation.size;
+bool ResidentAllocation::holds_in_rows(const Interval& bytes) const {
   if (bytes.empty() || bytes.begin < base) return false;
   const std::uint64_t row = bytes.begin / pitch;
   const std::uint64_t first_row = base / pitch;
@@ -45,9 +44,7 @@ bool ResidentAllocation::holds(const Interval& bytes) const {
   return col >= col0 && bytes.end - row * pitch <= col0 + width;
 }
 
-bool ResidentAllocation::holds(const ResidentBox& b) const {
-  if (!b.is_packed()) return holds(b.bytes);
-  if (!is_packed()) return holds(b.bytes);  // a run holds the box's bounding interval
+bool ResidentAllocation::holds_packed_box(const ResidentBox& b) const {
   if (b.pitch != pitch) return false;
   // The same pitch: its first and last rows held means every row between is.
   const Interval first{b.bytes.begin, b.bytes.begin + b.width};
@@ -97,14 +94,6 @@ Residency::Residency(std::uint64_t buffer_size, std::size_t device_count,
 }
 
 Residency::~Residency() { release_all(); }
-
-std::size_t Residency::index_of(std::size_t device, const ResidentBox& bytes) const {
-  const std::vector<Held>& list = held_[device];
-  for (std::size_t i = 0; i < list.size(); ++i) {
-    if (list[i].where.holds(bytes)) return i;
-  }
-  return kNone;
-}
 
 std::optional<ResidentAllocation> Residency::find(std::size_t device,
                                                   const ResidentBox& bytes) const {
@@ -158,6 +147,7 @@ void Residency::free_held(std::size_t device, const Held& h) {
   }
   // Without a DeviceMemory every id is 0: find it by its allocation.
   std::erase_if(held_[device], [&h](const Held& x) { return x.where == h.where; });
+  ++changes_;
   allocations_.release(device, h.where.allocation, h.where.allocation.size);
 }
 
@@ -168,6 +158,7 @@ void Residency::retire_held(std::size_t device, const Held& h, EventList users) 
     return;
   }
   std::erase_if(held_[device], [&h](const Held& x) { return x.where == h.where; });
+  ++changes_;
   retiring_.push_back(Retiring{device, h, std::move(users)});
   if (memory_ != nullptr) memory_->retire(device, h.id);
   limit_retiring(device);
@@ -453,7 +444,10 @@ void Residency::release(std::size_t device) {
     try {
       free_held(device, h);
     } catch (...) {  // a driver that cannot free leaks; the caller may be a destructor
-      if (!held_[device].empty() && held_[device].back().where == h.where) held_[device].pop_back();
+      if (!held_[device].empty() && held_[device].back().where == h.where) {
+        held_[device].pop_back();
+        ++changes_;
+      }
     }
   }
 }
@@ -474,6 +468,7 @@ void Residency::adopt(std::size_t device, std::uint64_t base, DeviceAllocation a
   }
   allocating_ = ResidentBox{};
   list.insert(at, Held{where, id});
+  ++changes_;
 }
 
 DeviceAllocation Residency::forget(std::size_t device, DeviceMemory::EntryId id) {
@@ -482,6 +477,7 @@ DeviceAllocation Residency::forget(std::size_t device, DeviceMemory::EntryId id)
   if (it != list.end()) {
     const DeviceAllocation a = it->where.allocation;
     list.erase(it);
+    ++changes_;
     return a;
   }
   auto r = std::find_if(retiring_.begin(), retiring_.end(),

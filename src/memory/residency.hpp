@@ -69,13 +69,23 @@ struct ResidentAllocation {
   /// packed).
   [[nodiscard]] Interval covers() const { return box().bytes; }
   /// Whether the allocation holds every byte of bytes (a packed one: bytes lie in one row).
-  [[nodiscard]] bool holds(const Interval& bytes) const;
-  /// Whether it holds every byte of box.
-  [[nodiscard]] bool holds(const ResidentBox& box) const;
+  [[nodiscard]] bool holds(const Interval& bytes) const {
+    if (!is_packed()) return base <= bytes.begin && bytes.end <= base + allocation.size;
+    return holds_in_rows(bytes);
+  }
+  /// Whether it holds every byte of box. (Inline for runs: every launch asks it per use.)
+  [[nodiscard]] bool holds(const ResidentBox& box) const {
+    if (!box.is_packed() || !is_packed()) return holds(box.bytes);  // a run holds the bounds
+    return holds_packed_box(box);
+  }
   /// The allocation offset of buffer byte buffer_offset, which must be held (or lie at the end
   /// of the run, for a run of bytes).
   [[nodiscard]] std::uint64_t offset_of(std::uint64_t buffer_offset) const;
   friend bool operator==(const ResidentAllocation&, const ResidentAllocation&) = default;
+
+ private:
+  [[nodiscard]] bool holds_in_rows(const Interval& bytes) const;
+  [[nodiscard]] bool holds_packed_box(const ResidentBox& box) const;
 };
 
 /// Whether the bytes of a and b overlap or touch (a byte of one next to a byte of the other).
@@ -206,6 +216,10 @@ class Residency {
   [[nodiscard]] bool covers(std::size_t device, const ResidentBox& bytes) const {
     return device < held_.size() && index_of(device, bytes) != kNone;
   }
+  /// How many times an allocation was added to or left the held ones (allocated, adopted,
+  /// freed, evicted, merged away): an allocation found holding some bytes still holds them
+  /// while this count is unchanged (a held allocation never changes in place).
+  [[nodiscard]] std::uint64_t changes() const { return changes_; }
   /// The device's allocations, lowest bytes first.
   [[nodiscard]] std::vector<ResidentAllocation> allocations(std::size_t device) const;
   /// The same into `out` (its storage reused).
@@ -277,7 +291,13 @@ class Residency {
   void check_if_enabled() const;
   static constexpr std::size_t kNone = static_cast<std::size_t>(-1);
   /// The index in held_[device] of the allocation holding bytes, or kNone.
-  [[nodiscard]] std::size_t index_of(std::size_t device, const ResidentBox& bytes) const;
+  [[nodiscard]] std::size_t index_of(std::size_t device, const ResidentBox& bytes) const {
+    const std::vector<Held>& list = held_[device];
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i].where.holds(bytes)) return i;
+    }
+    return kNone;
+  }
   // begin_use's fast case: the index of the held allocation it only marks in use, else kNone.
   [[nodiscard]] std::size_t fast_use_index(std::size_t device, const ResidentBox& bytes,
                                            Placement placement) const;
@@ -310,6 +330,7 @@ class Residency {
   [[nodiscard]] std::string describe() const;
 
   std::uint64_t size_;
+  std::uint64_t changes_ = 0;  // changes()
   AllocationCache& allocations_;
   DeviceMemory* memory_ = nullptr;       // null: allocations straight from the cache
   EvictionClient* client_ = nullptr;     // set with memory_

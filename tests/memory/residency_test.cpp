@@ -526,6 +526,8 @@ TEST(Residency, RandomMergedAndReplacedBoxesKeepTheirPromises) {
       const auto placement =
           rng() % 2 == 0 ? Residency::Placement::merge : Residency::Placement::replace;
       const std::vector<ResidentAllocation> before = r.allocations(d);
+      const std::vector<ResidentAllocation> other_before = r.allocations(1 - d);
+      const std::uint64_t changes_before = r.changes();
       const std::uint64_t evictions_before = memory.stats(d).evictions;
       const std::optional<ResidentAllocation> found = r.find(d, bytes);
       const ResidentAllocation got = r.ensure(d, bytes, placement);
@@ -534,6 +536,11 @@ TEST(Residency, RandomMergedAndReplacedBoxesKeepTheirPromises) {
         return a.covers().begin <= bytes.end && bytes.begin <= a.covers().end;
       };
       const std::vector<ResidentAllocation> after = r.allocations(d);
+      // changes() moves exactly when the held allocations do (RuntimeCore's affine replays
+      // take an unchanged count for "the allocation found last time still holds its bytes").
+      ASSERT_EQ(r.changes() == changes_before,
+                after == before && r.allocations(1 - d) == other_before)
+          << "op " << op << ": changes " << changes_before << " -> " << r.changes();
       if (found && (placement == Residency::Placement::merge || found->covers() == bytes)) {
         ASSERT_EQ(got, *found);
         ASSERT_EQ(after, before);
@@ -558,6 +565,13 @@ TEST(Residency, RandomMergedAndReplacedBoxesKeepTheirPromises) {
       r.check_invariants();
     }
     memory.check_invariants();
+    // Freeing a device's allocations changes them too.
+    for (std::size_t d = 0; d < 2; ++d) {
+      const bool held = !r.allocations(d).empty();
+      const std::uint64_t changes_before = r.changes();
+      r.release(d);
+      ASSERT_EQ(r.changes() != changes_before, held) << "release of device " << d;
+    }
   }
 }
 
