@@ -749,37 +749,35 @@ bool SharedBuffer::prepare_rewrite_runs(std::span<const LaunchUse> uses) {
         if (runs[r].agent == u.agent) own = runs[r].bytes;
       }
     }
+    // Covers [at, end) from the runs in address order, each part a copy from that run's writer;
+    // false at a byte in no run (a gap, or beyond the last: outside the writes) or a writer the
+    // reader cannot copy from.
     Agent peered = u.agent;  // the last source can_peer allowed
-    for (const Interval& x : u.needed->intervals()) {
-      if (own.begin <= x.begin && x.end <= own.end && !own.empty()) continue;
-      // The pieces of x outside own (one or two), each covered from the runs in address order.
-      Interval pieces[2];
-      std::size_t count = 0;
-      if (x.end <= own.begin || x.begin >= own.end) {
-        pieces[count++] = x;
-      } else {
-        if (x.begin < own.begin) pieces[count++] = Interval{x.begin, own.begin};
-        if (x.end > own.end) pieces[count++] = Interval{own.end, x.end};
-      }
-      for (std::size_t p = 0; p < count; ++p) {
-        std::uint64_t at = pieces[p].begin;
-        const std::uint64_t end = pieces[p].end;
-        std::size_t r = 0;
-        while (r < run_count && runs[r].bytes.end <= at) ++r;
-        while (at < end) {
-          // A byte in no run (a gap, or beyond the last): outside the writes.
-          if (r == run_count || runs[r].bytes.begin > at) return false;
-          const WriteRun& run = runs[r++];
-          if (run.agent != peered) {
-            if (!context_.can_peer(run.agent, u.agent)) return false;
-            peered = run.agent;
-          }
-          const Interval part{at, std::min(end, run.bytes.end)};
-          transfers.push_back(Transfer{part, run.agent, u.agent});
-          lacking.extend_with(part);
-          at = part.end;
+    const auto cover = [&](std::uint64_t at, std::uint64_t end) {
+      std::size_t r = 0;
+      while (r < run_count && runs[r].bytes.end <= at) ++r;
+      while (at < end) {
+        if (r == run_count || runs[r].bytes.begin > at) return false;
+        const WriteRun& run = runs[r++];
+        if (run.agent != peered) {
+          if (!context_.can_peer(run.agent, u.agent)) return false;
+          peered = run.agent;
         }
+        const Interval part{at, std::min(end, run.bytes.end)};
+        transfers.push_back(Transfer{part, run.agent, u.agent});
+        lacking.extend_with(part);
+        at = part.end;
       }
+      return true;
+    };
+    // Each needed interval's pieces outside own (none, one or two).
+    for (const Interval& x : u.needed->intervals()) {
+      if (own.empty() || x.end <= own.begin || x.begin >= own.end) {
+        if (!cover(x.begin, x.end)) return false;
+        continue;
+      }
+      if (x.begin < own.begin && !cover(x.begin, own.begin)) return false;
+      if (x.end > own.end && !cover(own.end, x.end)) return false;
     }
     if (lacking.empty()) continue;
     for (std::size_t i = 0; i < j; ++i) {
