@@ -108,112 +108,6 @@ void callgrind_end_run(const std::string& label) {
 #endif
 }
 
-namespace {
-
-// One dump of a callgrind run: its number, label and counts.
-struct Dump {
-  unsigned part = 0;
-  std::string label;
-  RunInstructions count;
-};
-
-// Reads one dump file; false when it is no labelled, counted run (the final dump at exit).
-bool read_dump(const fs::path& file, Dump& d) {
-  std::ifstream in(file);
-  bool labelled = false;
-  bool counted = false;
-  // The body: "ob=" and "fn=" name the object and function of the costs that follow; a call
-  // is "cob=" (the callee's object, else the caller's), "cfn=" (the callee, kept until the
-  // next), "calls=" (its count first) and then a line whose last number is the call's inclusive
-  // cost. Calls from outside the driver into it are the driver's part; calls from outside the
-  // driver and the allocator into the allocator, the allocator's.
-  std::string object;
-  std::string function;
-  std::string callee_object;
-  std::string callee;
-  std::uint64_t calls = 0;
-  bool call_cost_next = false;
-  for (std::string line; std::getline(in, line);) {
-    if (call_cost_next) {
-      call_cost_next = false;
-      const std::string& to = callee_object.empty() ? object : callee_object;
-      const std::size_t space = line.find_last_of(' ');
-      const std::uint64_t cost =
-          space == std::string::npos ? 0 : std::stoull(line.substr(space + 1));
-      if (is_driver_object(to) && !is_driver_object(object)) {
-        d.count.driver += cost;
-      } else if (is_allocator_function(callee) && !is_allocator_function(function) &&
-                 !is_allocator_internal(object, function) && !is_driver_object(object)) {
-        d.count.allocator += cost;
-        d.count.allocator_calls += calls;
-      }
-      callee_object.clear();
-    } else if (line.rfind("ob=", 0) == 0) {
-      object = line.substr(3);
-    } else if (line.rfind("fn=", 0) == 0) {
-      function = line.substr(3);
-    } else if (line.rfind("cob=", 0) == 0) {
-      callee_object = line.substr(4);
-    } else if (line.rfind("cfn=", 0) == 0) {
-      callee = line.substr(4);
-    } else if (line.rfind("calls=", 0) == 0) {
-      calls = std::stoull(line.substr(6));
-      call_cost_next = true;
-    } else if (line.rfind("part: ", 0) == 0) {
-      d.part = static_cast<unsigned>(std::stoul(line.substr(6)));
-    } else if (line.rfind("desc: ", 0) == 0) {
-      const std::size_t at = line.find(kLabelPrefix);
-      if (at != std::string::npos) {
-        d.label = line.substr(at + std::string(kLabelPrefix).size());
-        labelled = true;
-      }
-    } else if (line.rfind("summary: ", 0) == 0) {
-      d.count.total = std::stoull(line.substr(9));
-      counted = true;
-    }
-  }
-  return labelled && counted;
-}
-
-// Runs this program with `arguments` under callgrind and returns its labelled dumps, ordered by
-// dump number: the main thread's (thread_scope "separate": one file per dump and thread,
-// cg.<pid>.<dump>-<thread>, the main thread being thread 1), or every thread's together
-// ("merged": --separate-threads=no, one cost table for the process, which a dump writes whole).
-std::vector<Dump> run_dumps(const fs::path& self, const std::vector<std::string>& arguments,
-                            bool merged) {
-  const fs::path dir = make_temp_directory("unimem-callgrind-");
-  std::vector<std::string> command{"valgrind",
-                                   "--tool=callgrind",
-                                   merged ? "--separate-threads=no" : "--separate-threads=yes",
-                                   "--compress-strings=no",
-                                   "--callgrind-out-file=" + (dir / "cg.%p").string(),
-                                   self.string()};
-  command.insert(command.end(), arguments.begin(), arguments.end());
-  const fs::path log = dir / "output.log";
-  const int code = run_and_wait(command, log.string());
-  std::error_code ec;
-  if (code != 0) {
-    const std::string tail = tail_of(log, 20);
-    fs::remove_all(dir, ec);
-    throw std::runtime_error("--instructions: the run under valgrind failed (exit code " +
-                             std::to_string(code) + "); its last lines:\n" + tail);
-  }
-  std::vector<Dump> dumps;
-  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("cg.", 0) != 0) continue;
-    if (!merged && (name.size() < 3 || name.substr(name.size() - 3) != "-01")) continue;
-    Dump d;
-    if (read_dump(e.path(), d)) dumps.push_back(std::move(d));
-  }
-  fs::remove_all(dir, ec);
-  std::sort(dumps.begin(), dumps.end(),
-            [](const Dump& a, const Dump& b) { return a.part < b.part; });
-  return dumps;
-}
-
-}  // namespace
-
 std::map<std::string, std::vector<RunInstructions>> callgrind_run_counts(
     const std::vector<std::string>& arguments) {
   if (!callgrind_supported()) {
@@ -226,29 +120,99 @@ std::map<std::string, std::vector<RunInstructions>> callgrind_run_counts(
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   if (ec) throw std::runtime_error("--instructions: cannot find this program: " + ec.message());
-  // The submitting thread's counts, then every thread's in a second run of the same program
-  // (a dump of separate threads holds the dumping thread only).
+  const fs::path dir = make_temp_directory("unimem-callgrind-");
+  // One file per dump and thread (--separate-threads): cg.<pid>.<dump>-<thread>; the main
+  // thread, which submits everything, is thread 1.
+  std::vector<std::string> command{"valgrind",
+                                   "--tool=callgrind",
+                                   "--separate-threads=yes",
+                                   "--compress-strings=no",
+                                   "--callgrind-out-file=" + (dir / "cg.%p").string(),
+                                   self.string()};
+  command.insert(command.end(), arguments.begin(), arguments.end());
+  const fs::path log = dir / "output.log";
+  const int code = run_and_wait(command, log.string());
+  if (code != 0) {
+    const std::string tail = tail_of(log, 20);
+    fs::remove_all(dir, ec);
+    throw std::runtime_error("--instructions: the run under valgrind failed (exit code " +
+                             std::to_string(code) + "); its last lines:\n" + tail);
+  }
+  // (dump number, label, count) of the main thread's dumps, ordered by dump number.
+  struct Dump {
+    unsigned part = 0;
+    std::string label;
+    RunInstructions count;
+  };
+  std::vector<Dump> dumps;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("cg.", 0) != 0 || name.size() < 3 || name.substr(name.size() - 3) != "-01") {
+      continue;
+    }
+    std::ifstream in(e.path());
+    Dump d;
+    bool labelled = false;
+    bool counted = false;
+    // The body: "ob=" and "fn=" name the object and function of the costs that follow; a call
+    // is "cob=" (the callee's object, else the caller's), "cfn=" (the callee, kept until the
+    // next), "calls=" (its count first) and then a line whose last number is the call's inclusive
+    // cost. Calls from outside the driver into it are the driver's part; calls from outside the
+    // driver and the allocator into the allocator, the allocator's.
+    std::string object;
+    std::string function;
+    std::string callee_object;
+    std::string callee;
+    std::uint64_t calls = 0;
+    bool call_cost_next = false;
+    for (std::string line; std::getline(in, line);) {
+      if (call_cost_next) {
+        call_cost_next = false;
+        const std::string& to = callee_object.empty() ? object : callee_object;
+        const std::size_t space = line.find_last_of(' ');
+        const std::uint64_t cost =
+            space == std::string::npos ? 0 : std::stoull(line.substr(space + 1));
+        if (is_driver_object(to) && !is_driver_object(object)) {
+          d.count.driver += cost;
+        } else if (is_allocator_function(callee) && !is_allocator_function(function) &&
+                   !is_allocator_internal(object, function) && !is_driver_object(object)) {
+          d.count.allocator += cost;
+          d.count.allocator_calls += calls;
+        }
+        callee_object.clear();
+      } else if (line.rfind("ob=", 0) == 0) {
+        object = line.substr(3);
+      } else if (line.rfind("fn=", 0) == 0) {
+        function = line.substr(3);
+      } else if (line.rfind("cob=", 0) == 0) {
+        callee_object = line.substr(4);
+      } else if (line.rfind("cfn=", 0) == 0) {
+        callee = line.substr(4);
+      } else if (line.rfind("calls=", 0) == 0) {
+        calls = std::stoull(line.substr(6));
+        call_cost_next = true;
+      } else if (line.rfind("part: ", 0) == 0) {
+        d.part = static_cast<unsigned>(std::stoul(line.substr(6)));
+      } else if (line.rfind("desc: ", 0) == 0) {
+        const std::size_t at = line.find(kLabelPrefix);
+        if (at != std::string::npos) {
+          d.label = line.substr(at + std::string(kLabelPrefix).size());
+          labelled = true;
+        }
+      } else if (line.rfind("summary: ", 0) == 0) {
+        d.count.total = std::stoull(line.substr(9));
+        counted = true;
+      }
+    }
+    if (labelled && counted) dumps.push_back(std::move(d));
+  }
+  fs::remove_all(dir, ec);
+  std::sort(dumps.begin(), dumps.end(),
+            [](const Dump& a, const Dump& b) { return a.part < b.part; });
   std::map<std::string, std::vector<RunInstructions>> counts;
-  for (Dump& d : run_dumps(self, arguments, false)) counts[d.label].push_back(d.count);
+  for (const Dump& d : dumps) counts[d.label].push_back(d.count);
   if (counts.empty()) {
     throw std::runtime_error("--instructions: valgrind ran but wrote no counted runs");
-  }
-  std::map<std::string, std::size_t> seen;
-  for (const Dump& d : run_dumps(self, arguments, true)) {
-    const auto it = counts.find(d.label);
-    const std::size_t i = seen[d.label]++;
-    if (it == counts.end() || i >= it->second.size()) {
-      throw std::runtime_error("--instructions: the run counting every thread made a run '" +
-                               d.label + "' the first run did not");
-    }
-    it->second[i].all_threads = d.count.total;
-  }
-  for (const auto& [label, runs] : counts) {
-    if (seen[label] != runs.size()) {
-      throw std::runtime_error("--instructions: the run counting every thread made " +
-                               std::to_string(seen[label]) + " runs '" + label + "', the first " +
-                               std::to_string(runs.size()));
-    }
   }
   return counts;
 }

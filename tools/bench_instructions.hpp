@@ -44,20 +44,10 @@ struct RunInstructions {
   /// the driver (the driver's calls are in `driver`), and how many such calls.
   std::uint64_t allocator = 0;
   std::uint64_t allocator_calls = 0;
-  /// Every thread of the process in the same run, counted in a second run of the child
-  /// (callgrind's --separate-threads=no: a dump then holds every thread's instructions): the
-  /// submitting thread's and the driver's threads' (POCL's workers run the kernels, and free or
-  /// poll what the submitting thread would in another run). Which thread does a piece of the
-  /// driver's or the allocator's work moves with timing; the sum does not (measured on
-  /// floyd-warshall, whole processes of three runs: the two workers' beta - gamma moved by +4.49
-  /// and -4.31 million instructions, the sum of all threads by 0.18 million more than the
-  /// submitting thread's).
-  std::uint64_t all_threads = 0;
 };
 
 /// Runs this program with `arguments` (argv[1..]) under callgrind and returns the instruction
-/// counts of the main thread's runs (and of all threads in each), by the label
-/// callgrind_end_run gave them, in run order.
+/// counts of the main thread's runs, by the label callgrind_end_run gave them, in run order.
 /// Throws std::runtime_error when valgrind is missing or the child fails, with the tail of its
 /// output.
 std::map<std::string, std::vector<RunInstructions>> callgrind_run_counts(

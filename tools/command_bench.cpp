@@ -546,9 +546,7 @@ int run_bench(const BenchOptions& o) {
     // Per repetition of a mode: all instructions, those outside the driver, or those outside the
     // driver and the allocator (whose cost per call moves with the heap's state: RunInstructions),
     // or the allocator's calls from outside the driver.
-    // Or every thread's (RunInstructions::all_threads: the driver's and allocator's work
-    // wherever it ran).
-    enum Part { kAll, kOutsideDriver, kOutsideDriverAndAllocator, kAllocatorCalls, kAllThreads };
+    enum Part { kAll, kOutsideDriver, kOutsideDriverAndAllocator, kAllocatorCalls };
     const auto of = [&](const char* mode, int part) {
       std::vector<double> v;
       for (const RunInstructions& r : counts.at(std::string("unimem-bench ") + mode)) {
@@ -556,8 +554,7 @@ int run_bench(const BenchOptions& o) {
                                    : part == kOutsideDriver ? r.total - r.driver
                                    : part == kOutsideDriverAndAllocator
                                        ? r.total - r.driver - r.allocator
-                                   : part == kAllThreads ? r.all_threads
-                                                         : r.allocator_calls;
+                                       : r.allocator_calls;
         v.push_back(static_cast<double>(left));
       }
       return v;
@@ -607,9 +604,6 @@ int run_bench(const BenchOptions& o) {
          "- gamma per repetition, noise floor = a second gamma - gamma, in all, outside the "
          "OpenCL driver (calls into libOpenCL and below) and outside the driver and the C "
          "allocator (calls into malloc, free and their kin, counted as allocator_calls); "
-         "all_threads: the same runs' instructions in every thread of the process (the driver's "
-         "threads run the kernels, and do driver and allocator work the submitting thread does "
-         "in another run: which thread does it moves with timing, the sum does not); "
          "fractions convert them to time at "
          "gamma's native CPU seconds per instruction, and at one instruction per cycle of "
          "/proc/cpuinfo's clock, over alpha's native wall time"},
@@ -619,14 +613,12 @@ int run_bench(const BenchOptions& o) {
         {"cpu_hertz", hz > 0 ? nlohmann::ordered_json(hz) : nullptr},
         {"samples", samples(kAll)},
         {"samples_outside_driver", samples(kOutsideDriver)},
-        {"samples_outside_driver_and_allocator", samples(kOutsideDriverAndAllocator)},
-        {"samples_all_threads", samples(kAllThreads)}};
+        {"samples_outside_driver_and_allocator", samples(kOutsideDriverAndAllocator)}};
     // The whole count first (its fields at the top level), then the parts.
     const nlohmann::ordered_json overall = measure(kAll);
     for (auto it = overall.begin(); it != overall.end(); ++it) instructions[it.key()] = it.value();
     instructions["outside_driver"] = measure(kOutsideDriver);
     instructions["outside_driver_and_allocator"] = measure(kOutsideDriverAndAllocator);
-    instructions["all_threads"] = measure(kAllThreads);
     // The allocator's calls from outside the driver: beta - gamma and gamma2 - gamma per run.
     instructions["allocator_calls"] = {
         {"gamma_per_run", median(of("gamma", kAllocatorCalls))},
@@ -873,7 +865,6 @@ int run_bench(const BenchOptions& o) {
              ("instructions (callgrind, " + std::to_string(o.instructions) + " runs)").c_str());
         line(instructions["outside_driver"], "  outside the OpenCL driver");
         line(instructions["outside_driver_and_allocator"], "  outside the driver and allocator");
-        line(instructions["all_threads"], "  every thread (the driver's too)");
       }
     }
     if (!o.trace.empty()) {
