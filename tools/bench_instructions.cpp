@@ -174,6 +174,7 @@ std::map<std::string, std::vector<RunInstructions>> callgrind_run_counts(
             space == std::string::npos ? 0 : std::stoull(line.substr(space + 1));
         if (is_driver_object(to) && !is_driver_object(object)) {
           d.count.driver += cost;
+          d.count.driver_calls += calls;
         } else if (is_allocator_function(callee) && !is_allocator_function(function) &&
                    !is_allocator_internal(object, function) && !is_driver_object(object)) {
           d.count.allocator += cost;

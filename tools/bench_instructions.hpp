@@ -44,6 +44,10 @@ struct RunInstructions {
   /// the driver (the driver's calls are in `driver`), and how many such calls.
   std::uint64_t allocator = 0;
   std::uint64_t allocator_calls = 0;
+  /// How many calls the submitting thread made into the driver from outside it. What a call
+  /// costs moves with timing, how many there are does not: equal counts in beta and gamma mean
+  /// the driver's part of beta - gamma is that movement, not work the bookkeeping asked for.
+  std::uint64_t driver_calls = 0;
 };
 
 /// Runs this program with `arguments` (argv[1..]) under callgrind and returns the instruction

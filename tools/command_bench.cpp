@@ -546,7 +546,8 @@ int run_bench(const BenchOptions& o) {
     // Per repetition of a mode: all instructions, those outside the driver, or those outside the
     // driver and the allocator (whose cost per call moves with the heap's state: RunInstructions),
     // or the allocator's calls from outside the driver.
-    enum Part { kAll, kOutsideDriver, kOutsideDriverAndAllocator, kAllocatorCalls };
+    // Or the driver's calls from outside it.
+    enum Part { kAll, kOutsideDriver, kOutsideDriverAndAllocator, kAllocatorCalls, kDriverCalls };
     const auto of = [&](const char* mode, int part) {
       std::vector<double> v;
       for (const RunInstructions& r : counts.at(std::string("unimem-bench ") + mode)) {
@@ -554,7 +555,8 @@ int run_bench(const BenchOptions& o) {
                                    : part == kOutsideDriver ? r.total - r.driver
                                    : part == kOutsideDriverAndAllocator
                                        ? r.total - r.driver - r.allocator
-                                       : r.allocator_calls;
+                                   : part == kDriverCalls ? r.driver_calls
+                                                          : r.allocator_calls;
         v.push_back(static_cast<double>(left));
       }
       return v;
@@ -603,7 +605,8 @@ int run_bench(const BenchOptions& o) {
          "second process under valgrind (same problem, devices and strategy); bookkeeping = beta "
          "- gamma per repetition, noise floor = a second gamma - gamma, in all, outside the "
          "OpenCL driver (calls into libOpenCL and below) and outside the driver and the C "
-         "allocator (calls into malloc, free and their kin, counted as allocator_calls); "
+         "allocator (calls into malloc, free and their kin, counted as allocator_calls; calls "
+         "into the driver are counted as driver_calls); "
          "fractions convert them to time at "
          "gamma's native CPU seconds per instruction, and at one instruction per cycle of "
          "/proc/cpuinfo's clock, over alpha's native wall time"},
@@ -624,6 +627,11 @@ int run_bench(const BenchOptions& o) {
         {"gamma_per_run", median(of("gamma", kAllocatorCalls))},
         {"bookkeeping_per_run", to_json(minus("beta", "gamma", kAllocatorCalls))},
         {"noise_floor_per_run", to_json(minus("gamma2", "gamma", kAllocatorCalls))}};
+    // The same for the driver's calls (RunInstructions::driver_calls).
+    instructions["driver_calls"] = {
+        {"gamma_per_run", median(of("gamma", kDriverCalls))},
+        {"bookkeeping_per_run", to_json(minus("beta", "gamma", kDriverCalls))},
+        {"noise_floor_per_run", to_json(minus("gamma2", "gamma", kDriverCalls))}};
   }
   std::size_t beta_above_alpha = 0;
   for (std::size_t i = 0; o.overhead && i < n; ++i) beta_above_alpha += beta[i] > alpha[i] ? 1 : 0;
