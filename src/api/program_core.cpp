@@ -744,8 +744,13 @@ void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
         }
         continue;
       }
-      const IntervalSet touched = bytes.needed().unite(bytes.written());
-      offset_box = offset_box || (!touched.empty() && touched.bounds().begin > 0);
+      // Whether the touched bytes (reads and writes: the may-writes are empty here) start
+      // beyond byte 0: some set is not empty and none starts at 0.
+      const auto beyond_zero = [](const IntervalSet& s) {
+        return s.empty() || s.bounds().begin > 0;
+      };
+      offset_box = offset_box || ((!bytes.reads.empty() || !bytes.writes.empty()) &&
+                                  beyond_zero(bytes.reads) && beyond_zero(bytes.writes));
     }
   }
   if (!offset_box) return;

@@ -64,6 +64,7 @@ Normalized normalize(const AffineAccess& access, std::uint64_t element_size, con
   }
   Wide lo = access.constant;
   Wide hi = access.constant;
+  n.dims.reserve(access.terms.size());
   for (const AffineTerm& t : access.terms) {
     if (t.coefficient == 0) continue;
     const Wide at_lower = static_cast<Wide>(t.coefficient) * t.lower;
@@ -200,7 +201,9 @@ GeneratedRanges generate_ranges(const AffineAccess& access, std::uint64_t elemen
     run += n.dims[first_rest].stride * n.dims[first_rest].last;
     ++first_rest;
   }
-  std::vector<Dim> rest(n.dims.begin() + static_cast<std::ptrdiff_t>(first_rest), n.dims.end());
+  // The dims beyond the run, in n's storage.
+  std::vector<Dim>& rest = n.dims;
+  rest.erase(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(first_rest));
   fuse_progressions(rest);
 
   // Number of intervals the enumeration (Fig. 10 line 8) would emit, saturating.
