@@ -1,6 +1,7 @@
 #include "analysis/kernel_ranges.hpp"
 
 #include <limits>
+#include <new>
 #include <set>
 
 #include "analysis/launch_injectivity.hpp"
@@ -143,6 +144,14 @@ const ArgumentRanges* LaunchRanges::find(const std::string& arg_name) const {
   return nullptr;
 }
 
+// What ranges() works in; it holds nothing from one call to the next (each use clears it).
+struct KernelRangeGenerator::Scratch {
+  AffineBoxUnion boxes;
+  PieceScratch pieces;
+};
+
+KernelRangeGenerator::~KernelRangeGenerator() = default;
+
 KernelRangeGenerator::KernelRangeGenerator(KernelAccessInfo kernel)
     : kernel_(std::move(kernel)),
       argument_names_(argument_names(kernel_)),
@@ -191,9 +200,30 @@ LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const Box<3>& gr
   result.kernel = kernel_.name;
   result.splittable = kernel_.statically_splittable;
   result.unsplittable_reason = kernel_.unsplittable_reason;
-  // Reused by every piece, argument and access kind (cleared, not made anew).
-  AffineBoxUnion boxes;
-  PieceScratch scratch;
+  // A scratch from the pool (or a new one), given back when the call ends, thrown or not.
+  std::unique_ptr<Scratch> lent;
+  {
+    std::lock_guard lock(mutex_);
+    if (!scratch_pool_.empty()) {
+      lent = std::move(scratch_pool_.back());
+      scratch_pool_.pop_back();
+    }
+  }
+  if (!lent) lent = std::make_unique<Scratch>();
+  struct GiveBack {
+    const KernelRangeGenerator& generator;
+    std::unique_ptr<Scratch>& scratch;
+    ~GiveBack() {
+      std::lock_guard lock(generator.mutex_);
+      try {
+        generator.scratch_pool_.push_back(std::move(scratch));
+      } catch (const std::bad_alloc&) {  // not kept: the next call makes another
+      }
+    }
+  } give_back{*this, lent};
+  AffineBoxUnion& boxes = lent->boxes;
+  PieceScratch& scratch = lent->pieces;
+  result.args.reserve(kernel_.args.size());
   for (const ArgumentAccess& arg : kernel_.args) {
     if (!arg.is_buffer()) continue;
     ArgumentRanges out;

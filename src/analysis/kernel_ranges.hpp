@@ -81,6 +81,9 @@ struct LaunchRanges {
 class KernelRangeGenerator {
  public:
   explicit KernelRangeGenerator(KernelAccessInfo kernel);
+  ~KernelRangeGenerator();
+  KernelRangeGenerator(const KernelRangeGenerator&) = delete;
+  KernelRangeGenerator& operator=(const KernelRangeGenerator&) = delete;
 
   [[nodiscard]] const KernelAccessInfo& kernel() const { return kernel_; }
 
@@ -125,6 +128,10 @@ class KernelRangeGenerator {
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::pair<bool, std::string>> injectivity_cache_;
   mutable std::optional<LastVerdict> last_verdict_;  // guarded by mutex_
+  /// The storage ranges() works in (kernel_ranges.cpp), one per call running, kept for later
+  /// calls so that planning a launch again allocates only for its results. Guarded by mutex_.
+  struct Scratch;
+  mutable std::vector<std::unique_ptr<Scratch>> scratch_pool_;
   mutable std::size_t launch_time_checks_ = 0;
 };
 

@@ -182,9 +182,14 @@ bool AffineBoxUnion::generate(std::uint64_t max_intervals, std::vector<Interval>
   order.resize(parts_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   // Stable: within a group the parts keep the order they came in (usually increasing offsets,
-  // so the generated intervals need no sort).
-  std::stable_sort(order.begin(), order.end(),
-                   [this](std::size_t a, std::size_t b) { return key_less(parts_[a], parts_[b]); });
+  // so the generated intervals need no sort). Parts already in key order (one part, say) stay
+  // as they are without the sort's buffer.
+  const auto by_key = [this](std::size_t a, std::size_t b) {
+    return key_less(parts_[a], parts_[b]);
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by_key)) {
+    std::stable_sort(order.begin(), order.end(), by_key);
+  }
   bool exact = true;
   for (std::size_t g = 0; g < order.size();) {
     std::size_t e = g + 1;

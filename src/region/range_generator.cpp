@@ -233,7 +233,9 @@ GeneratedRanges generate_ranges(const AffineAccess& access, std::uint64_t elemen
     out.emplace_back(n.base * element_size, n.base * element_size + width);
   } else {
     const Dim inner = rest.front();
-    std::vector<std::uint64_t> index(rest.size(), 0);
+    // The odometer's position in rest[1..] (rest[0] is the loop over y): nothing to keep, and
+    // no storage, for a single dim.
+    std::vector<std::uint64_t> index(rest.size() > 1 ? rest.size() : 0, 0);
     std::uint64_t outer_offset = 0;  // contribution of rest[1..] at the current odometer position
     while (true) {
       const std::uint64_t row = n.base + outer_offset;

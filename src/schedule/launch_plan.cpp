@@ -175,6 +175,7 @@ LaunchPlan plan_launch(const PlanRequest& request) {
     if (!any_weight) continue;
     std::vector<RangePartition> slices = split_by_groups(request.range, dim, devs, ws);
     std::vector<LaunchPartition> parts;
+    parts.reserve(slices.size());
     for (const RangePartition& s : slices) parts.push_back(derive_partition(request, s));
     std::string conflict;
     for (std::size_t i = 0; i < parts.size() && conflict.empty(); ++i) {
