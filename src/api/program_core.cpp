@@ -629,7 +629,8 @@ std::string ProgramCore::attach_analysis(PlanRequest& request, std::span<const A
         if (request.devices.size() > 1 && !analysis_->splittable(kernel, arange, values, &reason)) {
           request.unsplittable_reason = "analysis: " + reason;
         }
-        request.derived = [analysis = analysis_, kernel, arange, values,
+        // The argument values move in: nothing below reads them.
+        request.derived = [analysis = analysis_, kernel, arange, values = std::move(values),
                            dim](const RangePartition& p) {
           Box<3>::Point begin{0, 0, 0};
           Box<3>::Point end{1, 1, 1};

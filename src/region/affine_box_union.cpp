@@ -56,6 +56,7 @@ IntervalSet AffineBoxUnion::bytes(std::uint64_t max_intervals, bool& exact) cons
   runs.clear();
   std::vector<AffineAccess> rest;
   for (const AffineAccess& a : deferred_) trim_covered(a, cheap, rest);
+  if (rest.empty()) return cheap;           // the cheap boxes cover the deferred ones
   if (rest.size() == 1 && cheap.empty()) {  // the common large case: no copy
     GeneratedRanges r = generate_ranges(rest.front(), 1, max_intervals, BelowZero::clip);
     exact = exact && r.exact;

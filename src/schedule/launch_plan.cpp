@@ -132,7 +132,8 @@ LaunchPartition derive_partition(const PlanRequest& request, const RangePartitio
                                        [&](const AccessDescriptor& d) { return d.arg == a; });
     auto it = derived.find(a);
     if (!described && it != derived.end()) {
-      AccessBytes& bytes = p.accesses[a] = std::move(it->second);
+      // The derived entry's node moves over (a is not in p.accesses yet: arguments go in order).
+      AccessBytes& bytes = p.accesses.insert(derived.extract(it)).position->second;
       if (!bytes.may_writes.empty()) bytes.writes = bytes.writes.subtract(bytes.may_writes);
       continue;
     }
