@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -114,7 +115,7 @@ struct ParamValues {
   std::array<std::int64_t, 3> num_groups{1, 1, 1};
   std::array<std::int64_t, 3> global_size{1, 1, 1};
   std::array<std::int64_t, 3> global_offset{0, 0, 0};
-  std::vector<std::string> scalar_arg_names;  // for error messages
+  std::span<const std::string> scalar_arg_names;  // for error messages (the caller's storage)
 };
 
 /// Evaluates a polynomial; throws PreconditionError when a needed scalar argument has no value or

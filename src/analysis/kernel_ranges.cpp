@@ -1,6 +1,8 @@
 #include "analysis/kernel_ranges.hpp"
 
 #include <limits>
+#include <new>
+#include <set>
 
 #include "analysis/launch_injectivity.hpp"
 #include "analysis/piece_evaluator.hpp"
@@ -20,13 +22,20 @@ std::int64_t to_i64(std::uint64_t v, const char* what) {
   return static_cast<std::int64_t>(v);
 }
 
-ParamValues param_values(const KernelAccessInfo& kernel, const NDRange& range,
-                         const LaunchArguments& args) {
+/// The name of each argument by index (ParamValues::scalar_arg_names).
+std::vector<std::string> argument_names(const KernelAccessInfo& kernel) {
+  std::vector<std::string> names(kernel.args.size());
+  for (const ArgumentAccess& a : kernel.args) names[a.index] = a.name;
+  return names;
+}
+
+/// names: argument_names(kernel), which the values refer to.
+ParamValues param_values(const KernelAccessInfo& kernel, std::span<const std::string> names,
+                         const NDRange& range, const LaunchArguments& args) {
   ParamValues v;
   v.scalar_args = args.scalars;
   v.scalar_args.resize(kernel.args.size());
-  v.scalar_arg_names.resize(kernel.args.size());
-  for (const ArgumentAccess& a : kernel.args) v.scalar_arg_names[a.index] = a.name;
+  v.scalar_arg_names = names;
   const std::array<std::uint64_t, 3> groups = num_groups(range);
   for (std::size_t d = 0; d < 3; ++d) {
     v.local_size[d] = to_i64(range.local[d], "local size too large");
@@ -35,6 +44,33 @@ ParamValues param_values(const KernelAccessInfo& kernel, const NDRange& range,
     v.num_groups[d] = to_i64(groups[d], "group count too large");
   }
   return v;
+}
+
+/// The scalar argument indices that some write piece's byte offset or guard reads, ascending.
+std::vector<std::uint32_t> scalars_in_writes(const KernelAccessInfo& kernel) {
+  std::set<std::uint32_t> used;
+  const auto see_poly = [&used](const ParamPoly& p) {
+    for (const auto& [monomial, c] : p.terms()) {
+      for (const Param& q : monomial) {
+        if (q.kind == Param::Kind::scalar_arg) used.insert(q.index);
+      }
+    }
+  };
+  const auto see = [&see_poly](const AffineExpr& e) {
+    see_poly(e.constant);
+    for (const auto& [v, c] : e.coefficients) see_poly(c);
+  };
+  for (const ArgumentAccess& arg : kernel.args) {
+    for (const AccessPiece& p : arg.writes) {
+      see(p.byte_offset);
+      for (const Constraint& c : p.constraints) see(c.expr);
+    }
+  }
+  return {used.begin(), used.end()};
+}
+
+std::optional<std::int64_t> scalar_value(const LaunchArguments& args, std::uint32_t index) {
+  return index < args.scalars.size() ? args.scalars[index] : std::nullopt;
 }
 
 }  // namespace
@@ -79,13 +115,24 @@ void LaunchArguments::set_buffer_size(std::uint32_t index, std::uint64_t bytes) 
   buffer_sizes[index] = bytes;
 }
 
-AccessBytes ArgumentRanges::access_bytes() const {
+AccessBytes ArgumentRanges::access_bytes() const& {
   AccessBytes b;
   b.reads = read;
   if (write_exact && !write_conditional) {
     b.writes = write;
   } else {
     b.may_writes = write;  // a superset or conditional: fetched first
+  }
+  return b;
+}
+
+AccessBytes ArgumentRanges::access_bytes() && {
+  AccessBytes b;
+  b.reads = std::move(read);
+  if (write_exact && !write_conditional) {
+    b.writes = std::move(write);
+  } else {
+    b.may_writes = std::move(write);  // a superset or conditional: fetched first
   }
   return b;
 }
@@ -97,7 +144,43 @@ const ArgumentRanges* LaunchRanges::find(const std::string& arg_name) const {
   return nullptr;
 }
 
-KernelRangeGenerator::KernelRangeGenerator(KernelAccessInfo kernel) : kernel_(std::move(kernel)) {}
+// What ranges() works in; it holds nothing from one call to the next (each use clears it).
+struct KernelRangeGenerator::Scratch {
+  AffineBoxUnion boxes;
+  PieceScratch pieces;
+};
+
+KernelRangeGenerator::~KernelRangeGenerator() = default;
+
+KernelRangeGenerator::KernelRangeGenerator(KernelAccessInfo kernel)
+    : kernel_(std::move(kernel)),
+      argument_names_(argument_names(kernel_)),
+      write_scalars_(scalars_in_writes(kernel_)) {}
+
+bool KernelRangeGenerator::same_launch(const LastVerdict& last, const NDRange& range,
+                                       const LaunchArguments& args) const {
+  if (last.range.dims != range.dims || last.range.offset != range.offset ||
+      last.range.global != range.global || last.range.local != range.local) {
+    return false;
+  }
+  for (std::size_t i = 0; i < write_scalars_.size(); ++i) {
+    if (last.write_scalar_values[i] != scalar_value(args, write_scalars_[i])) return false;
+  }
+  return true;
+}
+
+void KernelRangeGenerator::remember(const NDRange& range, const LaunchArguments& args,
+                                    bool injective, const std::string& reason) const {
+  if (!last_verdict_) last_verdict_.emplace();
+  LastVerdict& last = *last_verdict_;  // assigned in place: its storage is reused
+  last.range = range;
+  last.write_scalar_values.resize(write_scalars_.size());
+  for (std::size_t i = 0; i < write_scalars_.size(); ++i) {
+    last.write_scalar_values[i] = scalar_value(args, write_scalars_[i]);
+  }
+  last.injective = injective;
+  last.reason = reason;
+}
 
 std::size_t KernelRangeGenerator::launch_time_checks() const {
   std::lock_guard lock(mutex_);
@@ -112,11 +195,35 @@ LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const Box<3>& gr
     UNIMEM_REQUIRE(groups.min()[d] >= 0 && static_cast<std::uint64_t>(groups.max()[d]) <= total[d],
                    "group box outside the NDRange");
   }
-  const ParamValues values = param_values(kernel_, range, args);
+  const ParamValues values = param_values(kernel_, argument_names_, range, args);
   LaunchRanges result;
   result.kernel = kernel_.name;
   result.splittable = kernel_.statically_splittable;
   result.unsplittable_reason = kernel_.unsplittable_reason;
+  // A scratch from the pool (or a new one), given back when the call ends, thrown or not.
+  std::unique_ptr<Scratch> lent;
+  {
+    std::lock_guard lock(mutex_);
+    if (!scratch_pool_.empty()) {
+      lent = std::move(scratch_pool_.back());
+      scratch_pool_.pop_back();
+    }
+  }
+  if (!lent) lent = std::make_unique<Scratch>();
+  struct GiveBack {
+    const KernelRangeGenerator& generator;
+    std::unique_ptr<Scratch>& scratch;
+    ~GiveBack() {
+      std::lock_guard lock(generator.mutex_);
+      try {
+        generator.scratch_pool_.push_back(std::move(scratch));
+      } catch (const std::bad_alloc&) {  // not kept: the next call makes another
+      }
+    }
+  } give_back{*this, lent};
+  AffineBoxUnion& boxes = lent->boxes;
+  PieceScratch& scratch = lent->pieces;
+  result.args.reserve(kernel_.args.size());
   for (const ArgumentAccess& arg : kernel_.args) {
     if (!arg.is_buffer()) continue;
     ArgumentRanges out;
@@ -135,7 +242,7 @@ LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const Box<3>& gr
       const bool is_write = pass == 1;
       const std::vector<AccessPiece>& pieces = is_write ? arg.writes : arg.reads;
       std::vector<Interval> intervals;
-      AffineBoxUnion boxes;
+      boxes.clear();
       bool exact = true;
       bool conditional = false;
       if (!groups.empty()) {
@@ -147,7 +254,7 @@ LaunchRanges KernelRangeGenerator::ranges(const NDRange& range, const Box<3>& gr
             conditional = true;
             continue;
           }
-          const PieceStatus st = evaluate_piece(p, values, range, groups, boxes);
+          const PieceStatus st = evaluate_piece(p, values, range, groups, boxes, scratch);
           if (st == PieceStatus::unbounded) {
             whole_buffer(intervals, "a loop without a computable bound");
             exact = false;
@@ -217,7 +324,15 @@ bool KernelRangeGenerator::splittable(const NDRange& range, const LaunchArgument
     case WriteInjectivity::parametric:
       break;
   }
-  const ParamValues values = param_values(kernel_, range, args);
+  {
+    // The last launch decided, when this one equals it in all its key reads (LastVerdict).
+    std::lock_guard lock(mutex_);
+    if (last_verdict_ && same_launch(*last_verdict_, range, args)) {
+      if (reason != nullptr) *reason = last_verdict_->reason;
+      return last_verdict_->injective;
+    }
+  }
+  const ParamValues values = param_values(kernel_, argument_names_, range, args);
   // Keyed by what the check reads (the write maps after substitution), not by every launch
   // parameter: launches that differ only in scalars no write uses share one isl check.
   const std::string key = injectivity_key(kernel_, range, values);
@@ -225,6 +340,7 @@ bool KernelRangeGenerator::splittable(const NDRange& range, const LaunchArgument
     std::lock_guard lock(mutex_);
     auto it = injectivity_cache_.find(key);
     if (it != injectivity_cache_.end()) {
+      remember(range, args, it->second.first, it->second.second);
       if (reason != nullptr) *reason = it->second.second;
       return it->second.first;
     }
@@ -233,6 +349,7 @@ bool KernelRangeGenerator::splittable(const NDRange& range, const LaunchArgument
   const bool ok = writes_injective_over_groups(kernel_, range, values, &why);
   std::lock_guard lock(mutex_);
   injectivity_cache_[key] = {ok, why};
+  remember(range, args, ok, why);
   ++launch_time_checks_;
   if (reason != nullptr) *reason = why;
   return ok;

@@ -54,7 +54,9 @@ struct ArgumentRanges {
 
   /// The byte sets as the runtime uses them: read; write as writes when exact and unconditional,
   /// else as may-writes (fetched before the kernel, DESIGN.md invariant 6).
-  [[nodiscard]] AccessBytes access_bytes() const;
+  [[nodiscard]] AccessBytes access_bytes() const&;
+  /// The same, moving the sets out.
+  [[nodiscard]] AccessBytes access_bytes() &&;
 };
 
 struct LaunchRanges {
@@ -79,6 +81,9 @@ struct LaunchRanges {
 class KernelRangeGenerator {
  public:
   explicit KernelRangeGenerator(KernelAccessInfo kernel);
+  ~KernelRangeGenerator();
+  KernelRangeGenerator(const KernelRangeGenerator&) = delete;
+  KernelRangeGenerator& operator=(const KernelRangeGenerator&) = delete;
 
   [[nodiscard]] const KernelAccessInfo& kernel() const { return kernel_; }
 
@@ -99,9 +104,34 @@ class KernelRangeGenerator {
   [[nodiscard]] std::size_t launch_time_checks() const;
 
  private:
+  /// The launch-time verdict of splittable() for the last launch it decided: the launch's range
+  /// and the values of write_scalars_. Those are everything injectivity_key reads from a launch
+  /// (launch_injectivity.hpp: the range, and scalar values only through the write pieces'
+  /// expressions), so a launch equal in them has the same key and the same verdict; this answers
+  /// it without building the key's text (floyd-warshall: every launch differs only in k, which no
+  /// write reads).
+  struct LastVerdict {
+    NDRange range;
+    std::vector<std::optional<std::int64_t>> write_scalar_values;  // by write_scalars_
+    bool injective = false;
+    std::string reason;
+  };
+  [[nodiscard]] bool same_launch(const LastVerdict& last, const NDRange& range,
+                                 const LaunchArguments& args) const;
+  void remember(const NDRange& range, const LaunchArguments& args, bool injective,
+                const std::string& reason) const;
+
   KernelAccessInfo kernel_;
+  std::vector<std::string> argument_names_;  // by index, for the messages of ParamValues
+  /// The scalar argument indices any write piece's byte offset or guard reads.
+  std::vector<std::uint32_t> write_scalars_;
   mutable std::mutex mutex_;
   mutable std::map<std::string, std::pair<bool, std::string>> injectivity_cache_;
+  mutable std::optional<LastVerdict> last_verdict_;  // guarded by mutex_
+  /// The storage ranges() works in (kernel_ranges.cpp), one per call running, kept for later
+  /// calls so that planning a launch again allocates only for its results. Guarded by mutex_.
+  struct Scratch;
+  mutable std::vector<std::unique_ptr<Scratch>> scratch_pool_;
   mutable std::size_t launch_time_checks_ = 0;
 };
 

@@ -27,7 +27,9 @@ namespace unimem {
 /// with equal keys get the same answer and reason, so the answer is cached per key
 /// (KernelRangeGenerator::splittable). With isl, the write maps' texts after substitution: a
 /// scalar argument that no write subscript or guard uses (floyd-warshall's pivot k) does not
-/// change the key, so one check serves all its values.
+/// change the key, so one check serves all its values. The key reads of values only what the
+/// range gives and the scalar arguments of the write pieces' byte offsets and guards
+/// (KernelRangeGenerator relies on this to answer a launch like the last without the key).
 [[nodiscard]] std::string injectivity_key(const KernelAccessInfo& kernel, const NDRange& range,
                                           const ParamValues& values);
 

@@ -31,34 +31,32 @@ std::int64_t to_i64(std::uint64_t v, const char* what) {
   return static_cast<std::int64_t>(v);
 }
 
-/// A piece with parameters substituted: dense coefficient vectors over the piece's variables.
-struct IntExpr {
-  std::int64_t constant = 0;
-  std::vector<std::int64_t> coef;
-};
-
-struct IntConstraint {
-  IntExpr e;
-  Constraint::Relation rel = Constraint::Relation::greater_equal_zero;
-};
-
-struct Slot {
-  Var var;
-  std::int64_t lo = 0;
-  std::int64_t hi = 0;
-};
+using detail::IntConstraint;
+using detail::IntExpr;
+using detail::Slot;
 
 class PieceEvaluator {
  public:
   PieceEvaluator(const AccessPiece& piece, const ParamValues& values, const NDRange& range,
-                 const Box<3>& groups)
-      : piece_(piece), values_(values), range_(range), groups_(groups) {}
+                 const Box<3>& groups, PieceScratch& scratch)
+      : piece_(piece),
+        values_(values),
+        range_(range),
+        groups_(groups),
+        slots_(scratch.slots),
+        subscript_(scratch.subscript),
+        constraints_(scratch.constraints),
+        box_terms_(scratch.box_terms) {}
 
   PieceStatus run(AffineBoxUnion& out) {
     collect_slots();
-    subscript_ = to_int(piece_.byte_offset);
-    for (const Constraint& c : piece_.constraints)
-      constraints_.push_back({to_int(c.expr), c.relation});
+    to_int(piece_.byte_offset, subscript_);
+    // Elements assigned in place (not cleared and pushed): their coefficient storage is reused.
+    constraints_.resize(piece_.constraints.size());
+    for (std::size_t i = 0; i < constraints_.size(); ++i) {
+      to_int(piece_.constraints[i].expr, constraints_[i].e);
+      constraints_[i].rel = piece_.constraints[i].relation;
+    }
     merge_global_ids();
     eliminate_one_sided_existentials();
     if (!tighten(slots_, constraints_)) return PieceStatus::exact;  // empty domain
@@ -81,6 +79,7 @@ class PieceEvaluator {
 
  private:
   void collect_slots() {
+    slots_.clear();
     auto add = [&](Var v) {
       for (const Slot& s : slots_) {
         if (s.var == v) return;
@@ -108,8 +107,7 @@ class PieceEvaluator {
     }
   }
 
-  IntExpr to_int(const AffineExpr& e) const {
-    IntExpr r;
+  void to_int(const AffineExpr& e, IntExpr& r) const {
     r.constant = evaluate(e.constant, values_);
     r.coef.assign(slots_.size(), 0);
     for (const auto& [v, c] : e.coefficients) {
@@ -117,7 +115,6 @@ class PieceEvaluator {
         if (slots_[i].var == v) r.coef[i] = evaluate(c, values_);
       }
     }
-    return r;
   }
 
   /// Where group id and local id of a dimension only occur as global id (coefficient of w is the
@@ -455,16 +452,24 @@ class PieceEvaluator {
   const ParamValues& values_;
   const NDRange& range_;
   const Box<3>& groups_;
-  std::vector<Slot> slots_;
-  IntExpr subscript_;
-  std::vector<IntConstraint> constraints_;
-  std::vector<BoxTerm> box_terms_;  // scratch of add_box
+  // In the caller's PieceScratch.
+  std::vector<Slot>& slots_;
+  IntExpr& subscript_;
+  std::vector<IntConstraint>& constraints_;
+  std::vector<BoxTerm>& box_terms_;  // scratch of add_box
 };
 }  // namespace
 
 PieceStatus evaluate_piece(const AccessPiece& piece, const ParamValues& values,
+                           const NDRange& range, const Box<3>& groups, AffineBoxUnion& out,
+                           PieceScratch& scratch) {
+  return PieceEvaluator(piece, values, range, groups, scratch).run(out);
+}
+
+PieceStatus evaluate_piece(const AccessPiece& piece, const ParamValues& values,
                            const NDRange& range, const Box<3>& groups, AffineBoxUnion& out) {
-  return PieceEvaluator(piece, values, range, groups).run(out);
+  PieceScratch scratch;
+  return evaluate_piece(piece, values, range, groups, out, scratch);
 }
 
 }  // namespace unimem

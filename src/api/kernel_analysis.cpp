@@ -33,8 +33,8 @@ std::map<std::uint32_t, AccessBytes> ProgramAnalysis::bytes(const std::string& k
                                                             const Box<3>& groups,
                                                             const LaunchArguments& args) const {
   std::map<std::uint32_t, AccessBytes> out;
-  for (const ArgumentRanges& r : generators_.at(kernel)->ranges(range, groups, args).args) {
-    out[r.index] = r.access_bytes();
+  for (ArgumentRanges& r : generators_.at(kernel)->ranges(range, groups, args).args) {
+    out[r.index] = std::move(r).access_bytes();
   }
   return out;
 }

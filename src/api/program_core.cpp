@@ -104,7 +104,7 @@ ProgramCore::Recurrence ProgramCore::repeats(const RepeatableLaunch& last,
   };
   // Only launches whose descriptors are not used are cached (ProgramCore::launch), so the
   // last launch's accesses were empty or ignored.
-  const LaunchOptions& o = last.options;
+  const RepeatOptions& o = last.options;
   if (last.kernel != kernel || !same_range(last.range, range) || last.args.size() != args.size() ||
       uses_descriptors(options) || o.device != options.device || o.devices != options.devices ||
       o.split_dimension != options.split_dimension || o.balance != options.balance ||
@@ -416,10 +416,11 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
   if (!key.empty()) {
     const bool placed = !options.device && options.devices.empty() && runtime_.device_count() > 1 &&
                         request.devices.size() == 1;
-    repeatable = std::make_shared<const RepeatableLaunch>(
-        RepeatableLaunch{kernel, range, std::vector<Arg>(args.begin(), args.end()), options, cached,
-                         std::make_shared<const std::vector<LaunchArg>>(launch_args), placed,
-                         ~std::uint64_t{0}, values_read(kernel, options)});
+    // The runtime arguments move into the entry, which the launch below reads them from.
+    repeatable = std::make_shared<const RepeatableLaunch>(RepeatableLaunch{
+        kernel, range, std::vector<Arg>(args.begin(), args.end()), RepeatOptions::of(options),
+        cached, std::make_shared<const std::vector<LaunchArg>>(std::move(launch_args)), placed,
+        ~std::uint64_t{0}, values_read(kernel, options)});
     std::lock_guard lock(mutex_);
     if (recent_launches_.size() == kRecentLaunches)
       recent_launches_.erase(recent_launches_.begin());
@@ -431,9 +432,11 @@ Event ProgramCore::launch(const std::string& kernel, const NDRange& range,
 
   std::vector<Event> events;
   const auto start = std::chrono::steady_clock::now();
-  Event all = plan.chunks == 0 ? runtime_.core().launch_partitioned(launch_args, plan.partitions,
+  // The entry (moved into the call as its token) keeps its arguments alive through the call.
+  const std::vector<LaunchArg>& runtime_args = repeatable ? *repeatable->launch_args : launch_args;
+  Event all = plan.chunks == 0 ? runtime_.core().launch_partitioned(runtime_args, plan.partitions,
                                                                     &events, std::move(repeatable))
-                               : launch_rounds(runtime_.core(), plan, launch_args, &events);
+                               : launch_rounds(runtime_.core(), plan, runtime_args, &events);
   chunks_run_ += plan.chunks;
   if (measuring && plan.chunks == 0) time_partitions(kernel, plan, events, start);
   if (plan_out != nullptr) *plan_out = cached.plan;
@@ -521,13 +524,16 @@ PlanRequest ProgramCore::describe_launch(const std::string& kernel, const NDRang
   } else if (!options.devices.empty()) {
     request.devices = options.devices;
   } else {
-    for (std::size_t i = 0; i < runtime_.device_count(); ++i) request.devices.push_back(i);
+    request.devices.resize(runtime_.device_count());
+    for (std::size_t i = 0; i < request.devices.size(); ++i) request.devices[i] = i;
   }
   for (std::size_t d : request.devices) {
     if (d >= runtime_.device_count()) {
       throw PreconditionError("launch of '" + kernel + "': unknown device " + std::to_string(d));
     }
   }
+  request.args.reserve(args.size());
+  launch_args.reserve(launch_args.size() + args.size());
   for (const Arg& a : args) {
     PlanArgument pa;
     pa.is_buffer = a.kind == Arg::Kind::buffer;
@@ -623,7 +629,8 @@ std::string ProgramCore::attach_analysis(PlanRequest& request, std::span<const A
         if (request.devices.size() > 1 && !analysis_->splittable(kernel, arange, values, &reason)) {
           request.unsplittable_reason = "analysis: " + reason;
         }
-        request.derived = [analysis = analysis_, kernel, arange, values,
+        // The argument values move in: nothing below reads them.
+        request.derived = [analysis = analysis_, kernel, arange, values = std::move(values),
                            dim](const RangePartition& p) {
           Box<3>::Point begin{0, 0, 0};
           Box<3>::Point end{1, 1, 1};
@@ -744,8 +751,13 @@ void ProgramCore::attach_rebased(LaunchPlan& plan, const std::string& kernel,
         }
         continue;
       }
-      const IntervalSet touched = bytes.needed().unite(bytes.written());
-      offset_box = offset_box || (!touched.empty() && touched.bounds().begin > 0);
+      // Whether the touched bytes (reads and writes: the may-writes are empty here) start
+      // beyond byte 0: some set is not empty and none starts at 0.
+      const auto beyond_zero = [](const IntervalSet& s) {
+        return s.empty() || s.bounds().begin > 0;
+      };
+      offset_box = offset_box || ((!bytes.reads.empty() || !bytes.writes.empty()) &&
+                                  beyond_zero(bytes.reads) && beyond_zero(bytes.writes));
     }
   }
   if (!offset_box) return;

@@ -160,11 +160,24 @@ class ProgramCore {
   /// options and arguments (buffers by id: ids are never reused and a buffer's size never
   /// changes, so its plan key would be the same) reuses its plan and runtime arguments without
   /// describing itself or building its key. Guarded by mutex_.
+  /// What repeats() compares of a launch's options: all but the descriptors, which it never
+  /// needs (only launches that do not use them are kept, and one that uses them never repeats).
+  struct RepeatOptions {
+    std::optional<std::size_t> device;
+    std::vector<std::size_t> devices;
+    std::optional<std::uint32_t> split_dimension;
+    Balance balance = Balance::equal;
+    bool use_analysis = true;
+    bool ignore_accesses = false;
+    [[nodiscard]] static RepeatOptions of(const LaunchOptions& o) {
+      return {o.device, o.devices, o.split_dimension, o.balance, o.use_analysis, o.ignore_accesses};
+    }
+  };
   struct RepeatableLaunch {
     std::string kernel;
     NDRange range;
     std::vector<Arg> args;
-    LaunchOptions options;
+    RepeatOptions options;
     CachedPlan cached;
     std::shared_ptr<const std::vector<LaunchArg>> launch_args;
     /// Placed whole on the device holding most of its buffers (RuntimeOptions::min_split_bytes,

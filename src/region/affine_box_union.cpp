@@ -43,10 +43,11 @@ void AffineBoxUnion::add(std::int64_t constant, std::span<const BoxTerm> terms,
 
 IntervalSet AffineBoxUnion::bytes(std::uint64_t max_intervals, bool& exact) const {
   std::vector<Interval> out;
-  std::vector<std::size_t> runs;  // start of each box's output in out (each one is sorted)
+  std::vector<std::size_t>& runs = runs_;  // start of each box's output in out (each is sorted)
+  runs.clear();
   deferred_.clear();
   exact = generate(max_intervals, out, runs) && exact;
-  IntervalSet cheap = merge_runs(std::move(out), std::move(runs));
+  IntervalSet cheap = merge_runs(std::move(out), runs);
   if (deferred_.empty()) return cheap;
   // Boxes with many intervals: first drop the values of their outermost variable whose bytes
   // the cheap boxes already cover (a halo piece inside the main piece's run, say), then
@@ -55,6 +56,7 @@ IntervalSet AffineBoxUnion::bytes(std::uint64_t max_intervals, bool& exact) cons
   runs.clear();
   std::vector<AffineAccess> rest;
   for (const AffineAccess& a : deferred_) trim_covered(a, cheap, rest);
+  if (rest.empty()) return cheap;           // the cheap boxes cover the deferred ones
   if (rest.size() == 1 && cheap.empty()) {  // the common large case: no copy
     GeneratedRanges r = generate_ranges(rest.front(), 1, max_intervals, BelowZero::clip);
     exact = exact && r.exact;
@@ -65,28 +67,31 @@ IntervalSet AffineBoxUnion::bytes(std::uint64_t max_intervals, bool& exact) cons
     exact = exact && r.exact;
     append_run(r.bytes, out, runs);
   }
-  IntervalSet more = merge_runs(std::move(out), std::move(runs));
+  IntervalSet more = merge_runs(std::move(out), runs);
   return cheap.empty() ? more : cheap.unite(more);
 }
 
-IntervalSet AffineBoxUnion::merge_runs(std::vector<Interval> out, std::vector<std::size_t> runs) {
+IntervalSet AffineBoxUnion::merge_runs(std::vector<Interval> out, std::vector<std::size_t>& runs) {
   const auto by_begin = [](const Interval& a, const Interval& b) { return a.begin < b.begin; };
   if (runs.size() <= kMaxMergedRuns) {
     // Few sorted runs: merge them pairwise (linear per level) instead of sorting everything.
+    // Each level's run starts are written over the front of runs: entry i / 2 is written after
+    // entries i, i + 1 and i + 2 were read.
     runs.push_back(out.size());
     while (runs.size() > 2) {
-      std::vector<std::size_t> next;
+      std::size_t next = 0;
       for (std::size_t i = 0; i + 1 < runs.size(); i += 2) {
-        next.push_back(runs[i]);
+        const std::size_t start = runs[i];
         if (i + 2 < runs.size()) {
           const auto at = [&out](std::size_t k) {
             return out.begin() + static_cast<std::ptrdiff_t>(k);
           };
-          std::inplace_merge(at(runs[i]), at(runs[i + 1]), at(runs[i + 2]), by_begin);
+          std::inplace_merge(at(start), at(runs[i + 1]), at(runs[i + 2]), by_begin);
         }
+        runs[next++] = start;
       }
-      next.push_back(out.size());
-      runs = std::move(next);
+      runs[next++] = out.size();
+      runs.resize(next);
     }
   }
   return IntervalSet::from_unsorted(std::move(out));  // no sort if already sorted
@@ -174,12 +179,18 @@ void AffineBoxUnion::trim_covered(const AffineAccess& a, const IntervalSet& cove
 
 bool AffineBoxUnion::generate(std::uint64_t max_intervals, std::vector<Interval>& out,
                               std::vector<std::size_t>& runs) const {
-  std::vector<std::size_t> order(parts_.size());
+  std::vector<std::size_t>& order = order_;
+  order.resize(parts_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   // Stable: within a group the parts keep the order they came in (usually increasing offsets,
-  // so the generated intervals need no sort).
-  std::stable_sort(order.begin(), order.end(),
-                   [this](std::size_t a, std::size_t b) { return key_less(parts_[a], parts_[b]); });
+  // so the generated intervals need no sort). Parts already in key order (one part, say) stay
+  // as they are without the sort's buffer.
+  const auto by_key = [this](std::size_t a, std::size_t b) {
+    return key_less(parts_[a], parts_[b]);
+  };
+  if (!std::is_sorted(order.begin(), order.end(), by_key)) {
+    std::stable_sort(order.begin(), order.end(), by_key);
+  }
   bool exact = true;
   for (std::size_t g = 0; g < order.size();) {
     std::size_t e = g + 1;

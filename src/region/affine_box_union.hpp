@@ -40,6 +40,13 @@ class AffineBoxUnion {
   /// was over-approximated (otherwise left as it was).
   [[nodiscard]] IntervalSet bytes(std::uint64_t max_intervals, bool& exact) const;
 
+  /// Removes every part, keeping the storage: a union cleared and refilled (one per argument
+  /// and access kind of a launch partition) allocates only while it grows.
+  void clear() {
+    terms_.clear();
+    parts_.clear();
+  }
+
  private:
   struct Term {
     std::uint64_t var = 0;  // identity of the variable (for grouping only)
@@ -61,7 +68,7 @@ class AffineBoxUnion {
   // Boxes with more intervals than this are generated after the others (see bytes).
   static constexpr std::uint64_t kProbeIntervals = 64;
 
-  static IntervalSet merge_runs(std::vector<Interval> out, std::vector<std::size_t> runs);
+  static IntervalSet merge_runs(std::vector<Interval> out, std::vector<std::size_t>& runs);
   static void append_run(const IntervalSet& bytes, std::vector<Interval>& out,
                          std::vector<std::size_t>& runs);
   static void trim_covered(const AffineAccess& a, const IntervalSet& covered,
@@ -85,8 +92,11 @@ class AffineBoxUnion {
 
   std::vector<Term> terms_;
   std::vector<Part> parts_;
+  // Scratch of bytes() and generate(), kept so that a union used again does not allocate.
   mutable AffineAccess scratch_;
   mutable std::vector<AffineAccess> deferred_;
+  mutable std::vector<std::size_t> order_;
+  mutable std::vector<std::size_t> runs_;
 };
 
 }  // namespace unimem

@@ -64,6 +64,7 @@ Normalized normalize(const AffineAccess& access, std::uint64_t element_size, con
   }
   Wide lo = access.constant;
   Wide hi = access.constant;
+  n.dims.reserve(access.terms.size());
   for (const AffineTerm& t : access.terms) {
     if (t.coefficient == 0) continue;
     const Wide at_lower = static_cast<Wide>(t.coefficient) * t.lower;
@@ -200,7 +201,9 @@ GeneratedRanges generate_ranges(const AffineAccess& access, std::uint64_t elemen
     run += n.dims[first_rest].stride * n.dims[first_rest].last;
     ++first_rest;
   }
-  std::vector<Dim> rest(n.dims.begin() + static_cast<std::ptrdiff_t>(first_rest), n.dims.end());
+  // The dims beyond the run, in n's storage.
+  std::vector<Dim>& rest = n.dims;
+  rest.erase(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(first_rest));
   fuse_progressions(rest);
 
   // Number of intervals the enumeration (Fig. 10 line 8) would emit, saturating.
@@ -230,7 +233,9 @@ GeneratedRanges generate_ranges(const AffineAccess& access, std::uint64_t elemen
     out.emplace_back(n.base * element_size, n.base * element_size + width);
   } else {
     const Dim inner = rest.front();
-    std::vector<std::uint64_t> index(rest.size(), 0);
+    // The odometer's position in rest[1..] (rest[0] is the loop over y): nothing to keep, and
+    // no storage, for a single dim.
+    std::vector<std::uint64_t> index(rest.size() > 1 ? rest.size() : 0, 0);
     std::uint64_t outer_offset = 0;  // contribution of rest[1..] at the current odometer position
     while (true) {
       const std::uint64_t row = n.base + outer_offset;

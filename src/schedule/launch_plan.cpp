@@ -132,8 +132,9 @@ LaunchPartition derive_partition(const PlanRequest& request, const RangePartitio
                                        [&](const AccessDescriptor& d) { return d.arg == a; });
     auto it = derived.find(a);
     if (!described && it != derived.end()) {
-      p.accesses[a] = it->second;
-      p.accesses[a].writes = p.accesses[a].writes.subtract(p.accesses[a].may_writes);
+      // The derived entry's node moves over (a is not in p.accesses yet: arguments go in order).
+      AccessBytes& bytes = p.accesses.insert(derived.extract(it)).position->second;
+      if (!bytes.may_writes.empty()) bytes.writes = bytes.writes.subtract(bytes.may_writes);
       continue;
     }
     p.accesses[a] =
@@ -175,13 +176,20 @@ LaunchPlan plan_launch(const PlanRequest& request) {
     if (!any_weight) continue;
     std::vector<RangePartition> slices = split_by_groups(request.range, dim, devs, ws);
     std::vector<LaunchPartition> parts;
+    parts.reserve(slices.size());
     for (const RangePartition& s : slices) parts.push_back(derive_partition(request, s));
     std::string conflict;
     for (std::size_t i = 0; i < parts.size() && conflict.empty(); ++i) {
       for (std::size_t j = i + 1; j < parts.size() && conflict.empty(); ++j) {
         for (const auto& [a, bi] : parts[i].accesses) {
-          const IntervalSet both = bi.written().intersect(parts[j].accesses.at(a).written());
-          if (both.empty()) continue;
+          // The written sets' intersection, built only when not empty (the common case is
+          // answered without allocating).
+          const AccessBytes& bj = parts[j].accesses.at(a);
+          if (!bi.writes.intersects(bj.writes) && !bi.writes.intersects(bj.may_writes) &&
+              !bi.may_writes.intersects(bj.writes) && !bi.may_writes.intersects(bj.may_writes)) {
+            continue;
+          }
+          const IntervalSet both = bi.written().intersect(bj.written());
           const std::string& name = request.args[a].name;
           conflict = "kernel '" + request.kernel + "' on " + std::to_string(parts.size()) +
                      " devices: partitions " + std::to_string(i) + " and " + std::to_string(j) +

@@ -62,8 +62,10 @@ std::vector<RangePartition> split_by_groups(const NDRange& range, std::uint32_t 
     given += share[i];
     fractions[i] = {exact - std::floor(exact), i};
   }
-  std::stable_sort(fractions.begin(), fractions.end(),
-                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  const auto larger = [](const auto& a, const auto& b) { return a.first > b.first; };
+  if (!std::is_sorted(fractions.begin(), fractions.end(), larger)) {  // no buffer when sorted
+    std::stable_sort(fractions.begin(), fractions.end(), larger);
+  }
   for (std::size_t j = 0; given < groups; j = (j + 1) % k) {
     if (weights[fractions[j].second] > 0) {
       ++share[fractions[j].second];
@@ -71,6 +73,7 @@ std::vector<RangePartition> split_by_groups(const NDRange& range, std::uint32_t 
     }
   }
   std::vector<RangePartition> out;
+  out.reserve(k);
   std::uint64_t begin = 0;
   for (std::size_t i = 0; i < k; ++i) {
     if (share[i] == 0) continue;

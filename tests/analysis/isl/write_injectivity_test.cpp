@@ -230,6 +230,53 @@ TEST(ParametricWriteInjectivity, UnsplittableKernelsAreLeftToTheStaticVerdict) {
   EXPECT_FALSE(KernelRangeGenerator(k).splittable(nd({16, 1, 1}, {4, 1, 1}, 1), {}));
 }
 
+TEST(ParametricWriteInjectivity, ALaunchLikeTheLastButInOneThingItsWritesReadIsDecidedAgain) {
+  // Each launch differs from the one before in one thing the write map reads (the scalar n, the
+  // global offset, the global size, the work-group size) and gets the other verdict, so the
+  // verdict splittable() remembers for the last launch (KernelRangeGenerator::LastVerdict) must
+  // not answer it. Groups whose items all have a global id >= n write a[0, local size): one such
+  // group is injective, two collide. The scalar v, which no subscript or guard reads, changes
+  // nothing and is answered from the remembered verdict.
+  KernelAccessInfo k = test::analyze_kernel(R"(
+    __kernel void k(__global int* a, int n, int v) {
+      if (get_global_id(0) >= n) a[get_local_id(0)] = v;
+    })",
+                                            "k");
+  k.write_injectivity = WriteInjectivity::parametric;  // decided per launch
+  const auto launch = [](std::uint64_t global, std::uint64_t local, std::uint64_t offset,
+                         std::int64_t n, std::int64_t v) {
+    Launch l{nd({global, 1, 1}, {local, 1, 1}, 1), {{1, n}, {2, v}}};
+    l.range.offset[0] = offset;
+    return l;
+  };
+  const std::vector<Launch> launches = {
+      launch(32, 8, 0, 24, 0),  // groups from 24 on: one
+      launch(32, 8, 0, 16, 0),  // n: two
+      launch(32, 8, 0, 16, 7),  // v alone: two (no new check)
+      launch(32, 8, 0, 24, 7),  // n: one
+      launch(32, 8, 8, 24, 7),  // offset: items 8..39, two groups from 24 on
+      launch(32, 8, 0, 24, 7),  // offset: one
+      launch(40, 8, 0, 24, 7),  // global size: two
+      launch(32, 8, 0, 24, 7),  // global size: one
+      launch(32, 4, 0, 24, 7),  // work-group size: two
+  };
+  const KernelRangeGenerator gen(k);
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const Launch& l = launches[i];
+    SCOPED_TRACE(describe(l) + " offset " + std::to_string(l.range.offset[0]));
+    const bool collide = groups_collide(l.range, [&](const Item& it, Touched& t) {
+      if (it.global_id[0] >= l.scalars[0].second) t.store("a", it.local_id[0], 4);
+    });
+    const std::size_t checks = gen.launch_time_checks();
+    std::string reason;
+    EXPECT_EQ(gen.splittable(l.range, arguments(l), &reason), !collide) << reason;
+    EXPECT_EQ(reason.empty(), !collide) << reason;
+    if (i == 2) {
+      EXPECT_EQ(gen.launch_time_checks(), checks) << "v alone needs no new check";
+    }
+  }
+}
+
 TEST(ParametricWriteInjectivity, MapTextHasParametersAndMergedGlobalIds) {
   const KernelAccessInfo k = test::analyze_kernel(R"(
     __kernel void k(__global int* a, int off) { a[get_global_id(0) + off] = 1; })",
