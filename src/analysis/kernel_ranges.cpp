@@ -171,7 +171,9 @@ bool KernelRangeGenerator::same_launch(const LastVerdict& last, const NDRange& r
 
 void KernelRangeGenerator::remember(const NDRange& range, const LaunchArguments& args,
                                     bool injective, const std::string& reason) const {
-  if (!last_verdict_) last_verdict_.emplace();
+  // (Assigned, not emplace()d: clang 15 decides LastVerdict is not default-constructible when
+  // optional<LastVerdict> is instantiated inside the class, before its initializers are parsed.)
+  if (!last_verdict_) last_verdict_ = LastVerdict{};
   LastVerdict& last = *last_verdict_;  // assigned in place: its storage is reused
   last.range = range;
   last.write_scalar_values.resize(write_scalars_.size());
