@@ -20,6 +20,11 @@ struct AccessBytes {
   [[nodiscard]] IntervalSet needed() const { return reads.unite(may_writes); }
   /// Bytes the kernel may have changed afterwards: writes and may-writes.
   [[nodiscard]] IntervalSet written() const { return writes.unite(may_writes); }
+  /// Whether written() and other.written() share a byte, without building either union.
+  [[nodiscard]] bool written_meets(const AccessBytes& other) const {
+    return writes.intersects(other.writes) || writes.intersects(other.may_writes) ||
+           may_writes.intersects(other.writes) || may_writes.intersects(other.may_writes);
+  }
   [[nodiscard]] bool empty() const { return reads.empty() && writes.empty() && may_writes.empty(); }
   /// Every set shifted by delta bytes (from an argument's pointer to its buffer's start).
   [[nodiscard]] AccessBytes shifted(std::int64_t delta) const {

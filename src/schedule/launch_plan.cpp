@@ -185,10 +185,7 @@ LaunchPlan plan_launch(const PlanRequest& request) {
           // The written sets' intersection, built only when not empty (the common case is
           // answered without allocating).
           const AccessBytes& bj = parts[j].accesses.at(a);
-          if (!bi.writes.intersects(bj.writes) && !bi.writes.intersects(bj.may_writes) &&
-              !bi.may_writes.intersects(bj.writes) && !bi.may_writes.intersects(bj.may_writes)) {
-            continue;
-          }
+          if (!bi.written_meets(bj)) continue;
           const IntervalSet both = bi.written().intersect(bj.written());
           const std::string& name = request.args[a].name;
           conflict = "kernel '" + request.kernel + "' on " + std::to_string(parts.size()) +
