@@ -3,6 +3,7 @@
 #include <limits>
 #include <new>
 #include <set>
+#include <utility>
 
 #include "analysis/launch_injectivity.hpp"
 #include "analysis/piece_evaluator.hpp"
@@ -115,26 +116,26 @@ void LaunchArguments::set_buffer_size(std::uint32_t index, std::uint64_t bytes) 
   buffer_sizes[index] = bytes;
 }
 
-AccessBytes ArgumentRanges::access_bytes() const& {
+namespace {
+
+// ArgumentRanges::access_bytes, copying the sets out of a const range or moving them out of an
+// expiring one. A write that is a superset or conditional goes to may_writes: fetched first.
+template <typename Set>
+AccessBytes access_bytes_of(bool exact_write, Set&& read, Set&& write) {
   AccessBytes b;
-  b.reads = read;
-  if (write_exact && !write_conditional) {
-    b.writes = write;
-  } else {
-    b.may_writes = write;  // a superset or conditional: fetched first
-  }
+  b.reads = std::forward<Set>(read);
+  (exact_write ? b.writes : b.may_writes) = std::forward<Set>(write);
   return b;
 }
 
+}  // namespace
+
+AccessBytes ArgumentRanges::access_bytes() const& {
+  return access_bytes_of(write_exact && !write_conditional, read, write);
+}
+
 AccessBytes ArgumentRanges::access_bytes() && {
-  AccessBytes b;
-  b.reads = std::move(read);
-  if (write_exact && !write_conditional) {
-    b.writes = std::move(write);
-  } else {
-    b.may_writes = std::move(write);  // a superset or conditional: fetched first
-  }
-  return b;
+  return access_bytes_of(write_exact && !write_conditional, std::move(read), std::move(write));
 }
 
 const ArgumentRanges* LaunchRanges::find(const std::string& arg_name) const {
