@@ -622,16 +622,16 @@ int run_bench(const BenchOptions& o) {
     for (auto it = overall.begin(); it != overall.end(); ++it) instructions[it.key()] = it.value();
     instructions["outside_driver"] = measure(kOutsideDriver);
     instructions["outside_driver_and_allocator"] = measure(kOutsideDriverAndAllocator);
-    // The allocator's calls from outside the driver: beta - gamma and gamma2 - gamma per run.
-    instructions["allocator_calls"] = {
-        {"gamma_per_run", median(of("gamma", kAllocatorCalls))},
-        {"bookkeeping_per_run", to_json(minus("beta", "gamma", kAllocatorCalls))},
-        {"noise_floor_per_run", to_json(minus("gamma2", "gamma", kAllocatorCalls))}};
-    // The same for the driver's calls (RunInstructions::driver_calls).
-    instructions["driver_calls"] = {
-        {"gamma_per_run", median(of("gamma", kDriverCalls))},
-        {"bookkeeping_per_run", to_json(minus("beta", "gamma", kDriverCalls))},
-        {"noise_floor_per_run", to_json(minus("gamma2", "gamma", kDriverCalls))}};
+    // Calls from outside the driver into the allocator, and into the driver
+    // (RunInstructions::driver_calls): gamma's per run, beta - gamma and gamma2 - gamma.
+    const auto calls = [&](int part) {
+      return nlohmann::ordered_json{
+          {"gamma_per_run", median(of("gamma", part))},
+          {"bookkeeping_per_run", to_json(minus("beta", "gamma", part))},
+          {"noise_floor_per_run", to_json(minus("gamma2", "gamma", part))}};
+    };
+    instructions["allocator_calls"] = calls(kAllocatorCalls);
+    instructions["driver_calls"] = calls(kDriverCalls);
   }
   std::size_t beta_above_alpha = 0;
   for (std::size_t i = 0; o.overhead && i < n; ++i) beta_above_alpha += beta[i] > alpha[i] ? 1 : 0;
